@@ -1,0 +1,70 @@
+#!/usr/bin/env node
+import { parseArgs } from "node:util";
+import { ConfigError, loadConfigFile } from "../config/load-config.js";
+import { hashToken, newToken } from "../config/tokens.js";
+
+const USAGE = `usage: scim-bridge <command> [options]
+
+commands:
+  start [--role all|api|worker]    run the bridge (with no SCIM_BRIDGE_CONFIG: the local sandbox)
+  config check [--config FILE]     validate the configuration and exit
+  token new                        print a fresh token and its sha256 form for the config file
+  emulator --port N --token T      run the platform emulator on its own
+`;
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case "token": {
+      if (rest[0] !== "new") break;
+      const token = newToken();
+      process.stdout.write(`token:  ${token}\nconfig: ${hashToken(token)}\n`);
+      return 0;
+    }
+    case "config": {
+      if (rest[0] !== "check") break;
+      const { values } = parseArgs({ args: rest.slice(1), options: { config: { type: "string" } } });
+      const file = values.config ?? process.env.SCIM_BRIDGE_CONFIG;
+      if (!file) {
+        process.stderr.write("config check: name the file with --config or SCIM_BRIDGE_CONFIG\n");
+        return 2;
+      }
+      try {
+        const config = loadConfigFile(file, process.env);
+        process.stdout.write(`config ok: ${Object.keys(config.sources).length} source(s)\n`);
+        return 0;
+      } catch (err) {
+        if (err instanceof ConfigError) {
+          process.stderr.write(`${err.message}\n`);
+          return 1;
+        }
+        throw err;
+      }
+    }
+    case "start": {
+      const { runStart } = await import("./start-command.js");
+      return runStart(rest);
+    }
+    case "emulator": {
+      const { runEmulator } = await import("./emulator-command.js");
+      return runEmulator(rest);
+    }
+    case "-h":
+    case "--help":
+    case "help":
+      process.stdout.write(USAGE);
+      return 0;
+  }
+  process.stderr.write(USAGE);
+  return 2;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code !== undefined && code !== -1) process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exitCode = 1;
+  },
+);

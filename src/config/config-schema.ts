@@ -1,0 +1,145 @@
+import { z } from "zod";
+
+/** Where a platform attribute's value comes from, and its platform type. */
+export const attributeRuleSchema = z
+  .object({
+    /** A SCIM attribute path: core, enterprise extension URN, custom URN, or a value filter path. */
+    from: z.string().min(1),
+    type: z.enum(["string", "number", "boolean", "string_array", "number_array"]),
+    displayName: z.string().optional(),
+  })
+  .strict();
+
+const secretHookSchema = z
+  .object({
+    secret: z.string().min(1),
+    /** Okta only: the header that carries the secret (default: Authorization). */
+    header: z.string().min(1).optional(),
+  })
+  .strict();
+
+export const tokenSchema = z.string().min(1);
+
+export const adminTokenSchema = z.union([
+  tokenSchema,
+  z
+    .object({
+      token: tokenSchema,
+      role: z.enum(["viewer", "admin"]).default("admin"),
+      name: z.string().optional(),
+    })
+    .strict(),
+]);
+
+export const targetSchema = z.union([
+  z.literal("workspace"),
+  z
+    .object({
+      embedTenant: z
+        .string()
+        .regex(/^[a-z0-9][a-z0-9-]{0,62}$/, "embed tenant names are lower-case letters, digits and dashes"),
+    })
+    .strict(),
+  /** Derive the tenant from the group name: the first capture group of `pattern`, lower-cased. */
+  z.object({ embedTenantFromGroup: z.object({ pattern: z.string().min(1) }).strict() }).strict(),
+]);
+
+export const sourceSchema = z
+  .object({
+    tokens: z.array(tokenSchema).min(1, "a source needs at least one token"),
+    target: targetSchema.default("workspace"),
+    onDelete: z.enum(["deactivate", "delete"]).default("deactivate"),
+    /** Platform attribute name -> rule. */
+    attributes: z.record(z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,62}$/), attributeRuleSchema).default({}),
+    /** Prefix for platform group names created for this source. */
+    groupPrefix: z.string().default(""),
+    hooks: z
+      .object({ okta: secretHookSchema.optional(), events: secretHookSchema.optional() })
+      .strict()
+      .default({}),
+    /** Intake rate limit for this source (requests per second, burst = 2x). */
+    rateLimit: z
+      .object({ requestsPerSecond: z.number().positive().default(200) })
+      .strict()
+      .default({ requestsPerSecond: 200 }),
+  })
+  .strict();
+
+export const configSchema = z
+  .object({
+    platform: z
+      .object({
+        baseUrl: z.string().url(),
+        token: z.string().min(1),
+        requestsPerSecond: z.number().positive().default(20),
+        allowInsecureHttp: z.boolean().default(false),
+        timeoutMs: z.number().int().positive().default(10_000),
+        maxRetries: z.number().int().min(0).default(5),
+      })
+      .strict(),
+    admin: z
+      .object({
+        tokens: z.array(adminTokenSchema).default([]),
+        /** Serve /admin on its own port (optional). */
+        port: z.number().int().min(0).max(65535).optional(),
+      })
+      .strict()
+      .default({ tokens: [] }),
+    reconcile: z
+      .object({
+        schedule: z.string().default("*/30 * * * *"),
+        orphans: z.enum(["report", "deactivate"]).default("report"),
+        maxDeprovisionShare: z.number().min(0).max(1).default(0.1),
+        /** How many runs' reports are kept. */
+        keepRuns: z.number().int().positive().default(50),
+      })
+      .strict()
+      .default({ schedule: "*/30 * * * *", orphans: "report", maxDeprovisionShare: 0.1, keepRuns: 50 }),
+    redis: z
+      .object({
+        url: z.string().default("redis://127.0.0.1:6379"),
+        /** Key prefix of every key; the braces make a Redis Cluster hash tag. */
+        prefix: z.string().default("{scim-bridge}"),
+      })
+      .strict()
+      .default({ url: "redis://127.0.0.1:6379", prefix: "{scim-bridge}" }),
+    server: z
+      .object({
+        port: z.number().int().min(0).max(65535).default(8080),
+        host: z.string().default("0.0.0.0"),
+        bodyLimit: z.string().default("1mb"),
+        tls: z.object({ cert: z.string(), key: z.string() }).strict().optional(),
+        shutdownTimeoutMs: z.number().int().positive().default(10_000),
+      })
+      .strict()
+      .default({ port: 8080, host: "0.0.0.0", bodyLimit: "1mb", shutdownTimeoutMs: 10_000 }),
+    sync: z
+      .object({
+        concurrency: z.number().int().positive().default(16),
+        attempts: z.number().int().positive().default(8),
+        lifecycleBatchWindowMs: z.number().int().min(0).default(200),
+        sweepIntervalMs: z.number().int().positive().default(5_000),
+        /** A dirty marker older than this with no job is re-enqueued by the sweeper. */
+        sweepAfterMs: z.number().int().positive().default(10_000),
+      })
+      .strict()
+      .default({
+        concurrency: 16,
+        attempts: 8,
+        lifecycleBatchWindowMs: 200,
+        sweepIntervalMs: 5_000,
+        sweepAfterMs: 10_000,
+      }),
+    logLevel: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
+    sources: z.record(
+      z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, "source ids are lower-case letters, digits, - and _"),
+      sourceSchema,
+    ),
+  })
+  .strict();
+
+export type ConfigInput = z.input<typeof configSchema>;
+export type Config = z.output<typeof configSchema>;
+export type SourceConfig = z.output<typeof sourceSchema>;
+export type AttributeRule = z.output<typeof attributeRuleSchema>;
+export type AdminToken = z.output<typeof adminTokenSchema>;

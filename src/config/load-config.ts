@@ -1,0 +1,148 @@
+import { readFileSync } from "node:fs";
+import { parse as parseYaml } from "yaml";
+import { type Config, configSchema } from "./config-schema.js";
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+    this.name = "ConfigError";
+  }
+}
+
+/** The environment variables that override the file (ARCHITECTURE.md, "Outside interface"). */
+export interface ConfigEnv {
+  SCIM_BRIDGE_CONFIG?: string;
+  REDIS_URL?: string;
+  PLATFORM_BASE_URL?: string;
+  PLATFORM_TOKEN?: string;
+  PORT?: string;
+  LOG_LEVEL?: string;
+  [name: string]: string | undefined;
+}
+
+/** Replaces `${VAR}` (and `${VAR:-default}`) in every string of a parsed YAML tree. */
+export function interpolate(value: unknown, env: ConfigEnv, problems: string[], path = ""): unknown {
+  if (typeof value === "string") {
+    return value.replace(
+      /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g,
+      (_m, name: string, fallback?: string) => {
+        const v = env[name];
+        if (v !== undefined && v !== "") return v;
+        if (fallback !== undefined) return fallback;
+        problems.push(`${path || "(root)"}: environment variable ${name} is not set`);
+        return "";
+      },
+    );
+  }
+  if (Array.isArray(value)) return value.map((v, i) => interpolate(v, env, problems, `${path}[${i}]`));
+  if (value !== null && typeof value === "object") {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value))
+      out[k] = interpolate(v, env, problems, path ? `${path}.${k}` : k);
+    return out;
+  }
+  return value;
+}
+
+function setPath(obj: Record<string, unknown>, path: string[], value: unknown): void {
+  let cur: Record<string, unknown> = obj;
+  for (const key of path.slice(0, -1)) {
+    const next = cur[key];
+    if (next === null || typeof next !== "object" || Array.isArray(next)) cur[key] = {};
+    cur = cur[key] as Record<string, unknown>;
+  }
+  cur[path[path.length - 1]!] = value;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
+/** Validates a raw (already parsed) config tree and applies the environment overrides. */
+export function buildConfig(raw: unknown, env: ConfigEnv = {}): Config {
+  const problems: string[] = [];
+  const tree = (interpolate(raw ?? {}, env, problems) ?? {}) as Record<string, unknown>;
+  if (typeof tree !== "object" || Array.isArray(tree)) throw new ConfigError(["(root): must be a mapping"]);
+  if (env.REDIS_URL) setPath(tree, ["redis", "url"], env.REDIS_URL);
+  if (env.PLATFORM_BASE_URL) setPath(tree, ["platform", "baseUrl"], env.PLATFORM_BASE_URL);
+  if (env.PLATFORM_TOKEN) setPath(tree, ["platform", "token"], env.PLATFORM_TOKEN);
+  if (env.PORT) {
+    const port = Number(env.PORT);
+    if (!Number.isInteger(port)) problems.push(`PORT: "${env.PORT}" is not a port number`);
+    else setPath(tree, ["server", "port"], port);
+  }
+  if (env.LOG_LEVEL) tree.logLevel = env.LOG_LEVEL;
+
+  const parsed = configSchema.safeParse(tree);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      const where = issue.path.length ? issue.path.join(".") : "(root)";
+      problems.push(`${where}: ${issue.message}`);
+    }
+  }
+  if (parsed.success) problems.push(...semanticProblems(parsed.data));
+  if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
+  return deepFreeze(parsed.data);
+}
+
+/** Checks that a schema cannot express. */
+function semanticProblems(config: Config): string[] {
+  const problems: string[] = [];
+  const url = new URL(config.platform.baseUrl);
+  if (url.protocol === "http:" && !config.platform.allowInsecureHttp) {
+    problems.push(
+      "platform.baseUrl: http:// is refused; use https:// or set platform.allowInsecureHttp: true for a local emulator",
+    );
+  } else if (url.protocol !== "http:" && url.protocol !== "https:") {
+    problems.push(`platform.baseUrl: unsupported protocol ${url.protocol}`);
+  }
+  const owner = new Map<string, string>();
+  for (const [id, source] of Object.entries(config.sources)) {
+    for (const token of source.tokens) {
+      const other = owner.get(token);
+      if (other)
+        problems.push(
+          `sources.${id}.tokens: a token is shared with source ${other} (a token belongs to exactly one source)`,
+        );
+      owner.set(token, id);
+    }
+    if (typeof source.target === "object" && "embedTenantFromGroup" in source.target) {
+      const { pattern } = source.target.embedTenantFromGroup;
+      try {
+        new RegExp(pattern);
+      } catch (err) {
+        problems.push(`sources.${id}.target.embedTenantFromGroup.pattern: ${(err as Error).message}`);
+      }
+    }
+    for (const [name, rule] of Object.entries(source.attributes)) {
+      if (/^\s|\s$/.test(rule.from))
+        problems.push(`sources.${id}.attributes.${name}.from: leading or trailing space`);
+    }
+  }
+  for (const t of config.admin.tokens) {
+    const token = typeof t === "string" ? t : t.token;
+    if (owner.has(token)) problems.push("admin.tokens: an admin token is also a source token");
+  }
+  return problems;
+}
+
+/** Reads the YAML file named by SCIM_BRIDGE_CONFIG (or `file`). */
+export function loadConfigFile(file: string, env: ConfigEnv): Config {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    throw new ConfigError([`${file}: ${(err as Error).message}`]);
+  }
+  let raw: unknown;
+  try {
+    raw = parseYaml(text);
+  } catch (err) {
+    throw new ConfigError([`${file}: not valid YAML: ${(err as Error).message}`]);
+  }
+  return buildConfig(raw, env);
+}

@@ -1,0 +1,151 @@
+import type {
+  EntityKind,
+  EntityRef,
+  GroupMember,
+  JsonObject,
+  ScimGroup,
+  ScimMeta,
+  ScimUser,
+} from "../scim/scim-types.js";
+import type { FilterNode } from "../scim/filter-types.js";
+
+/**
+ * The directory: each source's desired state in Redis (ARCHITECTURE.md, "src/directory").
+ *
+ * Every accepted write is atomic in Redis (one Lua script): the document, its indexes, the
+ * generation counter, and the dirty marker change together or not at all. After the script, the
+ * store calls the injected `notify` (the jobs layer enqueues a sync); when notify fails or the
+ * process dies before it, the dirty marker is still there and the sweeper re-enqueues it.
+ */
+
+export interface UserRecord {
+  resource: ScimUser;
+  meta: ScimMeta;
+  /** Generation: increases on every accepted write of this entity. */
+  generation: number;
+  /** Ids of the groups this user is a member of (membership kept in both directions). */
+  groups: string[];
+}
+
+export interface GroupRecord {
+  resource: ScimGroup;
+  meta: ScimMeta;
+  generation: number;
+  /** Present when asked for (`withMembers`); member user ids in a stable order. */
+  members?: GroupMember[];
+  memberCount: number;
+}
+
+export interface WriteOptions {
+  /** If-Match value (a weak ETag as given in `meta.version`); a mismatch throws PreconditionFailedError. */
+  ifMatch?: string;
+}
+
+export interface ListQuery {
+  filter?: FilterNode;
+  /** 1-based, RFC 7644 §3.4.2.4. */
+  startIndex: number;
+  /** Page size, already clamped to the maximum by the caller. */
+  count: number;
+}
+
+export interface ListResult<T> {
+  totalResults: number;
+  items: T[];
+}
+
+/** A membership change of one group, already resolved from the PATCH ops (in order). */
+export interface MembershipChange {
+  /** When set, the member list becomes exactly this (then add/remove apply on top). */
+  replace?: string[];
+  add?: string[];
+  remove?: string[];
+}
+
+/** What the sync worker reads for one entity. */
+export interface SyncSnapshot<T> {
+  ref: EntityRef;
+  /** null = deleted at the source (a tombstone remains until the sync deprovisions it). */
+  desired: T | null;
+  generation: number;
+}
+
+export interface DirtyEntry {
+  ref: EntityRef;
+  /** Epoch ms when the entity was first marked dirty since its last clean sync. */
+  since: number;
+}
+
+export interface DirectoryStore {
+  // --- users (intake side) ---
+  createUser(source: string, resource: Omit<ScimUser, "id">): Promise<UserRecord>;
+  getUser(source: string, id: string): Promise<UserRecord | null>;
+  /** Full replace (PUT). `id`, `meta`, `groups` in the body are ignored. */
+  replaceUser(
+    source: string,
+    id: string,
+    resource: Omit<ScimUser, "id">,
+    options?: WriteOptions,
+  ): Promise<UserRecord>;
+  /**
+   * Read-modify-write (PATCH): `mutate` gets the current resource and returns the next one; the
+   * store writes it only if nobody wrote in between (it retries `mutate` on a race).
+   */
+  updateUser(
+    source: string,
+    id: string,
+    mutate: (current: UserRecord) => Omit<ScimUser, "id">,
+    options?: WriteOptions,
+  ): Promise<UserRecord>;
+  /** Removes the user from every group (those groups become dirty) and leaves a tombstone for the sync. */
+  deleteUser(source: string, id: string, options?: WriteOptions): Promise<void>;
+  listUsers(source: string, query: ListQuery): Promise<ListResult<UserRecord>>;
+
+  // --- groups (intake side) ---
+  createGroup(source: string, resource: Omit<ScimGroup, "id">, members: string[]): Promise<GroupRecord>;
+  getGroup(source: string, id: string, options?: { withMembers?: boolean }): Promise<GroupRecord | null>;
+  replaceGroup(
+    source: string,
+    id: string,
+    resource: Omit<ScimGroup, "id">,
+    members: string[],
+    options?: WriteOptions,
+  ): Promise<GroupRecord>;
+  /**
+   * PATCH of a group: the document change (displayName, externalId, ...) and the membership
+   * change are applied together, atomically. Unknown member ids throw BadRequestError (invalidValue).
+   */
+  updateGroup(
+    source: string,
+    id: string,
+    mutate: (current: GroupRecord) => { resource: Omit<ScimGroup, "id">; members?: MembershipChange },
+    options?: WriteOptions,
+  ): Promise<GroupRecord>;
+  deleteGroup(source: string, id: string, options?: WriteOptions): Promise<void>;
+  listGroups(source: string, query: ListQuery & { withMembers?: boolean }): Promise<ListResult<GroupRecord>>;
+
+  // --- sync side ---
+  /** The desired state of one entity, or a tombstone. null when the entity never existed or is purged. */
+  snapshotUser(source: string, id: string): Promise<SyncSnapshot<UserRecord> | null>;
+  snapshotGroup(source: string, id: string): Promise<SyncSnapshot<GroupRecord> | null>;
+  /** Clears the dirty marker only if the entity's generation is still `generation`; true if cleared. */
+  markClean(ref: EntityRef, generation: number): Promise<boolean>;
+  /** Removes a tombstone (and its keys) once the platform side is deprovisioned, if still at `generation`. */
+  purgeTombstone(ref: EntityRef, generation: number): Promise<boolean>;
+  /** Dirty entities first marked before `olderThan` (epoch ms), oldest first. */
+  listDirty(olderThan: number, limit: number): Promise<DirtyEntry[]>;
+  countDirty(): Promise<number>;
+  /** Marks an entity dirty without changing it (resync, reconcile repair). */
+  markDirty(ref: EntityRef): Promise<void>;
+  /** Streams every id of a source's users or groups (for resync fan-out and reconcile), page by page. */
+  scanIds(source: string, kind: EntityKind, pageSize?: number): AsyncIterable<string[]>;
+  countEntities(source: string, kind: EntityKind): Promise<number>;
+  /** Finds a user by a unique key (for webhooks): externalId first, then userName (case-insensitive). */
+  findUserId(source: string, key: { externalId?: string; userName?: string }): Promise<string | null>;
+  findGroupId(source: string, key: { externalId?: string; displayName?: string }): Promise<string | null>;
+}
+
+/** Called after every accepted write (and by markDirty). Implemented by the jobs layer. */
+export type ChangeNotifier = (refs: EntityRef[]) => Promise<void>;
+
+export type { JsonObject };

@@ -1,0 +1,38 @@
+import { AppError } from "../errors.js";
+import type { PlatformFailureCode } from "./platform-types.js";
+
+/**
+ * A platform call that did not succeed. `transient` decides the job's fate: retry later, or
+ * dead-letter with this error's message as the reason.
+ */
+export class PlatformError extends AppError {
+  readonly operation: string;
+  readonly failure: PlatformFailureCode;
+  readonly transient: boolean;
+  readonly httpStatus?: number;
+  /** When the platform asked for a pause (Retry-After), in ms. */
+  readonly retryAfterMs?: number;
+
+  constructor(
+    message: string,
+    options: {
+      operation: string;
+      failure: PlatformFailureCode;
+      transient: boolean;
+      httpStatus?: number;
+      retryAfterMs?: number;
+      cause?: unknown;
+    },
+  ) {
+    super(message, { status: 502, code: `platform_${options.failure}`, cause: options.cause });
+    this.operation = options.operation;
+    this.failure = options.failure;
+    this.transient = options.transient;
+    this.httpStatus = options.httpStatus;
+    this.retryAfterMs = options.retryAfterMs;
+  }
+}
+
+export function isPlatformError(err: unknown): err is PlatformError {
+  return err instanceof PlatformError;
+}
