@@ -1,0 +1,49 @@
+import type { EntityRef } from "../scim/scim-types.js";
+
+/**
+ * What the sync side remembers per entity (owned by the sync pipeline, read by the admin API).
+ * Kept in Redis next to the directory, under the same key prefix.
+ */
+export type SyncState = "pending" | "synced" | "retrying" | "dead";
+
+export interface SyncErrorInfo {
+  message: string;
+  /** e.g. "platform_conflict", "attribute_type_clash", "ownership_conflict". */
+  code: string;
+  /** The platform operation that failed, when there was one. */
+  operation?: string;
+  at: string;
+  attempts: number;
+}
+
+export interface EntitySyncStatus {
+  ref: EntityRef;
+  state: SyncState;
+  /** The platform's id of the object (user id, group id, or embed group id). */
+  platformId?: string;
+  /** Generation of the directory entity that was last applied. */
+  appliedGeneration?: number;
+  lastSyncedAt?: string;
+  lastError?: SyncErrorInfo;
+}
+
+export interface DeadLetter {
+  ref: EntityRef;
+  reason: string;
+  code: string;
+  operation?: string;
+  at: string;
+  attempts: number;
+}
+
+export interface SyncStateReader {
+  getStatus(ref: EntityRef): Promise<EntitySyncStatus | null>;
+  listDeadLetters(options: {
+    source?: string;
+    offset: number;
+    limit: number;
+  }): Promise<{ total: number; items: DeadLetter[] }>;
+  countDeadLetters(): Promise<number>;
+  /** Removes the dead letter (discard). true if there was one. */
+  removeDeadLetter(ref: EntityRef): Promise<boolean>;
+}
