@@ -1,0 +1,426 @@
+/**
+ * The only code that talks to the platform: every operation of platform-api.yaml as a typed
+ * method, over HTTPS with a bearer token, through the shared request budget and retry policy.
+ */
+import { pino } from "pino";
+import type { Registry } from "prom-client";
+import type { ZodType } from "zod";
+import type { Logger } from "../../observability/logger.js";
+import type { JsonObject, PatchOperation } from "../../scim/scim-types.js";
+import { PlatformError } from "../platform-error.js";
+import type {
+  BulkUserAction,
+  BulkUserResult,
+  EmbedGroup,
+  EmbedTenant,
+  EmbedUser,
+  EmbedUserInput,
+  PlatformClient,
+  PlatformScimGroup,
+  PlatformScimUser,
+  UserAttribute,
+  UserAttributeType,
+  UserAttributeValue,
+  UserAttributeValueValue,
+} from "../platform-types.js";
+import { HttpTransport } from "./http-transport.js";
+import { chunk, cursorPages, MAX_PAGE_SIZE, scimPages } from "./paging.js";
+import { createPlatformMetrics } from "./platform-metrics.js";
+import { platformPaths as paths, scimEqFilter } from "./platform-paths.js";
+import { PlatformRequester } from "./platform-requester.js";
+import * as s from "./platform-schemas.js";
+import type { RequestBudget } from "./request-budget.js";
+
+const PATCH_OP_SCHEMA = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
+
+export interface HttpPlatformClientOptions {
+  /** https:// base URL of the platform (http:// only with allowInsecureHttp). */
+  baseUrl: string;
+  token: string;
+  /** Allow http:// and, with https, `rejectUnauthorized: false`: for a local emulator only. Default false. */
+  allowInsecureHttp?: boolean;
+  /** Deadline of one attempt, in ms. */
+  timeoutMs: number;
+  /** Retries after the first attempt of a transient failure. */
+  maxRetries: number;
+  /** The shared request budget (RedisRequestBudget in production). */
+  budget: RequestBudget;
+  registry?: Registry;
+  logger?: Logger;
+  /** [0, 1) random source of the backoff jitter (default Math.random). */
+  random?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+  /** Backoff scale and cap in ms (default 200 and 30 000). */
+  backoff?: { baseMs: number; capMs: number };
+  /** A Retry-After longer than this is not waited out in-process (default 60 000 ms). */
+  maxRetryAfterMs?: number;
+  /** Extra trusted CA (PEM) for https. */
+  ca?: string | Buffer;
+  /** false accepts any certificate; only allowed with allowInsecureHttp. Default true. */
+  rejectUnauthorized?: boolean;
+  /** Parallel keep-alive sockets (default 32). */
+  maxSockets?: number;
+}
+
+export class HttpPlatformClient implements PlatformClient {
+  readonly #requester: PlatformRequester;
+  readonly #transport: HttpTransport;
+
+  constructor(options: HttpPlatformClientOptions) {
+    const baseUrl = checkedBaseUrl(options);
+    if (options.token === "") throw new Error("platform token is empty");
+    this.#transport = new HttpTransport({
+      baseUrl,
+      ca: options.ca,
+      rejectUnauthorized: options.rejectUnauthorized,
+      maxSockets: options.maxSockets,
+    });
+    this.#requester = new PlatformRequester({
+      transport: this.#transport,
+      token: options.token,
+      timeoutMs: options.timeoutMs,
+      maxRetries: options.maxRetries,
+      backoff: options.backoff ?? { baseMs: 200, capMs: 30_000 },
+      maxRetryAfterMs: options.maxRetryAfterMs ?? 60_000,
+      budget: options.budget,
+      metrics: createPlatformMetrics(options.registry),
+      logger: (options.logger ?? pino({ level: "silent" })).child({ module: "platform-client" }),
+      random: options.random ?? Math.random,
+      sleep: options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
+      now: Date.now,
+    });
+  }
+
+  /** Closes the keep-alive sockets; safe to call twice. */
+  close(): void {
+    this.#transport.close();
+  }
+
+  // SCIM users
+
+  listUsers(options: { filter?: string; pageSize?: number } = {}): AsyncIterable<PlatformScimUser> {
+    return scimPages(
+      (startIndex, count) =>
+        this.#get("listUsers", paths.users(), s.scimUserListSchema, {
+          filter: options.filter,
+          startIndex,
+          count,
+        }),
+      options.pageSize,
+    ) as AsyncIterable<PlatformScimUser>;
+  }
+
+  async findUserByUserName(userName: string): Promise<PlatformScimUser | null> {
+    const filter = scimEqFilter("userName", userName);
+    const page = await this.#get("findUserByUserName", paths.users(), s.scimUserListSchema, {
+      filter,
+      startIndex: 1,
+      count: 2,
+    });
+    // The platform compares userName case-insensitively; prefer an exact match if it ever answers several.
+    const found = page.Resources ?? [];
+    return (found.find((u) => u.userName === userName) ?? found[0] ?? null) as PlatformScimUser | null;
+  }
+
+  async getUser(id: string): Promise<PlatformScimUser | null> {
+    return (await this.#call("getUser", "GET", paths.user(id), {
+      schema: s.scimUserSchema,
+      notFoundIsNull: true,
+    })) as PlatformScimUser | null;
+  }
+
+  async createUser(user: JsonObject): Promise<PlatformScimUser> {
+    return (await this.#send(
+      "createUser",
+      "POST",
+      paths.users(),
+      user,
+      s.scimUserSchema,
+    )) as PlatformScimUser;
+  }
+
+  async replaceUser(id: string, user: JsonObject): Promise<PlatformScimUser> {
+    return (await this.#send(
+      "replaceUser",
+      "PUT",
+      paths.user(id),
+      user,
+      s.scimUserSchema,
+    )) as PlatformScimUser;
+  }
+
+  async patchUser(id: string, operations: PatchOperation[]): Promise<void> {
+    await this.#send("patchUser", "PATCH", paths.user(id), patchBody(operations));
+  }
+
+  async deleteUser(id: string): Promise<boolean> {
+    return (await this.#call("deleteUser", "DELETE", paths.user(id), { notFoundIsNull: true })) !== null;
+  }
+
+  // SCIM groups
+
+  listGroups(
+    options: { filter?: string; excludeMembers?: boolean; pageSize?: number } = {},
+  ): AsyncIterable<PlatformScimGroup> {
+    const excludedAttributes = options.excludeMembers ? "members" : undefined;
+    return scimPages(
+      (startIndex, count) =>
+        this.#get("listGroups", paths.groups(), s.scimGroupListSchema, {
+          filter: options.filter,
+          excludedAttributes,
+          startIndex,
+          count,
+        }),
+      options.pageSize,
+    ) as AsyncIterable<PlatformScimGroup>;
+  }
+
+  async findGroupByDisplayName(displayName: string): Promise<PlatformScimGroup | null> {
+    const page = await this.#get("findGroupByDisplayName", paths.groups(), s.scimGroupListSchema, {
+      filter: scimEqFilter("displayName", displayName),
+      excludedAttributes: "members",
+      startIndex: 1,
+      count: 2,
+    });
+    const found = page.Resources ?? [];
+    return (found.find((g) => g.displayName === displayName) ?? found[0] ?? null) as PlatformScimGroup | null;
+  }
+
+  async getGroup(id: string): Promise<PlatformScimGroup | null> {
+    return (await this.#call("getGroup", "GET", paths.group(id), {
+      schema: s.scimGroupSchema,
+      notFoundIsNull: true,
+    })) as PlatformScimGroup | null;
+  }
+
+  async createGroup(group: JsonObject): Promise<PlatformScimGroup> {
+    return (await this.#send(
+      "createGroup",
+      "POST",
+      paths.groups(),
+      group,
+      s.scimGroupSchema,
+    )) as PlatformScimGroup;
+  }
+
+  async replaceGroup(id: string, group: JsonObject): Promise<PlatformScimGroup> {
+    return (await this.#send(
+      "replaceGroup",
+      "PUT",
+      paths.group(id),
+      group,
+      s.scimGroupSchema,
+    )) as PlatformScimGroup;
+  }
+
+  async patchGroup(id: string, operations: PatchOperation[]): Promise<void> {
+    await this.#send("patchGroup", "PATCH", paths.group(id), patchBody(operations));
+  }
+
+  async deleteGroup(id: string): Promise<boolean> {
+    return (await this.#call("deleteGroup", "DELETE", paths.group(id), { notFoundIsNull: true })) !== null;
+  }
+
+  // Bulk user actions
+
+  async bulkUsers(action: BulkUserAction, userIds: string[]): Promise<BulkUserResult> {
+    if (userIds.length === 0) return { succeeded: [], failed: [] };
+    if (userIds.length > MAX_PAGE_SIZE) {
+      throw new PlatformError(
+        `bulkUsers: ${userIds.length} ids given, the platform takes at most 100 a call`,
+        {
+          operation: "bulkUsers",
+          failure: "bad_request",
+          transient: false,
+        },
+      );
+    }
+    return this.#send("bulkUsers", "POST", paths.bulkUsers(), { action, userIds }, s.bulkUserResultSchema);
+  }
+
+  // User attributes
+
+  async listUserAttributes(type?: UserAttributeType): Promise<UserAttribute[]> {
+    const page = await this.#get("listUserAttributes", paths.userAttributes(), s.userAttributeListSchema, {
+      type,
+    });
+    return page.items;
+  }
+
+  async createUserAttribute(input: {
+    name: string;
+    type: UserAttributeType;
+    displayName?: string;
+  }): Promise<UserAttribute> {
+    return this.#send("createUserAttribute", "POST", paths.userAttributes(), input, s.userAttributeSchema);
+  }
+
+  async updateUserAttribute(id: number, input: { displayName?: string }): Promise<UserAttribute> {
+    return this.#send("updateUserAttribute", "PUT", paths.userAttribute(id), input, s.userAttributeSchema);
+  }
+
+  async getUserAttributeValues(userId: string): Promise<UserAttributeValue[] | null> {
+    const page = await this.#call("getUserAttributeValues", "GET", paths.userAttributeValues(userId), {
+      schema: s.userAttributeValueListSchema,
+      notFoundIsNull: true,
+    });
+    return page === null ? null : page.items;
+  }
+
+  async upsertUserAttributeValue(input: {
+    userId: string;
+    attributeId: number;
+    value: UserAttributeValueValue;
+  }): Promise<UserAttributeValue> {
+    return this.#send(
+      "upsertUserAttributeValue",
+      "POST",
+      paths.upsertUserAttributeValue(),
+      input,
+      s.userAttributeValueSchema,
+    );
+  }
+
+  // Embed tenants
+
+  listEmbedTenants(): AsyncIterable<EmbedTenant> {
+    const schema = s.cursorPageSchema(s.embedTenantSchema);
+    return cursorPages((first, after) =>
+      this.#get("listEmbedTenants", paths.embedTenants(), schema, { first, after }),
+    );
+  }
+
+  async deleteEmbedTenant(name: string): Promise<void> {
+    // A tenant that is already gone is deleted.
+    await this.#call("deleteEmbedTenant", "DELETE", paths.embedTenant(name), { notFoundIsNull: true });
+  }
+
+  listEmbedUsers(tenant: string): AsyncIterable<EmbedUser> {
+    const schema = s.cursorPageSchema(s.embedUserSchema);
+    return cursorPages((first, after) =>
+      this.#get("listEmbedUsers", paths.embedUsers(tenant), schema, { first, after }),
+    );
+  }
+
+  listEmbedGroups(tenant: string): AsyncIterable<EmbedGroup> {
+    const schema = s.cursorPageSchema(s.embedGroupSchema);
+    return cursorPages((first, after) =>
+      this.#get("listEmbedGroups", paths.embedGroups(tenant), schema, { first, after }),
+    );
+  }
+
+  async createEmbedGroup(tenant: string, input: { name: string; description?: string }): Promise<EmbedGroup> {
+    return this.#send("createEmbedGroup", "POST", paths.embedGroups(tenant), input, s.embedGroupSchema);
+  }
+
+  async getEmbedGroup(tenant: string, id: string): Promise<EmbedGroup | null> {
+    return this.#call("getEmbedGroup", "GET", paths.embedGroup(tenant, id), {
+      schema: s.embedGroupSchema,
+      notFoundIsNull: true,
+    });
+  }
+
+  async updateEmbedGroup(
+    tenant: string,
+    id: string,
+    input: { name?: string; description?: string },
+  ): Promise<EmbedGroup> {
+    return this.#send("updateEmbedGroup", "PATCH", paths.embedGroup(tenant, id), input, s.embedGroupSchema);
+  }
+
+  async deleteEmbedGroup(tenant: string, id: string): Promise<boolean> {
+    return (
+      (await this.#call("deleteEmbedGroup", "DELETE", paths.embedGroup(tenant, id), {
+        notFoundIsNull: true,
+      })) !== null
+    );
+  }
+
+  listEmbedGroupMembers(tenant: string, groupId: string): AsyncIterable<EmbedUser> {
+    const schema = s.cursorPageSchema(s.embedUserSchema);
+    return cursorPages((first, after) =>
+      this.#get("listEmbedGroupMembers", paths.embedGroupMembers(tenant, groupId), schema, { first, after }),
+    );
+  }
+
+  async addEmbedGroupMembers(tenant: string, groupId: string, users: EmbedUserInput[]): Promise<void> {
+    for (const part of chunk(users)) {
+      await this.#send(
+        "addEmbedGroupMembers",
+        "POST",
+        paths.embedGroupMembers(tenant, groupId),
+        { users: part },
+        s.memberCountSchema,
+      );
+    }
+  }
+
+  async removeEmbedGroupMembers(tenant: string, groupId: string, externalIds: string[]): Promise<void> {
+    for (const part of chunk(externalIds)) {
+      await this.#send("removeEmbedGroupMembers", "DELETE", paths.embedGroupMembers(tenant, groupId), {
+        externalIds: part,
+      });
+    }
+  }
+
+  // The plumbing
+
+  async #get<T>(
+    operation: string,
+    path: string,
+    schema: ZodType<T>,
+    query?: Record<string, string | number | undefined>,
+  ): Promise<T> {
+    return (await this.#requester.call({ operation, method: "GET", path, query, schema })) as T;
+  }
+
+  async #send<T>(
+    operation: string,
+    method: "POST" | "PUT" | "PATCH" | "DELETE",
+    path: string,
+    body: unknown,
+    schema?: ZodType<T>,
+  ): Promise<T> {
+    return (await this.#requester.call({ operation, method, path, body, schema })) as T;
+  }
+
+  #call<T>(
+    operation: string,
+    method: "GET" | "DELETE",
+    path: string,
+    options: { schema?: ZodType<T>; notFoundIsNull?: boolean },
+  ): Promise<T | null> {
+    return this.#requester.call({ operation, method, path, ...options });
+  }
+}
+
+function patchBody(operations: PatchOperation[]): JsonObject {
+  return { schemas: [PATCH_OP_SCHEMA], Operations: operations as unknown as JsonObject[] };
+}
+
+/** Parses the base URL and refuses http:// unless allowInsecureHttp (platform-api.yaml: HTTPS only). */
+function checkedBaseUrl(options: HttpPlatformClientOptions): URL {
+  let url: URL;
+  try {
+    url = new URL(options.baseUrl);
+  } catch {
+    throw new Error(`platform baseUrl is not a URL: ${options.baseUrl}`);
+  }
+  const insecure = options.allowInsecureHttp === true;
+  if (url.protocol === "http:" && !insecure) {
+    throw new Error(
+      `platform baseUrl ${url.origin} uses http://; the platform is reached over https:// only ` +
+        "(set platform.allowInsecureHttp: true for a local emulator)",
+    );
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new Error(`platform baseUrl must be https:// (got ${url.protocol})`);
+  }
+  if (options.rejectUnauthorized === false && !insecure) {
+    throw new Error("rejectUnauthorized: false is allowed only with allowInsecureHttp (a local emulator)");
+  }
+  if (url.username !== "" || url.password !== "") {
+    throw new Error("platform baseUrl must not carry credentials; use the token");
+  }
+  return url;
+}

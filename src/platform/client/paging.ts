@@ -1,0 +1,65 @@
+/**
+ * Streams a platform list page by page without holding it in memory: SCIM lists by
+ * startIndex/count (RFC 7644 §3.4.2.4), cursor lists by first/after.
+ */
+
+/** The contract's largest page, for both list kinds. */
+export const MAX_PAGE_SIZE = 100;
+
+export function clampPageSize(pageSize: number | undefined): number {
+  if (pageSize === undefined) return MAX_PAGE_SIZE;
+  return Math.max(1, Math.min(MAX_PAGE_SIZE, Math.floor(pageSize)));
+}
+
+export interface ScimPage<T> {
+  totalResults?: number;
+  Resources?: T[];
+}
+
+/**
+ * Yields every resource of a SCIM list. startIndex is 1-based (RFC 7644 §3.4.2.4); the walk
+ * stops at an empty page, a short page, or once totalResults resources were seen.
+ */
+export async function* scimPages<T>(
+  fetchPage: (startIndex: number, count: number) => Promise<ScimPage<T>>,
+  pageSize?: number,
+): AsyncGenerator<T> {
+  const count = clampPageSize(pageSize);
+  let startIndex = 1;
+  for (;;) {
+    const page = await fetchPage(startIndex, count);
+    const resources = page.Resources ?? [];
+    yield* resources;
+    startIndex += resources.length;
+    if (resources.length === 0 || resources.length < count) return;
+    if (page.totalResults !== undefined && startIndex > page.totalResults) return;
+  }
+}
+
+export interface CursorPage<T> {
+  items: T[];
+  pageInfo: { hasNextPage: boolean; endCursor?: string | null };
+}
+
+/** Yields every item of a cursor list; stops when there is no next page (or no cursor to it). */
+export async function* cursorPages<T>(
+  fetchPage: (first: number, after: string | undefined) => Promise<CursorPage<T>>,
+  pageSize?: number,
+): AsyncGenerator<T> {
+  const first = clampPageSize(pageSize);
+  let after: string | undefined;
+  for (;;) {
+    const page = await fetchPage(first, after);
+    yield* page.items;
+    const next = page.pageInfo.endCursor;
+    if (!page.pageInfo.hasNextPage || next === null || next === undefined || next === after) return;
+    after = next;
+  }
+}
+
+/** Splits a list into chunks of at most `size` (the contract's 100-per-call limits). */
+export function chunk<T>(items: readonly T[], size: number = MAX_PAGE_SIZE): T[][] {
+  const chunks: T[][] = [];
+  for (let i = 0; i < items.length; i += size) chunks.push(items.slice(i, i + size));
+  return chunks;
+}

@@ -1,0 +1,241 @@
+/**
+ * The one loop every platform call goes through: draw from the shared budget, send, classify,
+ * retry transient failures with full-jitter backoff (never before Retry-After), validate 2xx
+ * answers against the contract, count and log. Everything it throws is a PlatformError.
+ */
+import type { z } from "zod";
+import type { Logger } from "../../observability/logger.js";
+import { PlatformError } from "../platform-error.js";
+import type { PlatformMetrics } from "./platform-metrics.js";
+import type { RequestBudget } from "./request-budget.js";
+import {
+  type BackoffOptions,
+  classifyFailure,
+  decideRetry,
+  isSharedPause,
+  parseRetryAfter,
+} from "./retry-policy.js";
+import { type HttpTransport, TransportError, type TransportResponse } from "./http-transport.js";
+import { errorBodySchema } from "./platform-schemas.js";
+
+export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
+export interface PlatformCall<T> {
+  /** Names the operation in metrics, logs and errors (the client method's name). */
+  operation: string;
+  method: HttpMethod;
+  /** Path with parameters already encoded. */
+  path: string;
+  query?: Record<string, string | number | undefined>;
+  body?: unknown;
+  /** Schema of a 2xx answer's body; absent when the body is ignored. */
+  schema?: z.ZodType<T>;
+  /** Answer null on 404 instead of throwing. */
+  notFoundIsNull?: boolean;
+}
+
+export interface RequesterOptions {
+  transport: HttpTransport;
+  token: string;
+  timeoutMs: number;
+  maxRetries: number;
+  backoff: BackoffOptions;
+  maxRetryAfterMs: number;
+  budget: RequestBudget;
+  metrics: PlatformMetrics;
+  logger: Logger;
+  random: () => number;
+  sleep: (ms: number) => Promise<void>;
+  now: () => number;
+}
+
+const SCIM_PREFIX = "/api/scim/v2";
+
+export class PlatformRequester {
+  readonly #o: RequesterOptions;
+
+  constructor(options: RequesterOptions) {
+    this.#o = options;
+  }
+
+  /** Resolves with the validated body (undefined without a schema), or null for an allowed 404. */
+  async call<T>(call: PlatformCall<T>): Promise<T | null> {
+    const o = this.#o;
+    const contentType = call.path.startsWith(SCIM_PREFIX) ? "application/scim+json" : "application/json";
+    const headers: Record<string, string> = { authorization: `Bearer ${o.token}`, accept: contentType };
+    if (call.body !== undefined) headers["content-type"] = contentType;
+    const pathAndQuery = call.path + encodeQuery(call.query);
+    const body = call.body === undefined ? undefined : JSON.stringify(call.body);
+    let answerMayBeLost = false;
+
+    for (let attempt = 0; ; attempt++) {
+      await o.budget.acquire();
+      const started = o.now();
+      let response: TransportResponse | undefined;
+      let failedKind: "timeout" | "network" | undefined;
+      let cause: unknown;
+      try {
+        response = await o.transport.send({
+          method: call.method,
+          pathAndQuery,
+          headers,
+          body,
+          timeoutMs: o.timeoutMs,
+        });
+      } catch (err) {
+        failedKind = err instanceof TransportError ? err.kind : "network";
+        cause = err;
+      }
+      const seconds = (o.now() - started) / 1000;
+      const statusLabel = response ? String(response.status) : (failedKind ?? "network");
+      o.metrics.requests.inc({ operation: call.operation, status: statusLabel });
+      o.metrics.duration.observe({ operation: call.operation }, seconds);
+      o.logger.debug(
+        {
+          operation: call.operation,
+          method: call.method,
+          status: statusLabel,
+          durationMs: seconds * 1000,
+          attempt,
+        },
+        "platform call",
+      );
+
+      if (response && response.status >= 200 && response.status <= 299) {
+        return this.#accept(call, response);
+      }
+      if (response?.status === 404 && call.notFoundIsNull) return null;
+
+      const failure = classifyFailure(response ? response.status : (failedKind ?? "network"));
+      const retryAfterMs = response
+        ? parseRetryAfter(headerValue(response, "retry-after"), o.now())
+        : undefined;
+      if (response?.status === 429) o.metrics.rateLimited.inc({ operation: call.operation });
+      if (response && isSharedPause(response.status, retryAfterMs) && retryAfterMs !== undefined) {
+        await o.budget.pauseUntil(o.now() + retryAfterMs);
+      }
+      const decision = decideRetry({
+        failure,
+        attempt,
+        maxRetries: o.maxRetries,
+        retryAfterMs,
+        maxRetryAfterMs: o.maxRetryAfterMs,
+        backoff: o.backoff,
+        random: o.random,
+      });
+      if (decision.retry) {
+        // A write whose answer never came (or came as 5xx) may have been applied anyway.
+        if (call.method !== "GET") answerMayBeLost = true;
+        o.metrics.retries.inc({ operation: call.operation, reason: failure.failure });
+        o.logger.warn(
+          {
+            operation: call.operation,
+            reason: failure.failure,
+            status: response?.status,
+            attempt,
+            delayMs: decision.delayMs,
+          },
+          "platform call failed, retrying",
+        );
+        await o.sleep(decision.delayMs);
+        continue;
+      }
+
+      const why = response
+        ? `platform answered ${response.status}${describeErrorBody(response)}`
+        : `${failedKind === "timeout" ? "timed out" : "connection failed"} (${errorMessage(cause)})`;
+      let message = `${call.operation}: ${why}`;
+      if (decision.reason === "exhausted") message += `; gave up after ${attempt + 1} attempts`;
+      if (decision.reason === "retry_after_too_long") {
+        message += `; Retry-After ${Math.ceil((retryAfterMs ?? 0) / 1000)} s is longer than this client waits`;
+      }
+      if (failure.failure === "conflict" && answerMayBeLost) {
+        message += "; an earlier attempt whose answer was lost may have applied it (look it up and adopt it)";
+      }
+      throw this.#fail(call.operation, message, {
+        failure: failure.failure,
+        transient: failure.transient,
+        httpStatus: response?.status,
+        retryAfterMs,
+        cause,
+      });
+    }
+  }
+
+  #accept<T>(call: PlatformCall<T>, response: TransportResponse): T {
+    if (call.schema === undefined) return undefined as T;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(response.body);
+    } catch (err) {
+      throw this.#fail(call.operation, `${call.operation}: ${response.status} answer is not JSON`, {
+        failure: "invalid_response",
+        transient: false,
+        httpStatus: response.status,
+        cause: err,
+      });
+    }
+    const result = call.schema.safeParse(parsed);
+    if (!result.success) {
+      const issues = result.error.issues
+        .slice(0, 3)
+        .map((issue) => `${issue.path.join(".") || "(body)"}: ${issue.message}`)
+        .join("; ");
+      throw this.#fail(
+        call.operation,
+        `${call.operation}: ${response.status} answer breaks the contract (${issues})`,
+        {
+          failure: "invalid_response",
+          transient: false,
+          httpStatus: response.status,
+        },
+      );
+    }
+    return result.data;
+  }
+
+  #fail(
+    operation: string,
+    message: string,
+    details: Omit<ConstructorParameters<typeof PlatformError>[1], "operation">,
+  ): PlatformError {
+    this.#o.metrics.failures.inc({ operation, class: details.transient ? "transient" : "permanent" });
+    return new PlatformError(message, { operation, ...details });
+  }
+}
+
+export function encodeQuery(query: Record<string, string | number | undefined> | undefined): string {
+  if (query === undefined) return "";
+  const parts: string[] = [];
+  for (const [key, value] of Object.entries(query)) {
+    if (value === undefined) continue;
+    parts.push(`${encodeURIComponent(key)}=${encodeURIComponent(String(value))}`);
+  }
+  return parts.length === 0 ? "" : `?${parts.join("&")}`;
+}
+
+function headerValue(response: TransportResponse, name: string): string | undefined {
+  const value = response.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** ` (scimType: detail)` or ` (code: message)` from an error body, trimmed; empty when unreadable. */
+function describeErrorBody(response: TransportResponse): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(response.body);
+  } catch {
+    return "";
+  }
+  const result = errorBodySchema.safeParse(parsed);
+  if (!result.success) return "";
+  const data = result.data;
+  const code = data.error?.code ?? data.scimType;
+  const text = data.error?.message ?? data.detail;
+  const joined = [code, text].filter((part) => part !== undefined && part !== "").join(": ");
+  return joined === "" ? "" : ` (${joined.slice(0, 300)})`;
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,97 @@
+/**
+ * The platform client's retry decisions, as small pure functions: how a failure is classified,
+ * how long to back off, and what a `Retry-After` header asks for.
+ */
+import type { PlatformFailureCode } from "../platform-types.js";
+
+/** A call that got no HTTP answer: it timed out, or the connection was refused, reset or dropped. */
+export type NetworkFailure = "timeout" | "network";
+
+export interface FailureClass {
+  failure: PlatformFailureCode;
+  /** Retry later (true) or give up and dead-letter (false). */
+  transient: boolean;
+}
+
+/**
+ * Classifies a non-2xx answer (by status) or a call without an answer.
+ * 5xx, 429, timeouts and dropped connections are transient; every other 4xx is permanent
+ * (409 included: the caller looks the object up and adopts it).
+ */
+export function classifyFailure(input: number | NetworkFailure): FailureClass {
+  if (input === "timeout") return { failure: "timeout", transient: true };
+  if (input === "network") return { failure: "network", transient: true };
+  const status = input;
+  if (status === 429) return { failure: "rate_limited", transient: true };
+  if (status >= 500 && status <= 599) return { failure: "server", transient: true };
+  if (status === 401) return { failure: "unauthorized", transient: false };
+  if (status === 403) return { failure: "forbidden", transient: false };
+  if (status === 404) return { failure: "not_found", transient: false };
+  if (status === 409) return { failure: "conflict", transient: false };
+  if (status >= 400 && status <= 499) return { failure: "bad_request", transient: false };
+  // 1xx/3xx (redirects are not followed) or nonsense: the answer breaks the contract.
+  return { failure: "invalid_response", transient: false };
+}
+
+export interface BackoffOptions {
+  /** Delay scale of the first retry, in ms. */
+  baseMs: number;
+  /** Upper bound of any one delay, in ms. */
+  capMs: number;
+}
+
+/**
+ * Full-jitter exponential backoff: `random() * min(cap, base * 2^attempt)`, attempt counting
+ * from 0 for the first retry. `random` returns a number in [0, 1).
+ */
+export function backoffDelay(attempt: number, options: BackoffOptions, random: () => number): number {
+  const ceiling = Math.min(options.capMs, options.baseMs * 2 ** Math.max(0, attempt));
+  return Math.floor(random() * ceiling);
+}
+
+/**
+ * Parses `Retry-After` (RFC 9110 §10.2.3): delay-seconds or an HTTP-date. Returns the wait in
+ * ms from `nowMs` (never negative), or undefined when the header is missing or unreadable.
+ */
+export function parseRetryAfter(header: string | null | undefined, nowMs: number): number | undefined {
+  if (header === null || header === undefined) return undefined;
+  const value = header.trim();
+  if (value === "") return undefined;
+  if (/^\d+(\.\d+)?$/.test(value)) return Math.ceil(Number(value) * 1000);
+  const date = Date.parse(value);
+  if (Number.isNaN(date)) return undefined;
+  return Math.max(0, date - nowMs);
+}
+
+export type RetryDecision =
+  | { retry: true; delayMs: number }
+  | { retry: false; reason: "permanent" | "exhausted" | "retry_after_too_long" };
+
+/**
+ * Decides whether the attempt that just failed (0 = the first call) is retried, and after how
+ * long: the jittered backoff, but never earlier than the platform's `Retry-After`. A `Retry-After`
+ * longer than `maxRetryAfterMs` is not waited out in-process: the caller gives up with a
+ * transient error that carries the pause (the queue layer delays the job instead).
+ */
+export function decideRetry(input: {
+  failure: FailureClass;
+  attempt: number;
+  maxRetries: number;
+  retryAfterMs?: number;
+  maxRetryAfterMs: number;
+  backoff: BackoffOptions;
+  random: () => number;
+}): RetryDecision {
+  if (!input.failure.transient) return { retry: false, reason: "permanent" };
+  if (input.attempt >= input.maxRetries) return { retry: false, reason: "exhausted" };
+  const jittered = backoffDelay(input.attempt, input.backoff, input.random);
+  if (input.retryAfterMs === undefined) return { retry: true, delayMs: jittered };
+  if (input.retryAfterMs > input.maxRetryAfterMs) return { retry: false, reason: "retry_after_too_long" };
+  return { retry: true, delayMs: Math.max(jittered, input.retryAfterMs) };
+}
+
+/** A 429 always pauses everyone; a 503 does when it names a Retry-After. */
+export function isSharedPause(status: number | undefined, retryAfterMs: number | undefined): boolean {
+  if (retryAfterMs === undefined) return false;
+  return status === 429 || status === 503;
+}
