@@ -58,6 +58,8 @@ export function parseRetryAfter(header: string | null | undefined, nowMs: number
   const value = header.trim();
   if (value === "") return undefined;
   if (/^\d+(\.\d+)?$/.test(value)) return Math.ceil(Number(value) * 1000);
+  // An HTTP-date names its weekday and month; anything else (e.g. "-5") is unreadable.
+  if (!/[A-Za-z]{3}/.test(value)) return undefined;
   const date = Date.parse(value);
   if (Number.isNaN(date)) return undefined;
   return Math.max(0, date - nowMs);

@@ -1,0 +1,110 @@
+import { describe, expect, it } from "vitest";
+import { chunk, clampPageSize, cursorPages, scimPages } from "../../../src/platform/client/paging.js";
+import {
+  platformPaths,
+  scimEqFilter,
+  scimStringLiteral,
+} from "../../../src/platform/client/platform-paths.js";
+
+async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of iterable) out.push(item);
+  return out;
+}
+
+describe("scimPages", () => {
+  it("walks startIndex/count until totalResults (RFC 7644 §3.4.2.4)", async () => {
+    const all = Array.from({ length: 250 }, (_, i) => i);
+    const calls: Array<[number, number]> = [];
+    const items = await collect(
+      scimPages(async (startIndex, count) => {
+        calls.push([startIndex, count]);
+        return { totalResults: all.length, Resources: all.slice(startIndex - 1, startIndex - 1 + count) };
+      }),
+    );
+    expect(items).toEqual(all);
+    expect(calls).toEqual([
+      [1, 100],
+      [101, 100],
+      [201, 100],
+    ]);
+  });
+
+  it("stops on an empty page even when totalResults lies", async () => {
+    let calls = 0;
+    const items = await collect(
+      scimPages(async () => {
+        calls++;
+        return calls === 1
+          ? { totalResults: 1000, Resources: [1, 2] }
+          : { totalResults: 1000, Resources: [] };
+      }, 2),
+    );
+    expect(items).toEqual([1, 2]);
+    expect(calls).toBe(2);
+  });
+
+  it("clamps the page size to the contract's 1..100", () => {
+    expect(clampPageSize(undefined)).toBe(100);
+    expect(clampPageSize(500)).toBe(100);
+    expect(clampPageSize(0)).toBe(1);
+    expect(clampPageSize(10)).toBe(10);
+  });
+});
+
+describe("cursorPages", () => {
+  it("follows endCursor while hasNextPage", async () => {
+    const afters: Array<string | undefined> = [];
+    const items = await collect(
+      cursorPages(async (first, after) => {
+        afters.push(after);
+        expect(first).toBe(100);
+        if (after === undefined)
+          return { items: ["a", "b"], pageInfo: { hasNextPage: true, endCursor: "c1" } };
+        if (after === "c1") return { items: ["c"], pageInfo: { hasNextPage: true, endCursor: "c2" } };
+        return { items: [], pageInfo: { hasNextPage: false, endCursor: null } };
+      }),
+    );
+    expect(items).toEqual(["a", "b", "c"]);
+    expect(afters).toEqual([undefined, "c1", "c2"]);
+  });
+
+  it("stops when the cursor does not move", async () => {
+    let calls = 0;
+    const items = await collect(
+      cursorPages(async () => {
+        calls++;
+        return { items: [calls], pageInfo: { hasNextPage: true, endCursor: "same" } };
+      }),
+    );
+    expect(items).toEqual([1, 2]);
+  });
+});
+
+describe("chunk", () => {
+  it("splits into parts of at most 100", () => {
+    const parts = chunk(Array.from({ length: 205 }, (_, i) => i));
+    expect(parts.map((p) => p.length)).toEqual([100, 100, 5]);
+    expect(chunk([])).toEqual([]);
+  });
+});
+
+describe("platform paths and filters", () => {
+  it("keeps the contract's trailing slashes and encodes parameters", () => {
+    expect(platformPaths.userAttributes()).toBe("/api/v1/user-attributes/");
+    expect(platformPaths.embedTenants()).toBe("/api/v1/embed-tenants/");
+    expect(platformPaths.upsertUserAttributeValue()).toBe("/api/v1/user-attribute-values/");
+    expect(platformPaths.embedTenant("acme")).toBe("/api/v1/embed-tenants/acme");
+    expect(platformPaths.user("a/b?c#d")).toBe("/api/scim/v2/Users/a%2Fb%3Fc%23d");
+    expect(platformPaths.embedGroupMembers("t 1", "g/1")).toBe(
+      "/api/v1/embed-tenants/t%201/groups/g%2F1/users",
+    );
+  });
+
+  it("escapes quotes and backslashes in SCIM filter literals (RFC 7644 §3.4.2.2)", () => {
+    expect(scimStringLiteral('a"b\\c')).toBe('"a\\"b\\\\c"');
+    expect(scimEqFilter("userName", 'x" or userName pr or "')).toBe(
+      'userName eq "x\\" or userName pr or \\""',
+    );
+  });
+});
