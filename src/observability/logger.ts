@@ -1,4 +1,4 @@
-import { pino, type Logger, type LoggerOptions } from "pino";
+import { pino, type DestinationStream, type Logger, type LoggerOptions } from "pino";
 
 /** Paths that never reach a log line. Shared by every logger and by pino-http. */
 export const REDACT_PATHS = [
@@ -23,13 +23,19 @@ export const REDACT_PATHS = [
   "platform.token",
 ];
 
-export function createLogger(level: string = "info", options: LoggerOptions = {}): Logger {
-  return pino({
+/** The root logger. `destination` (default: stdout) lets tests capture the output. */
+export function createLogger(
+  level: string = "info",
+  options: LoggerOptions = {},
+  destination?: DestinationStream,
+): Logger {
+  const merged: LoggerOptions = {
     level,
     base: { service: "scim-bridge" },
     redact: { paths: REDACT_PATHS, censor: "[redacted]" },
     ...options,
-  });
+  };
+  return destination ? pino(merged, destination) : pino(merged);
 }
 
 export type { Logger };

@@ -1,0 +1,124 @@
+import type { Request, RequestHandler } from "express";
+import type { Registry } from "prom-client";
+import type { Logger } from "../../src/observability/logger.js";
+import { bridgeMetrics } from "../../src/observability/bridge-metrics.js";
+
+/**
+ * Token bucket per source, kept in Redis so that every api process shares it. Redis's own clock
+ * (TIME) is used, so processes with skewed clocks agree. Returns {allowed (1|0), retryAfterMs}.
+ * The bucket starts full (`burst` tokens) and refills at `rate` tokens a second.
+ */
+export const TOKEN_BUCKET_SCRIPT = `
+local rate = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local state = redis.call('HMGET', KEYS[1], 'tokens', 'ts')
+local tokens = tonumber(state[1]) or burst
+local ts = tonumber(state[2]) or now
+if now > ts then tokens = math.min(burst, tokens + (now - ts) * rate / 1000) end
+local allowed = 0
+local retry = 0
+if tokens >= 1 then
+  tokens = tokens - 1
+  allowed = 1
+else
+  retry = math.ceil((1 - tokens) * 1000 / rate)
+end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', tostring(math.max(now, ts)))
+redis.call('PEXPIRE', KEYS[1], math.ceil(burst * 1000 / rate) + 1000)
+return {allowed, retry}
+`;
+
+/** The part of an ioredis client (Redis or Cluster) the limiter uses. */
+export interface ScriptingRedis {
+  readonly status: string;
+  eval(script: string, numKeys: number, ...args: Array<string | number>): Promise<unknown>;
+}
+
+export interface IntakeRateLimiterOptions {
+  redis: ScriptingRedis;
+  /** Key prefix, e.g. config.redis.prefix ("{scim-bridge}"): the bucket is `<prefix>:ratelimit:<source>`. */
+  prefix: string;
+  /** Sustained rate of a source; undefined for an unknown source (the request passes; auth refuses it). */
+  requestsPerSecond: (source: string) => number | undefined;
+  /** Bucket size: a number, or per source (default: twice the source's rate). */
+  burst?: number | ((source: string) => number);
+  /** Where the source id comes from (default: the `:source` route parameter). */
+  sourceOf?: (req: Request) => string | undefined;
+  /** How long to wait for Redis before letting the request through (default 250 ms). */
+  timeoutMs?: number;
+  registry?: Registry;
+  logger?: Logger;
+}
+
+export interface BucketDecision {
+  allowed: boolean;
+  retryAfterSeconds: number;
+}
+
+/** Reads the script's answer; pure. */
+export function decisionFrom(answer: unknown): BucketDecision {
+  const [allowed, retryMs] = Array.isArray(answer) ? answer : [1, 0];
+  return {
+    allowed: Number(allowed) === 1,
+    retryAfterSeconds: Math.max(1, Math.ceil(Number(retryMs ?? 0) / 1000)),
+  };
+}
+
+/** The SCIM error body of a 429 (RFC 7644 §3.12). */
+export function tooManyRequestsBody(source: string, retryAfterSeconds: number) {
+  return {
+    schemas: ["urn:ietf:params:scim:api:messages:2.0:Error"],
+    status: "429",
+    detail: `Too many requests for source ${source}; retry after ${retryAfterSeconds} s`,
+  };
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<never>((_r, reject) => {
+      timer = setTimeout(() => reject(new Error(`rate limiter: no answer from Redis within ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Per-source intake rate limit, so that a runaway identity provider cannot starve the others or
+ * fill Redis. Over the limit: 429 with `Retry-After` and a SCIM error body. Redis not ready or slow:
+ * the request passes (the store then answers 503 at once), so the limiter never hangs a request.
+ * Mount it after authentication, so that only a source's own callers spend its bucket; `sourceOf`
+ * defaults to the `:source` route parameter (a token belongs to exactly one source).
+ */
+export function intakeRateLimiter(options: IntakeRateLimiterOptions): RequestHandler {
+  const timeoutMs = options.timeoutMs ?? 250;
+  const sourceOf = options.sourceOf ?? ((req: Request) => req.params.source as string | undefined);
+  const limited = options.registry ? bridgeMetrics(options.registry).intakeRateLimited : undefined;
+  return async (req, res, next) => {
+    const source = sourceOf(req);
+    const rate = source === undefined ? undefined : options.requestsPerSecond(source);
+    if (source === undefined || rate === undefined || !(rate > 0)) return next();
+    if (options.redis.status !== "ready") return next();
+    const burst =
+      typeof options.burst === "function" ? options.burst(source) : (options.burst ?? Math.max(1, rate * 2));
+    let decision: BucketDecision;
+    try {
+      const key = `${options.prefix}:ratelimit:${source}`;
+      decision = decisionFrom(
+        await withTimeout(options.redis.eval(TOKEN_BUCKET_SCRIPT, 1, key, rate, burst), timeoutMs),
+      );
+    } catch (err) {
+      options.logger?.warn({ err, source }, "intake rate limit skipped: Redis unavailable");
+      return next();
+    }
+    if (decision.allowed) return next();
+    limited?.inc({ source });
+    res
+      .status(429)
+      .setHeader("Retry-After", String(decision.retryAfterSeconds))
+      .type("application/scim+json")
+      .send(JSON.stringify(tooManyRequestsBody(source, decision.retryAfterSeconds)));
+  };
+}

@@ -1,0 +1,37 @@
+import type { Request } from "express";
+
+/** The label used for requests that matched no route (bounded cardinality for 404 scans). */
+export const UNMATCHED_ROUTE = "unmatched";
+
+/**
+ * The route template of a handled request, e.g. `/scim/v2/:source/Users/:id`, never raw ids.
+ * `req.route.path` is already a template; the mount path (`req.baseUrl`) holds raw values, so each of
+ * its segments that equals a known parameter value is put back as `:name`. Routers mounted on a
+ * parameterised path should use `Router({ mergeParams: true })` so that those values are known.
+ */
+export function routeTemplate(req: Pick<Request, "baseUrl" | "route" | "params">): string {
+  const route = req.route as { path?: unknown } | undefined;
+  if (!route || route.path === undefined) return UNMATCHED_ROUTE;
+  const path = typeof route.path === "string" ? route.path : String(route.path);
+  const byValue = new Map<string, string>();
+  for (const [name, value] of Object.entries((req.params ?? {}) as Record<string, unknown>)) {
+    if (typeof value === "string" && value !== "" && !byValue.has(value)) byValue.set(value, name);
+  }
+  const base = (req.baseUrl ?? "")
+    .split("/")
+    .map((segment) => {
+      const name = byValue.get(safeDecode(segment));
+      return name === undefined ? segment : `:${name}`;
+    })
+    .join("/");
+  const joined = `${base}${path === "/" && base !== "" ? "" : path}`;
+  return joined === "" ? "/" : joined;
+}
+
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}

@@ -1,0 +1,178 @@
+import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+
+/**
+ * Every metric the bridge exports, registered once per registry. Modules call
+ * `bridgeMetrics(registry)` and share the same instances; nothing registers on prom-client's global
+ * registry. Label values are bounded: route templates (never raw ids), configured source ids,
+ * queue names, operation names and failure classes.
+ */
+export interface BridgeMetrics {
+  /** `http_requests_total{method,route,status}`: route is the template, e.g. /scim/v2/:source/Users/:id. */
+  httpRequests: Counter<"method" | "route" | "status">;
+  /** `http_request_duration_seconds{method,route}`. */
+  httpRequestDuration: Histogram<"method" | "route">;
+  /** `scim_operations_total{source,resource,operation,status}`: one per SCIM request answered. */
+  scimOperations: Counter<"source" | "resource" | "operation" | "status">;
+  /** `intake_rate_limited_total{source}`: requests answered 429 by the intake rate limit. */
+  intakeRateLimited: Counter<"source">;
+  /** `queue_jobs{queue,state}`: queue depth by state (waiting, active, delayed, failed, ...). */
+  queueJobs: Gauge<"queue" | "state">;
+  /** `job_duration_seconds{queue,outcome}`: outcome is completed | retried | dead_lettered. */
+  jobDuration: Histogram<"queue" | "outcome">;
+  /** `jobs_total{queue,outcome}`. */
+  jobs: Counter<"queue" | "outcome">;
+  /** `platform_calls_total{operation,class}`: class is ok | transient | permanent | rate_limited. */
+  platformCalls: Counter<"operation" | "class">;
+  /** `platform_call_duration_seconds{operation}`. */
+  platformCallDuration: Histogram<"operation">;
+  /** `dead_letters_total{source,kind}`: entities moved to the dead-letter list. */
+  deadLetters: Counter<"source" | "kind">;
+  /** `dead_letters{source}`: current size of the dead-letter list (set by whoever reads it). */
+  deadLettersCurrent: Gauge<"source">;
+  /** `drift_found_total{source,kind}`: kind is a reconcile count name (missing, changed, orphans, ...). */
+  driftFound: Counter<"source" | "kind">;
+  /** `drift_repaired_total{source,kind}`. */
+  driftRepaired: Counter<"source" | "kind">;
+}
+
+const cache = new WeakMap<Registry, BridgeMetrics>();
+
+/** Reads the current job counts of every queue: `{queue: {state: count}}`. */
+export type QueueDepthReader = () => Promise<Record<string, Record<string, number>>>;
+
+const depthReaders = new WeakMap<Registry, QueueDepthReader>();
+
+/**
+ * Makes every scrape of `registry` read the queue depths (e.g. BullMQ `queue.getJobCounts()` per
+ * queue) into `queue_jobs{queue,state}`. A failing read leaves the last values in place.
+ */
+export function setQueueDepthReader(registry: Registry, reader: QueueDepthReader): void {
+  bridgeMetrics(registry);
+  depthReaders.set(registry, reader);
+}
+
+const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const JOB_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+
+/** The bridge's metrics on `registry`, created on first call and shared afterwards. */
+export function bridgeMetrics(registry: Registry): BridgeMetrics {
+  const existing = cache.get(registry);
+  if (existing) return existing;
+  const registers = [registry];
+  const metrics: BridgeMetrics = {
+    httpRequests: new Counter({
+      name: "http_requests_total",
+      help: "HTTP requests answered, by method, route template and status code.",
+      labelNames: ["method", "route", "status"],
+      registers,
+    }),
+    httpRequestDuration: new Histogram({
+      name: "http_request_duration_seconds",
+      help: "HTTP request duration in seconds, by method and route template.",
+      labelNames: ["method", "route"],
+      buckets: HTTP_BUCKETS,
+      registers,
+    }),
+    scimOperations: new Counter({
+      name: "scim_operations_total",
+      help: "SCIM operations answered, by source, resource type, operation and status code.",
+      labelNames: ["source", "resource", "operation", "status"],
+      registers,
+    }),
+    intakeRateLimited: new Counter({
+      name: "intake_rate_limited_total",
+      help: "Intake requests refused with 429 by the per-source rate limit.",
+      labelNames: ["source"],
+      registers,
+    }),
+    queueJobs: new Gauge({
+      name: "queue_jobs",
+      help: "Jobs in each queue by state.",
+      labelNames: ["queue", "state"],
+      registers,
+      async collect() {
+        const reader = depthReaders.get(registry);
+        if (!reader) return;
+        try {
+          const counts = await reader();
+          for (const [queue, states] of Object.entries(counts))
+            for (const [state, count] of Object.entries(states)) this.set({ queue, state }, count);
+        } catch {
+          // Redis unavailable: keep the last known depths; /readyz reports the outage.
+        }
+      },
+    }),
+    jobDuration: new Histogram({
+      name: "job_duration_seconds",
+      help: "Job processing time in seconds, by queue and outcome.",
+      labelNames: ["queue", "outcome"],
+      buckets: JOB_BUCKETS,
+      registers,
+    }),
+    jobs: new Counter({
+      name: "jobs_total",
+      help: "Jobs processed, by queue and outcome.",
+      labelNames: ["queue", "outcome"],
+      registers,
+    }),
+    platformCalls: new Counter({
+      name: "platform_calls_total",
+      help: "Calls to the platform API, by operation and result class.",
+      labelNames: ["operation", "class"],
+      registers,
+    }),
+    platformCallDuration: new Histogram({
+      name: "platform_call_duration_seconds",
+      help: "Platform API call duration in seconds, by operation.",
+      labelNames: ["operation"],
+      buckets: HTTP_BUCKETS,
+      registers,
+    }),
+    deadLetters: new Counter({
+      name: "dead_letters_total",
+      help: "Entities moved to the dead-letter list, by source and kind.",
+      labelNames: ["source", "kind"],
+      registers,
+    }),
+    deadLettersCurrent: new Gauge({
+      name: "dead_letters",
+      help: "Entities currently in the dead-letter list, by source.",
+      labelNames: ["source"],
+      registers,
+    }),
+    driftFound: new Counter({
+      name: "drift_found_total",
+      help: "Differences found by reconciliation, by source and kind.",
+      labelNames: ["source", "kind"],
+      registers,
+    }),
+    driftRepaired: new Counter({
+      name: "drift_repaired_total",
+      help: "Differences repaired by reconciliation or resync, by source and kind.",
+      labelNames: ["source", "kind"],
+      registers,
+    }),
+  };
+  cache.set(registry, metrics);
+  return metrics;
+}
+
+export interface ScimOperation {
+  source: string;
+  /** Users | Groups | Bulk | ServiceProviderConfig | Schemas | ResourceTypes */
+  resource: string;
+  /** list | get | create | replace | patch | delete | bulk */
+  operation: string;
+  /** The HTTP status code answered. */
+  status: number;
+}
+
+/** Counts one SCIM operation in `scim_operations_total`. Called by the SCIM routes once per answer. */
+export function recordScimOperation(registry: Registry, op: ScimOperation): void {
+  bridgeMetrics(registry).scimOperations.inc({
+    source: op.source,
+    resource: op.resource,
+    operation: op.operation,
+    status: String(op.status),
+  });
+}

@@ -1,0 +1,98 @@
+import express from "express";
+import request from "supertest";
+import { describe, expect, it } from "vitest";
+import { createHealthRouter } from "../../../routes/health.js";
+import { createRequestLogger } from "../../../routes/middleware/request-logger.js";
+import { createLogger } from "../../../src/observability/logger.js";
+
+const SECRET = "s3cr3t-bearer-value-91f2";
+const PASSWORD = "hunter2-correct-horse-77";
+const USERNAME = "jane.doe@example.com";
+
+function buildApp(level: string) {
+  const lines: string[] = [];
+  const logger = createLogger(level, {}, { write: (line: string) => void lines.push(line) });
+  const app = express();
+  app.use(createRequestLogger(logger));
+  app.use(createHealthRouter({ redis: { ping: async () => "PONG" }, isReady: () => true }));
+  app.get("/metrics", (_req, res) => {
+    res.type("text/plain").send("");
+  });
+  app.post("/scim/v2/okta/Users", express.json(), (req, res) => {
+    // A handler logging what it received, at debug: the shared redaction list still applies.
+    req.log.debug({ user: req.body, authorization: req.headers.authorization }, "received user");
+    res.status(201).json({ id: "1" });
+  });
+  app.get("/scim/v2/okta/Users", (_req, res) => {
+    res.json({ Resources: [] });
+  });
+  app.get("/boom", () => {
+    throw new Error("boom");
+  });
+  return { app, lines, output: () => lines.join("") };
+}
+
+const body = { userName: USERNAME, password: PASSWORD, emails: [{ value: USERNAME }] };
+
+describe("request logger", () => {
+  it.each(["info", "debug", "trace"])(
+    "never writes the bearer token or a password (level %s)",
+    async (level) => {
+      const { app, output, lines } = buildApp(level);
+      await request(app)
+        .post("/scim/v2/okta/Users")
+        .set("Authorization", `Bearer ${SECRET}`)
+        .set("Cookie", `session=${SECRET}`)
+        .send(body)
+        .expect(201);
+      expect(lines.length).toBeGreaterThan(0);
+      expect(output()).not.toContain(SECRET);
+      expect(output()).not.toContain(PASSWORD);
+      if (level !== "info") expect(output()).toContain("[redacted]");
+    },
+  );
+
+  it("keeps bodies, query strings and headers (personal data) out of lines above debug", async () => {
+    const { app, output, lines } = buildApp("info");
+    await request(app).post("/scim/v2/okta/Users").set("Authorization", `Bearer ${SECRET}`).send(body);
+    await request(app).get(`/scim/v2/okta/Users?filter=${encodeURIComponent(`userName eq "${USERNAME}"`)}`);
+    expect(lines).toHaveLength(2);
+    expect(output()).not.toContain(USERNAME);
+    expect(output()).not.toContain("jane.doe");
+    const line = JSON.parse(lines[1]!);
+    expect(line.req).toEqual({ id: expect.any(String), method: "GET", url: "/scim/v2/okta/Users" });
+    expect(line.res).toEqual({ statusCode: 200 });
+    expect(line.level).toBe(30);
+  });
+
+  it("takes the request id from x-request-id, or generates one, and echoes it", async () => {
+    const { app, lines } = buildApp("info");
+    const given = await request(app).get("/scim/v2/okta/Users").set("x-request-id", "abc-123").expect(200);
+    expect(given.headers["x-request-id"]).toBe("abc-123");
+    expect(JSON.parse(lines[0]!).req.id).toBe("abc-123");
+    const generated = await request(app).get("/scim/v2/okta/Users").expect(200);
+    expect(generated.headers["x-request-id"]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(JSON.parse(lines[1]!).req.id).toBe(generated.headers["x-request-id"]);
+    const hostile = await request(app)
+      .get("/scim/v2/okta/Users")
+      .set("x-request-id", 'a b{"x":1}')
+      .expect(200);
+    expect(hostile.headers["x-request-id"]).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it("does not log health, readiness and metrics requests", async () => {
+    const { app, lines } = buildApp("info");
+    await request(app).get("/healthz").expect(200);
+    await request(app).get("/readyz").expect(200);
+    await request(app).get("/metrics").expect(200);
+    expect(lines).toHaveLength(0);
+    await request(app).get("/scim/v2/okta/Users").expect(200);
+    expect(lines).toHaveLength(1);
+  });
+
+  it("logs a 5xx at error level", async () => {
+    const { app, lines } = buildApp("info");
+    await request(app).get("/boom").expect(500);
+    expect(JSON.parse(lines.at(-1)!).level).toBe(50);
+  });
+});

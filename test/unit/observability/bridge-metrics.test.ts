@@ -1,0 +1,63 @@
+import { describe, expect, it } from "vitest";
+import {
+  bridgeMetrics,
+  recordScimOperation,
+  setQueueDepthReader,
+} from "../../../src/observability/bridge-metrics.js";
+import { createMetricsRegistry } from "../../../src/observability/metrics.js";
+
+describe("bridgeMetrics", () => {
+  it("registers each metric once per registry and shares the instances", () => {
+    const registry = createMetricsRegistry({ defaultMetrics: false });
+    expect(bridgeMetrics(registry)).toBe(bridgeMetrics(registry));
+    const names = registry.getMetricsAsArray().map((m) => m.name);
+    expect(names).toEqual(
+      expect.arrayContaining([
+        "http_requests_total",
+        "http_request_duration_seconds",
+        "scim_operations_total",
+        "queue_jobs",
+        "job_duration_seconds",
+        "jobs_total",
+        "platform_calls_total",
+        "platform_call_duration_seconds",
+        "dead_letters_total",
+        "dead_letters",
+        "drift_found_total",
+        "drift_repaired_total",
+      ]),
+    );
+  });
+
+  it("counts SCIM operations by source, resource, operation and status", async () => {
+    const registry = createMetricsRegistry({ defaultMetrics: false });
+    recordScimOperation(registry, { source: "okta", resource: "Users", operation: "create", status: 201 });
+    recordScimOperation(registry, { source: "okta", resource: "Users", operation: "create", status: 201 });
+    const text = await registry.getSingleMetricAsString("scim_operations_total");
+    expect(text).toContain(
+      'scim_operations_total{source="okta",resource="Users",operation="create",status="201"} 2',
+    );
+  });
+
+  it("reads queue depths at scrape time and keeps the last values when the read fails", async () => {
+    const registry = createMetricsRegistry({ defaultMetrics: false });
+    let fail = false;
+    let waiting = 3;
+    setQueueDepthReader(registry, async () => {
+      if (fail) throw new Error("redis down");
+      return { sync: { waiting, active: 1 } };
+    });
+    expect(await registry.getSingleMetricAsString("queue_jobs")).toContain(
+      'queue_jobs{queue="sync",state="waiting"} 3',
+    );
+    waiting = 7;
+    expect(await registry.getSingleMetricAsString("queue_jobs")).toContain(
+      'queue_jobs{queue="sync",state="waiting"} 7',
+    );
+    fail = true;
+    waiting = 9;
+    expect(await registry.getSingleMetricAsString("queue_jobs")).toContain(
+      'queue_jobs{queue="sync",state="waiting"} 7',
+    );
+  });
+});
