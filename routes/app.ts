@@ -1,0 +1,55 @@
+import express, { type Express, type RequestHandler, type Router } from "express";
+import type { Logger } from "../src/observability/logger.js";
+import { type ScimRouterDeps, createScimRouter } from "./scim/scim-router.js";
+
+/**
+ * Everything the HTTP side is made of. The composition root (src/bridge.ts) builds the parts and
+ * passes them in; this factory only orders them. It never listens: tests use supertest on it.
+ */
+export interface AppParts {
+  logger: Logger;
+  scim?: ScimRouterDeps;
+  /** Runs first on every request: security headers, request ids and logging, HTTP metrics. */
+  middleware?: RequestHandler[];
+  /** Mounted at the root: /healthz, /readyz. */
+  health?: Router;
+  /** Mounted at the root: /metrics. */
+  metrics?: Router;
+  /** Mounted at /hooks. */
+  hooks?: Router;
+  /** Mounted at /admin/v1. */
+  admin?: Router;
+  /** Mounted at /admin/queues (Bull Board). */
+  queues?: Router;
+}
+
+export function createApp(parts: AppParts): Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("etag", false);
+  app.set("query parser", "simple");
+  for (const handler of parts.middleware ?? []) app.use(handler);
+  if (parts.health) app.use(parts.health);
+  if (parts.metrics) app.use(parts.metrics);
+  if (parts.scim) app.use("/scim/v2/:source", createScimRouter(parts.scim));
+  if (parts.hooks) app.use("/hooks", parts.hooks);
+  if (parts.admin) app.use("/admin/v1", parts.admin);
+  if (parts.queues) app.use("/admin/queues", parts.queues);
+  app.use((_req, res) => {
+    res.status(404).json({ error: { code: "not_found", message: "No such route" } });
+  });
+  app.use(((err, _req, res, _next) => {
+    const status =
+      typeof err?.status === "number" && err.status >= 400 && err.status < 600 ? err.status : 500;
+    if (status >= 500) parts.logger.error({ err }, "unhandled error");
+    res
+      .status(status)
+      .json({
+        error: {
+          code: err?.code ?? "internal",
+          message: status >= 500 ? "Internal error" : String(err?.message),
+        },
+      });
+  }) as express.ErrorRequestHandler);
+  return app;
+}

@@ -1,0 +1,105 @@
+import type { Request } from "express";
+import { NotFoundError } from "../../src/errors.js";
+import { toCanonicalGroup } from "../../src/scim/canonical-resource.js";
+import { normalizePatchRequest } from "../../src/scim/dialects.js";
+import { applyGroupPatch } from "../../src/scim/patch.js";
+import { projectResource } from "../../src/scim/projection.js";
+import { SCHEMA_LIST, type JsonObject } from "../../src/scim/scim-types.js";
+import { type ListParams, membersExcluded, parseListParams } from "./list-params.js";
+import { etagHeaders, ifMatchOf } from "./preconditions.js";
+import { renderGroup, scimBaseUrl } from "./scim-render.js";
+import { type ResourceHandlers, type ScimRouterDeps, requireObjectBody, sendScim } from "./scim-router.js";
+
+function projection(req: Request): Pick<ListParams, "attributes" | "excludedAttributes"> {
+  const { attributes, excludedAttributes } = parseListParams({
+    attributes: req.query.attributes,
+    excludedAttributes: req.query.excludedAttributes,
+  });
+  return { attributes, excludedAttributes };
+}
+
+/** /Groups (RFC 7644 §3.3-§3.6). Membership changes go through the store as add/remove sets. */
+export function createGroupHandlers({ directory }: ScimRouterDeps): ResourceHandlers {
+  const source = (req: Request) => String(req.params.source);
+  const id = (req: Request) => String(req.params.id);
+
+  const listWith = async (req: Request, params: ListParams): Promise<JsonObject> => {
+    const base = scimBaseUrl(req, source(req));
+    const page = await directory.listGroups(source(req), {
+      ...params,
+      withMembers: !membersExcluded(params),
+    });
+    return {
+      schemas: [SCHEMA_LIST],
+      totalResults: page.totalResults,
+      startIndex: params.startIndex,
+      itemsPerPage: page.items.length,
+      Resources: page.items.map((g) => projectResource(renderGroup(g, base), params)),
+    };
+  };
+
+  const answer = async (req: Request, status: number, groupId: string) => {
+    const wanted = projection(req);
+    const record = await directory.getGroup(source(req), groupId, { withMembers: !membersExcluded(wanted) });
+    if (!record) throw new NotFoundError(`Group ${groupId} not found`);
+    return {
+      body: projectResource(renderGroup(record, scimBaseUrl(req, source(req))), wanted),
+      record,
+      status,
+    };
+  };
+
+  return {
+    list: async (req, res) => {
+      sendScim(res, 200, await listWith(req, parseListParams(req.query as Record<string, unknown>)));
+    },
+    search: async (req, res) => {
+      sendScim(res, 200, await listWith(req, parseListParams(requireObjectBody(req))));
+    },
+    create: async (req, res) => {
+      const { resource, members } = toCanonicalGroup(requireObjectBody(req));
+      const created = await directory.createGroup(source(req), resource, members);
+      const { body, record } = await answer(req, 201, created.resource.id);
+      sendScim(res, 201, body, {
+        Location: String((body.meta as JsonObject).location),
+        ...etagHeaders(record.meta.version),
+      });
+    },
+    get: async (req, res) => {
+      const { body, record } = await answer(req, 200, id(req));
+      sendScim(res, 200, body, etagHeaders(record.meta.version));
+    },
+    replace: async (req, res) => {
+      const { resource, members } = toCanonicalGroup(requireObjectBody(req));
+      await directory.replaceGroup(source(req), id(req), resource, members, { ifMatch: ifMatchOf(req) });
+      const { body, record } = await answer(req, 200, id(req));
+      sendScim(res, 200, body, etagHeaders(record.meta.version));
+    },
+    patch: async (req, res) => {
+      const operations = normalizePatchRequest(requireObjectBody(req));
+      const updated = await directory.updateGroup(
+        source(req),
+        id(req),
+        (current) =>
+          applyGroupPatch(
+            current.resource,
+            current.members?.map((m) => m.value),
+            operations,
+          ),
+        { ifMatch: ifMatchOf(req) },
+      );
+      // A group PATCH answers 204 (RFC 7644 §3.5.2) unless the caller asked for attributes back:
+      // re-reading a 5,000-member group on every membership change costs more than it gives.
+      if (req.query.attributes === undefined && req.query.excludedAttributes === undefined) {
+        sendScim(res, 204, undefined, etagHeaders(updated.meta.version));
+        return;
+      }
+      const { body, record } = await answer(req, 200, id(req));
+      sendScim(res, 200, body, etagHeaders(record.meta.version));
+    },
+    remove: async (req, res) => {
+      await directory.deleteGroup(source(req), id(req), { ifMatch: ifMatchOf(req) });
+      sendScim(res, 204, undefined);
+    },
+  };
+}

@@ -1,0 +1,58 @@
+import { BadRequestError } from "../../src/errors.js";
+import { parseFilter } from "../../src/scim/filter-parser.js";
+import type { FilterNode } from "../../src/scim/filter-types.js";
+
+export const DEFAULT_PAGE_SIZE = 100;
+export const MAX_PAGE_SIZE = 200;
+
+export interface ListParams {
+  filter?: FilterNode;
+  startIndex: number;
+  count: number;
+  attributes?: string[];
+  excludedAttributes?: string[];
+}
+
+function list(value: unknown): string[] | undefined {
+  if (value === undefined || value === null || value === "") return undefined;
+  const parts = (Array.isArray(value) ? value.map(String) : String(value).split(","))
+    .map((s) => s.trim())
+    .filter(Boolean);
+  return parts.length > 0 ? parts : undefined;
+}
+
+function integer(value: unknown, name: string): number | undefined {
+  if (value === undefined || value === null || value === "") return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n)) throw new BadRequestError(`${name} must be an integer`, "invalidValue");
+  return Math.trunc(n);
+}
+
+/**
+ * Query parameters of a list (RFC 7644 §3.4.2) from the query string or a SearchRequest body
+ * (§3.4.3). startIndex below 1 counts as 1; count is clamped to [0, MAX_PAGE_SIZE].
+ */
+export function parseListParams(source: Record<string, unknown>): ListParams {
+  const filterText = source.filter;
+  if (filterText !== undefined && typeof filterText !== "string")
+    throw new BadRequestError("filter must be a string", "invalidFilter");
+  const startIndex = Math.max(1, integer(source.startIndex, "startIndex") ?? 1);
+  const count = Math.min(MAX_PAGE_SIZE, Math.max(0, integer(source.count, "count") ?? DEFAULT_PAGE_SIZE));
+  return {
+    filter: filterText && filterText.trim() !== "" ? parseFilter(filterText) : undefined,
+    startIndex,
+    count,
+    attributes: list(source.attributes),
+    excludedAttributes: list(source.excludedAttributes),
+  };
+}
+
+/** True when the caller asked not to see a group's members (`excludedAttributes=members`). */
+export function membersExcluded(params: Pick<ListParams, "attributes" | "excludedAttributes">): boolean {
+  const excluded = params.excludedAttributes?.some((a) =>
+    /^(urn:ietf:params:scim:schemas:core:2\.0:Group:)?members$/i.test(a),
+  );
+  const notAsked =
+    params.attributes !== undefined && !params.attributes.some((a) => /(^|:)members(\.|$)/i.test(a));
+  return Boolean(excluded) || notAsked;
+}

@@ -1,0 +1,155 @@
+import express, { type Request, type RequestHandler, type Response, type Router } from "express";
+import type { Config } from "../../src/config/config-schema.js";
+import type { DirectoryStore } from "../../src/directory/directory-types.js";
+import { BadRequestError, MethodNotAllowedError, NotFoundError } from "../../src/errors.js";
+import type { Logger } from "../../src/observability/logger.js";
+import { resourceTypes, schemas, serviceProviderConfig } from "../../src/scim/discovery.js";
+import type { JsonObject } from "../../src/scim/scim-types.js";
+import { createGroupHandlers } from "./group-handlers.js";
+import { scimAuthentication } from "./scim-auth.js";
+import { SCIM_CONTENT_TYPE, scimErrorHandler, sendScimError } from "./scim-errors.js";
+import { scimBaseUrl } from "./scim-render.js";
+import { createUserHandlers } from "./user-handlers.js";
+
+export interface ScimRouterDeps {
+  config: Config;
+  directory: DirectoryStore;
+  logger: Logger;
+  /** Runs after authentication, before any body is read (e.g. the per-source intake rate limiter). */
+  beforeHandlers?: RequestHandler[];
+  /** Called once per answered SCIM operation (metrics). */
+  onOperation?: (event: { source: string; resource: string; operation: string; status: number }) => void;
+}
+
+/** The handlers of one resource type (Users, Groups). */
+export interface ResourceHandlers {
+  list: RequestHandler;
+  search: RequestHandler;
+  create: RequestHandler;
+  get: RequestHandler;
+  replace: RequestHandler;
+  patch: RequestHandler;
+  remove: RequestHandler;
+}
+
+export function sendScim(
+  res: Response,
+  status: number,
+  body: JsonObject | undefined,
+  headers: Record<string, string> = {},
+): void {
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  if (body === undefined) {
+    res.status(status).end();
+    return;
+  }
+  res.status(status).type(SCIM_CONTENT_TYPE).send(JSON.stringify(body));
+}
+
+/** Parses JSON bodies sent as application/scim+json or application/json (with or without charset). */
+function jsonBody(limit: string): RequestHandler {
+  return express.json({
+    limit,
+    strict: false,
+    type: (req) => {
+      const ct = req.headers["content-type"];
+      return ct === undefined || /json/i.test(ct);
+    },
+  });
+}
+
+export function requireObjectBody(req: Request): JsonObject {
+  const body: unknown = req.body;
+  if (body === undefined || body === null || typeof body !== "object" || Array.isArray(body)) {
+    throw new BadRequestError(
+      "The request body must be a JSON object (application/scim+json)",
+      "invalidSyntax",
+    );
+  }
+  return body as JsonObject;
+}
+
+const methodNotAllowed: RequestHandler = (_req, res) => {
+  res.setHeader("Allow", "GET");
+  throw new MethodNotAllowedError("Discovery endpoints are read-only");
+};
+
+/**
+ * The SCIM 2.0 service provider of one source, mounted at `/scim/v2/:source` (RFC 7644).
+ * Discovery answers without a body being read; every other route needs the source's bearer token.
+ */
+export function createScimRouter(deps: ScimRouterDeps): Router {
+  const { config, logger } = deps;
+  const router = express.Router({ mergeParams: true });
+  const body = jsonBody(config.server.bodyLimit);
+  const source = (req: Request): string => String(req.params.source);
+
+  router.use((req, res, next) => {
+    if (!Object.hasOwn(config.sources, source(req))) return sendScimError(res, 404, "No such SCIM endpoint");
+    if (deps.onOperation) {
+      res.on("finish", () => {
+        const resource = /\/(Users|Groups)/.exec(req.path)?.[1] ?? "discovery";
+        deps.onOperation?.({ source: source(req), resource, operation: req.method, status: res.statusCode });
+      });
+    }
+    next();
+  });
+
+  // Discovery (RFC 7644 §4): readable without a token; write methods answer 405 before any body is read.
+  router.get("/ServiceProviderConfig", (req, res) =>
+    sendScim(res, 200, serviceProviderConfig(scimBaseUrl(req, source(req)))),
+  );
+  router.get("/ResourceTypes", (req, res) =>
+    sendScim(res, 200, resourceTypes(scimBaseUrl(req, source(req)))),
+  );
+  router.get("/ResourceTypes/:name", (req, res) => {
+    const list = resourceTypes(scimBaseUrl(req, source(req))) as { Resources?: JsonObject[] };
+    const found = list.Resources?.find((r) => r.id === req.params.name || r.name === req.params.name);
+    if (!found) throw new NotFoundError(`No resource type ${req.params.name}`);
+    sendScim(res, 200, found);
+  });
+  router.get("/Schemas", (_req, res) => sendScim(res, 200, schemas()));
+  router.get("/Schemas/:id", (req, res) => {
+    const list = schemas() as { Resources?: JsonObject[] };
+    const found = list.Resources?.find((r) => r.id === req.params.id);
+    if (!found) throw new NotFoundError(`No schema ${req.params.id}`);
+    sendScim(res, 200, found);
+  });
+  router.all(
+    ["/ServiceProviderConfig", "/ResourceTypes", "/ResourceTypes/:name", "/Schemas", "/Schemas/:id"],
+    methodNotAllowed,
+  );
+
+  router.use(scimAuthentication(config));
+  for (const handler of deps.beforeHandlers ?? []) router.use(handler);
+
+  const users = createUserHandlers(deps);
+  router.post("/Users/.search", body, users.search);
+  router.route("/Users").get(users.list).post(body, users.create);
+  router
+    .route("/Users/:id")
+    .get(users.get)
+    .put(body, users.replace)
+    .patch(body, users.patch)
+    .delete(users.remove);
+
+  const groups = createGroupHandlers(deps);
+  router.post("/Groups/.search", body, groups.search);
+  router.route("/Groups").get(groups.list).post(body, groups.create);
+  router
+    .route("/Groups/:id")
+    .get(groups.get)
+    .put(body, groups.replace)
+    .patch(body, groups.patch)
+    .delete(groups.remove);
+
+  router.all(["/Bulk", "/Me"], (_req, res) =>
+    sendScimError(res, 501, "Not implemented by this service provider"),
+  );
+  router.all(["/Users", "/Users/:id", "/Groups", "/Groups/:id"], (req) => {
+    throw new MethodNotAllowedError(`${req.method} is not supported here`);
+  });
+  router.use((_req, res) => sendScimError(res, 404, "No such SCIM endpoint"));
+  router.use(scimErrorHandler(logger));
+  return router;
+}

@@ -1,0 +1,95 @@
+import type { Request } from "express";
+import { NotFoundError } from "../../src/errors.js";
+import { normalizePatchRequest } from "../../src/scim/dialects.js";
+import { toCanonicalUser } from "../../src/scim/canonical-resource.js";
+import { applyUserPatch } from "../../src/scim/patch.js";
+import { projectResource } from "../../src/scim/projection.js";
+import { SCHEMA_LIST, type JsonObject } from "../../src/scim/scim-types.js";
+import { type ListParams, parseListParams } from "./list-params.js";
+import { ifMatchOf, etagHeaders } from "./preconditions.js";
+import { renderUser, scimBaseUrl } from "./scim-render.js";
+import { type ResourceHandlers, type ScimRouterDeps, requireObjectBody, sendScim } from "./scim-router.js";
+
+function projection(req: Request): Pick<ListParams, "attributes" | "excludedAttributes"> {
+  const { attributes, excludedAttributes } = parseListParams({
+    attributes: req.query.attributes,
+    excludedAttributes: req.query.excludedAttributes,
+  });
+  return { attributes, excludedAttributes };
+}
+
+/** /Users (RFC 7644 §3.3 create, §3.4 query, §3.5 replace/patch, §3.6 delete). */
+export function createUserHandlers({ directory }: ScimRouterDeps): ResourceHandlers {
+  const source = (req: Request) => String(req.params.source);
+  const id = (req: Request) => String(req.params.id);
+
+  const listWith = async (req: Request, params: ListParams): Promise<JsonObject> => {
+    const base = scimBaseUrl(req, source(req));
+    const page = await directory.listUsers(source(req), params);
+    return {
+      schemas: [SCHEMA_LIST],
+      totalResults: page.totalResults,
+      startIndex: params.startIndex,
+      itemsPerPage: page.items.length,
+      Resources: page.items.map((u) => projectResource(renderUser(u, base), params)),
+    };
+  };
+
+  return {
+    list: async (req, res) => {
+      sendScim(res, 200, await listWith(req, parseListParams(req.query as Record<string, unknown>)));
+    },
+    search: async (req, res) => {
+      sendScim(res, 200, await listWith(req, parseListParams(requireObjectBody(req))));
+    },
+    create: async (req, res) => {
+      const record = await directory.createUser(source(req), toCanonicalUser(requireObjectBody(req)));
+      const out = renderUser(record, scimBaseUrl(req, source(req)));
+      sendScim(res, 201, projectResource(out, projection(req)), {
+        Location: String((out.meta as JsonObject).location),
+        ...etagHeaders(record.meta.version),
+      });
+    },
+    get: async (req, res) => {
+      const record = await directory.getUser(source(req), id(req));
+      if (!record) throw new NotFoundError(`User ${id(req)} not found`);
+      sendScim(
+        res,
+        200,
+        projectResource(renderUser(record, scimBaseUrl(req, source(req))), projection(req)),
+        etagHeaders(record.meta.version),
+      );
+    },
+    replace: async (req, res) => {
+      const next = toCanonicalUser(requireObjectBody(req));
+      const record = await directory.replaceUser(source(req), id(req), next, { ifMatch: ifMatchOf(req) });
+      sendScim(
+        res,
+        200,
+        projectResource(renderUser(record, scimBaseUrl(req, source(req))), projection(req)),
+        etagHeaders(record.meta.version),
+      );
+    },
+    patch: async (req, res) => {
+      const operations = normalizePatchRequest(requireObjectBody(req));
+      const record = await directory.updateUser(
+        source(req),
+        id(req),
+        (current) => applyUserPatch(current.resource, operations),
+        {
+          ifMatch: ifMatchOf(req),
+        },
+      );
+      sendScim(
+        res,
+        200,
+        projectResource(renderUser(record, scimBaseUrl(req, source(req))), projection(req)),
+        etagHeaders(record.meta.version),
+      );
+    },
+    remove: async (req, res) => {
+      await directory.deleteUser(source(req), id(req), { ifMatch: ifMatchOf(req) });
+      sendScim(res, 204, undefined);
+    },
+  };
+}

@@ -1,0 +1,295 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ScimTestApp, createScimTestApp } from "../../helpers/scim-test-app.js";
+
+const USER = "urn:ietf:params:scim:schemas:core:2.0:User";
+const ENTERPRISE = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User";
+const ERROR = "urn:ietf:params:scim:api:messages:2.0:Error";
+const PATCH = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
+
+let t: ScimTestApp;
+beforeAll(async () => {
+  t = await createScimTestApp("users");
+});
+afterAll(async () => {
+  await t.close();
+});
+
+const newUser = (userName: string, extra: Record<string, unknown> = {}) => ({
+  schemas: [USER],
+  userName,
+  name: { givenName: "Ada", familyName: "Lovelace" },
+  emails: [{ value: `${userName.toLowerCase()}`, type: "work", primary: true }],
+  active: true,
+  ...extra,
+});
+
+describe("POST /Users (RFC 7644 §3.3)", () => {
+  it("creates a user: 201, full resource, Location, ETag, and marks it for sync", async () => {
+    const res = await t.request
+      .post("/scim/v2/okta/Users")
+      .set(t.okta)
+      .set("Content-Type", "application/scim+json")
+      .send(newUser("Ada.Lovelace@Example.com"));
+    expect(res.status).toBe(201);
+    expect(res.headers["content-type"]).toMatch(/application\/scim\+json/);
+    expect(res.body.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(res.body.userName).toBe("Ada.Lovelace@Example.com");
+    expect(res.body.meta.resourceType).toBe("User");
+    expect(res.body.meta.version).toMatch(/^W\/"/);
+    expect(res.headers.location).toBe(res.body.meta.location);
+    expect(res.headers.location).toMatch(new RegExp(`/scim/v2/okta/Users/${res.body.id}$`));
+    expect(res.headers.etag).toBe(res.body.meta.version);
+    expect(t.notified).toContainEqual({ source: "okta", kind: "user", id: res.body.id });
+  });
+
+  it("answers 409 uniqueness for a userName that differs only in case, and stores nothing", async () => {
+    const res = await t.request
+      .post("/scim/v2/okta/Users")
+      .set(t.okta)
+      .send(newUser("ADA.LOVELACE@example.com"));
+    expect(res.status).toBe(409);
+    expect(res.body).toMatchObject({ schemas: [ERROR], status: "409", scimType: "uniqueness" });
+    const list = await t.request
+      .get("/scim/v2/okta/Users")
+      .query({ filter: 'userName eq "ada.lovelace@example.com"' })
+      .set(t.okta);
+    expect(list.body.totalResults).toBe(1);
+  });
+
+  it("never returns the password", async () => {
+    const res = await t.request
+      .post("/scim/v2/okta/Users")
+      .set(t.okta)
+      .send(newUser("pw@example.com", { password: "hunter2!" }));
+    expect(res.status).toBe(201);
+    expect(JSON.stringify(res.body)).not.toContain("hunter2");
+    const got = await t.request.get(`/scim/v2/okta/Users/${res.body.id}`).set(t.okta);
+    expect(JSON.stringify(got.body)).not.toContain("hunter2");
+  });
+
+  it("rejects a user without userName with 400 invalidValue", async () => {
+    const res = await t.request
+      .post("/scim/v2/okta/Users")
+      .set(t.okta)
+      .send({ schemas: [USER], active: true });
+    expect(res.status).toBe(400);
+    expect(res.body.schemas).toEqual([ERROR]);
+  });
+
+  it("answers malformed JSON with 400 invalidSyntax", async () => {
+    const res = await t.request
+      .post("/scim/v2/okta/Users")
+      .set(t.okta)
+      .set("Content-Type", "application/scim+json")
+      .send('{"userName": ');
+    expect(res.status).toBe(400);
+    expect(res.body.scimType).toBe("invalidSyntax");
+  });
+
+  it("answers an oversize body with 413 and a SCIM error", async () => {
+    const big = newUser("big@example.com", { displayName: "x".repeat(2 * 1024 * 1024) });
+    const res = await t.request.post("/scim/v2/okta/Users").set(t.okta).send(big);
+    expect(res.status).toBe(413);
+    expect(res.body.schemas).toEqual([ERROR]);
+  });
+
+  it("accepts application/json with a charset", async () => {
+    const res = await t.request
+      .post("/scim/v2/okta/Users")
+      .set(t.okta)
+      .set("Content-Type", "application/json; charset=utf-8")
+      .send(JSON.stringify(newUser("charset@example.com")));
+    expect(res.status).toBe(201);
+  });
+});
+
+describe("GET, PUT, PATCH, DELETE /Users/:id", () => {
+  it("gets by id, 404 with a SCIM error for an unknown id", async () => {
+    const created = await t.request.post("/scim/v2/okta/Users").set(t.okta).send(newUser("get@example.com"));
+    const got = await t.request.get(`/scim/v2/okta/Users/${created.body.id}`).set(t.okta);
+    expect(got.status).toBe(200);
+    expect(got.body.userName).toBe("get@example.com");
+    const missing = await t.request
+      .get("/scim/v2/okta/Users/00000000-0000-0000-0000-000000000000")
+      .set(t.okta);
+    expect(missing.status).toBe(404);
+    expect(missing.body).toMatchObject({ schemas: [ERROR], status: "404" });
+  });
+
+  it("PUT replaces the whole user and changes the version", async () => {
+    const created = await t.request
+      .post("/scim/v2/okta/Users")
+      .set(t.okta)
+      .send(newUser("put@example.com", { title: "Engineer" }));
+    const res = await t.request
+      .put(`/scim/v2/okta/Users/${created.body.id}`)
+      .set(t.okta)
+      .send({ schemas: [USER], userName: "put@example.com", active: false, name: { givenName: "Put" } });
+    expect(res.status).toBe(200);
+    expect(res.body.active).toBe(false);
+    expect(res.body.title).toBeUndefined();
+    expect(res.body.meta.version).not.toBe(created.body.meta.version);
+  });
+
+  it("If-Match with a stale version answers 412 and changes nothing", async () => {
+    const created = await t.request.post("/scim/v2/okta/Users").set(t.okta).send(newUser("etag@example.com"));
+    const stale = created.body.meta.version;
+    await t.request
+      .patch(`/scim/v2/okta/Users/${created.body.id}`)
+      .set(t.okta)
+      .send({ schemas: [PATCH], Operations: [{ op: "replace", path: "title", value: "A" }] });
+    const res = await t.request
+      .patch(`/scim/v2/okta/Users/${created.body.id}`)
+      .set(t.okta)
+      .set("If-Match", stale)
+      .send({ schemas: [PATCH], Operations: [{ op: "replace", path: "title", value: "B" }] });
+    expect(res.status).toBe(412);
+    const got = await t.request.get(`/scim/v2/okta/Users/${created.body.id}`).set(t.okta);
+    expect(got.body.title).toBe("A");
+    const ok = await t.request
+      .patch(`/scim/v2/okta/Users/${created.body.id}`)
+      .set(t.okta)
+      .set("If-Match", got.body.meta.version)
+      .send({ schemas: [PATCH], Operations: [{ op: "replace", path: "title", value: "C" }] });
+    expect(ok.status).toBe(200);
+    expect(ok.body.title).toBe("C");
+  });
+
+  it("PATCH answers 200 with the resource; Okta's no-path deactivate works", async () => {
+    const created = await t.request
+      .post("/scim/v2/okta/Users")
+      .set(t.okta)
+      .send(newUser("deact@example.com"));
+    const res = await t.request
+      .patch(`/scim/v2/okta/Users/${created.body.id}`)
+      .set(t.okta)
+      .send({ schemas: [PATCH], Operations: [{ op: "replace", value: { active: false } }] });
+    expect(res.status).toBe(200);
+    expect(res.body.active).toBe(false);
+  });
+
+  it("a PATCH that cannot apply answers 400 and leaves the user untouched", async () => {
+    const created = await t.request
+      .post("/scim/v2/okta/Users")
+      .set(t.okta)
+      .send(newUser("atomic@example.com"));
+    const res = await t.request
+      .patch(`/scim/v2/okta/Users/${created.body.id}`)
+      .set(t.okta)
+      .send({
+        schemas: [PATCH],
+        Operations: [
+          { op: "replace", path: "title", value: "T" },
+          { op: "explode", path: "title" },
+        ],
+      });
+    expect(res.status).toBe(400);
+    const got = await t.request.get(`/scim/v2/okta/Users/${created.body.id}`).set(t.okta);
+    expect(got.body.title).toBeUndefined();
+    expect(got.body.meta.version).toBe(created.body.meta.version);
+  });
+
+  it("DELETE answers 204, then the user is gone (404)", async () => {
+    const created = await t.request.post("/scim/v2/okta/Users").set(t.okta).send(newUser("del@example.com"));
+    const res = await t.request.delete(`/scim/v2/okta/Users/${created.body.id}`).set(t.okta);
+    expect(res.status).toBe(204);
+    expect((await t.request.get(`/scim/v2/okta/Users/${created.body.id}`).set(t.okta)).status).toBe(404);
+    expect((await t.request.delete(`/scim/v2/okta/Users/${created.body.id}`).set(t.okta)).status).toBe(404);
+    // the userName is free again
+    expect(
+      (await t.request.post("/scim/v2/okta/Users").set(t.okta).send(newUser("del@example.com"))).status,
+    ).toBe(201);
+  });
+
+  it("keeps enterprise extension data and a bare-string manager from Entra", async () => {
+    const res = await t.request
+      .post("/scim/v2/okta/Users")
+      .set(t.okta)
+      .send(
+        newUser("ent@example.com", {
+          schemas: [USER, ENTERPRISE],
+          [ENTERPRISE]: { department: "R&D", manager: "boss-1" },
+        }),
+      );
+    expect(res.status).toBe(201);
+    expect(res.body[ENTERPRISE].department).toBe("R&D");
+    expect(res.body[ENTERPRISE].manager.value).toBe("boss-1");
+  });
+});
+
+describe("GET /Users lists (RFC 7644 §3.4.2)", () => {
+  it("filters case-insensitively on userName and emails, and an unmatched filter is 200 with no results", async () => {
+    await t.request.post("/scim/v2/okta/Users").set(t.okta).send(newUser("Filter.Me@Example.com"));
+    const byName = await t.request
+      .get("/scim/v2/okta/Users")
+      .query({ filter: 'userName eq "filter.me@example.com"' })
+      .set(t.okta);
+    expect(byName.status).toBe(200);
+    expect(byName.body.totalResults).toBe(1);
+    expect(byName.body.Resources[0].userName).toBe("Filter.Me@Example.com");
+    const byEmail = await t.request
+      .get("/scim/v2/okta/Users")
+      .query({ filter: 'emails.value eq "FILTER.ME@EXAMPLE.COM"' })
+      .set(t.okta);
+    expect(byEmail.body.totalResults).toBe(1);
+    const none = await t.request
+      .get("/scim/v2/okta/Users")
+      .query({ filter: 'userName eq "nobody@example.com"' })
+      .set(t.okta);
+    expect(none.status).toBe(200);
+    expect(none.body).toMatchObject({ totalResults: 0, Resources: [] });
+  });
+
+  it("answers an unparseable filter with 400 invalidFilter", async () => {
+    const res = await t.request.get("/scim/v2/okta/Users").query({ filter: 'userName eq "x' }).set(t.okta);
+    expect(res.status).toBe(400);
+    expect(res.body.scimType).toBe("invalidFilter");
+  });
+
+  it("pages with startIndex and count in a stable order", async () => {
+    for (let i = 0; i < 5; i++)
+      await t.request
+        .post("/scim/v2/okta/Users")
+        .set(t.okta)
+        .send(newUser(`page${i}@paging.test`));
+    const all = await t.request
+      .get("/scim/v2/okta/Users")
+      .query({ filter: 'userName ew "@paging.test"', count: 100 })
+      .set(t.okta);
+    expect(all.body.totalResults).toBe(5);
+    const p1 = await t.request
+      .get("/scim/v2/okta/Users")
+      .query({ filter: 'userName ew "@paging.test"', startIndex: 1, count: 2 })
+      .set(t.okta);
+    const p2 = await t.request
+      .get("/scim/v2/okta/Users")
+      .query({ filter: 'userName ew "@paging.test"', startIndex: 3, count: 2 })
+      .set(t.okta);
+    expect(p1.body.itemsPerPage).toBe(2);
+    expect(p1.body.totalResults).toBe(5);
+    const names = [...p1.body.Resources, ...p2.body.Resources].map((r: { userName: string }) => r.userName);
+    expect(names).toEqual(all.body.Resources.slice(0, 4).map((r: { userName: string }) => r.userName));
+  });
+
+  it("supports attributes and excludedAttributes", async () => {
+    const res = await t.request
+      .get("/scim/v2/okta/Users")
+      .query({ filter: 'userName eq "get@example.com"', attributes: "userName" })
+      .set(t.okta);
+    expect(res.body.Resources[0]).toHaveProperty("id");
+    expect(res.body.Resources[0]).toHaveProperty("userName");
+    expect(res.body.Resources[0]).not.toHaveProperty("emails");
+  });
+
+  it("POST /Users/.search takes the query in the body", async () => {
+    const res = await t.request
+      .post("/scim/v2/okta/Users/.search")
+      .set(t.okta)
+      .send({
+        schemas: ["urn:ietf:params:scim:api:messages:2.0:SearchRequest"],
+        filter: 'userName eq "get@example.com"',
+      });
+    expect(res.status).toBe(200);
+    expect(res.body.totalResults).toBe(1);
+  });
+});
