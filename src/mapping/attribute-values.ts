@@ -1,0 +1,45 @@
+import type { AttributeRule } from "../config/config-schema.js";
+import type { UserAttributeType, UserAttributeValueValue } from "../platform/platform-types.js";
+import type { JsonObject } from "../scim/scim-types.js";
+import { coerceAttributeValue } from "./coerce-attribute-value.js";
+import type { PlanProblem } from "./plan-types.js";
+import { readScimPath } from "./scim-path.js";
+
+export interface DesiredAttribute {
+  type: UserAttributeType;
+  value: UserAttributeValueValue;
+}
+
+/**
+ * The platform attribute values a user should have, from the source's rules. A value that
+ * cannot be coerced to the rule's type is reported as a problem and left out.
+ */
+export function desiredAttributeValues(
+  user: JsonObject,
+  rules: Record<string, AttributeRule>,
+): { values: Record<string, DesiredAttribute>; problems: PlanProblem[] } {
+  const values: Record<string, DesiredAttribute> = {};
+  const problems: PlanProblem[] = [];
+  for (const [name, rule] of Object.entries(rules)) {
+    let raw: ReturnType<typeof readScimPath>;
+    try {
+      raw = readScimPath(user, rule.from);
+    } catch (err) {
+      problems.push({
+        code: "attribute_rule_invalid",
+        message: `attribute ${name}: ${(err as Error).message}`,
+      });
+      continue;
+    }
+    const coerced = coerceAttributeValue(raw, rule.type);
+    if ("invalid" in coerced) {
+      problems.push({
+        code: "attribute_value_invalid",
+        message: `attribute ${name}: value is ${coerced.reason} (type ${rule.type})`,
+      });
+      continue;
+    }
+    values[name] = { type: rule.type, value: coerced.value };
+  }
+  return { values, problems };
+}

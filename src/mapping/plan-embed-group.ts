@@ -1,0 +1,58 @@
+import type { EmbedUserInput } from "../platform/platform-types.js";
+import { chunk, type AppliedEmbedGroup, type EmbedGroupStep, type Plan } from "./plan-types.js";
+
+export type EmbedTarget = { embedTenant: string } | { embedTenantFromGroup: { pattern: string } };
+
+/**
+ * The embed tenant a group belongs to: the fixed tenant, or the first capture group of the
+ * source's pattern applied to the group's displayName, lower-cased. null when it does not match.
+ */
+export function resolveEmbedTenant(target: EmbedTarget, displayName: string): string | null {
+  if ("embedTenant" in target) return target.embedTenant;
+  const m = new RegExp(target.embedTenantFromGroup.pattern).exec(displayName);
+  const tenant = m?.[1]?.toLowerCase();
+  if (!tenant || !/^[a-z0-9][a-z0-9-]{0,62}$/.test(tenant)) return null;
+  return tenant;
+}
+
+export interface EmbedGroupPlanInput {
+  /** null when the group is deleted at the source. */
+  desired: { tenant: string; name: string } | null;
+  /** Embed users that should be members (active members that have an externalId). */
+  desiredMembers: EmbedUserInput[];
+  applied: AppliedEmbedGroup | null;
+}
+
+/**
+ * Plans the sync of one group of an embed-tenant source: create/adopt by name, rename, member
+ * diff by externalId, delete. A group whose tenant changed is deleted in the old tenant and
+ * created in the new one.
+ */
+export function planEmbedGroup(input: EmbedGroupPlanInput): Plan<EmbedGroupStep> {
+  const { desired, desiredMembers, applied } = input;
+  if (desired === null || (applied?.platformId && applied.tenant !== desired.tenant)) {
+    if (applied?.platformId) return { steps: [{ type: "deleteEmbedGroup" }], problems: [] };
+    if (applied?.pendingName && applied.tenant && desired === null) {
+      return {
+        steps: [{ type: "findLostEmbedGroup", tenant: applied.tenant, name: applied.pendingName }],
+        problems: [],
+      };
+    }
+    if (desired === null) return { steps: [{ type: "forget" }], problems: [] };
+  }
+  if (!applied?.platformId) {
+    return {
+      steps: [{ type: "createEmbedGroup", tenant: desired.tenant, name: desired.name }],
+      problems: [],
+    };
+  }
+  const steps: EmbedGroupStep[] = [];
+  if (applied.name !== desired.name) steps.push({ type: "renameEmbedGroup", name: desired.name });
+  const byId = new Map(desiredMembers.map((u) => [u.externalId, u]));
+  const has = new Set(applied.members);
+  const toAdd = [...byId.values()].filter((u) => !has.has(u.externalId));
+  const toRemove = applied.members.filter((id) => !byId.has(id));
+  for (const users of chunk(toAdd)) steps.push({ type: "addEmbedMembers", users });
+  for (const externalIds of chunk(toRemove)) steps.push({ type: "removeEmbedMembers", externalIds });
+  return { steps, problems: [] };
+}

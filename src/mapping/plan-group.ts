@@ -1,0 +1,54 @@
+import type { PatchOperation } from "../scim/scim-types.js";
+import { CHUNK_SIZE, chunk, type AppliedGroup, type GroupStep, type Plan } from "./plan-types.js";
+
+export interface GroupPlanInput {
+  /** The platform group name (prefix + displayName), or null when deleted at the source. */
+  desiredName: string | null;
+  /** Platform user ids of the members that already have one (others are added when they land). */
+  desiredMembers: string[];
+  applied: AppliedGroup | null;
+}
+
+export function platformGroupName(prefix: string, displayName: string): string {
+  return `${prefix}${displayName}`;
+}
+
+/**
+ * Plans the sync of one group of a workspace source. Membership changes by PATCH add/remove of
+ * the difference (RFC 7644 §3.5.2.1 add, §3.5.2.2 remove with a value filter), at most 100 members
+ * a call, never by replacing the whole list. Deleting a group never touches its members.
+ */
+export function planGroup(input: GroupPlanInput): Plan<GroupStep> {
+  const { desiredName, desiredMembers, applied } = input;
+  if (desiredName === null) {
+    if (applied?.platformId) return { steps: [{ type: "deleteGroup" }], problems: [] };
+    if (applied?.pendingDisplayName) {
+      return { steps: [{ type: "findLostGroup", displayName: applied.pendingDisplayName }], problems: [] };
+    }
+    return { steps: [{ type: "forget" }], problems: [] };
+  }
+  const want = [...new Set(desiredMembers)];
+  if (!applied?.platformId) {
+    return {
+      steps: [{ type: "createGroup", displayName: desiredName, members: want.slice(0, CHUNK_SIZE) }],
+      problems: [],
+    };
+  }
+  const has = new Set(applied.members);
+  const wantSet = new Set(want);
+  const toAdd = want.filter((id) => !has.has(id));
+  const toRemove = applied.members.filter((id) => !wantSet.has(id));
+  const calls: PatchOperation[][] = [];
+  for (const ids of chunk(toAdd)) {
+    calls.push([{ op: "add", path: "members", value: ids.map((value) => ({ value })) }]);
+  }
+  for (const ids of chunk(toRemove)) {
+    calls.push(ids.map((id) => ({ op: "remove", path: `members[value eq ${JSON.stringify(id)}]` })));
+  }
+  if (applied.displayName !== desiredName) {
+    const rename: PatchOperation = { op: "replace", path: "displayName", value: desiredName };
+    if (calls[0] && calls[0].length < CHUNK_SIZE) calls[0].unshift(rename);
+    else calls.unshift([rename]);
+  }
+  return { steps: calls.map((operations) => ({ type: "patchGroup", operations })), problems: [] };
+}

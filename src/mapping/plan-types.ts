@@ -1,0 +1,96 @@
+import type {
+  BulkUserAction,
+  EmbedUserInput,
+  UserAttributeType,
+  UserAttributeValueValue,
+} from "../platform/platform-types.js";
+import type { JsonObject, PatchOperation } from "../scim/scim-types.js";
+import type { UserProfile } from "./user-profile.js";
+
+/** Lifecycle state of a platform user as the bridge last applied (or read) it. */
+export type LifecycleState = "active" | "inactive" | "deleted";
+
+/** What the bridge last applied to the platform for a user of a workspace source. */
+export interface AppliedUser {
+  platformId?: string;
+  /** The userName of a create that was sent but whose answer may be lost (adopt/deprovision by it). */
+  pendingUserName?: string;
+  profile?: UserProfile;
+  lifecycle?: LifecycleState;
+  /** Platform attribute name -> value last applied (null = cleared). */
+  attributes: Record<string, UserAttributeValueValue>;
+  generation?: number;
+}
+
+/** What the bridge last recorded for a user of an embed-tenant source (embed users have no own sync). */
+export interface AppliedEmbedMember {
+  externalId: string;
+  active: boolean;
+  email?: string;
+  displayName?: string;
+}
+
+export interface AppliedGroup {
+  platformId?: string;
+  pendingDisplayName?: string;
+  displayName?: string;
+  /** Platform user ids. */
+  members: string[];
+  generation?: number;
+}
+
+export interface AppliedEmbedGroup {
+  platformId?: string;
+  tenant?: string;
+  pendingName?: string;
+  name?: string;
+  /** Embed users' externalIds. */
+  members: string[];
+  generation?: number;
+}
+
+export type UserStep =
+  | { type: "createUser"; body: JsonObject; userName: string }
+  /** A tombstone whose create answer may have been lost: find the platform user by userName. */
+  | { type: "findLostUser"; userName: string }
+  | { type: "patchUser"; operations: PatchOperation[] }
+  | { type: "setAttribute"; name: string; attributeType: UserAttributeType; value: UserAttributeValueValue }
+  | { type: "lifecycle"; action: BulkUserAction; final: boolean }
+  /** Nothing left on the platform side to do for a deleted entity: drop its records. */
+  | { type: "forget" };
+
+export type GroupStep =
+  | { type: "createGroup"; displayName: string; members: string[] }
+  | { type: "findLostGroup"; displayName: string }
+  | { type: "patchGroup"; operations: PatchOperation[] }
+  | { type: "deleteGroup" }
+  | { type: "forget" };
+
+export type EmbedGroupStep =
+  | { type: "createEmbedGroup"; tenant: string; name: string }
+  | { type: "findLostEmbedGroup"; tenant: string; name: string }
+  | { type: "renameEmbedGroup"; name: string }
+  | { type: "addEmbedMembers"; users: EmbedUserInput[] }
+  | { type: "removeEmbedMembers"; externalIds: string[] }
+  | { type: "deleteEmbedGroup" }
+  | { type: "forget" };
+
+/** A problem the planner found that makes the entity impossible to sync until its input changes. */
+export interface PlanProblem {
+  code: string;
+  message: string;
+}
+
+export interface Plan<S> {
+  steps: S[];
+  problems: PlanProblem[];
+}
+
+/** The platform limits chunk sizes to 100 (bulk, members, embed members). */
+export const CHUNK_SIZE = 100;
+
+export function chunk<T>(items: readonly T[], size = CHUNK_SIZE): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}

@@ -1,0 +1,81 @@
+import type { SourceConfig } from "../config/config-schema.js";
+import type { BulkUserAction } from "../platform/platform-types.js";
+import type { ScimUser } from "../scim/scim-types.js";
+import { desiredAttributeValues } from "./attribute-values.js";
+import { sameAttributeValue } from "./coerce-attribute-value.js";
+import type { AppliedUser, LifecycleState, Plan, UserStep } from "./plan-types.js";
+import { diffUserProfile, toPlatformUserBody, toUserProfile } from "./user-profile.js";
+
+export interface UserPlanInput {
+  /** null = deleted at the source (tombstone). */
+  desired: ScimUser | null;
+  applied: AppliedUser | null;
+  source: Pick<SourceConfig, "onDelete" | "attributes">;
+}
+
+function lifecycleAction(from: LifecycleState | undefined, to: LifecycleState): BulkUserAction | null {
+  if (from === to) return null;
+  if (to === "deleted") return "DELETE";
+  if (from === "deleted") return null; // a deleted platform user cannot come back by lifecycle
+  return to === "active" ? "ACTIVATE" : "DEACTIVATE";
+}
+
+/**
+ * Plans the sync of one user of a workspace source: create (adopt on conflict), PATCH of what
+ * changed, attribute values, and lifecycle through the bulk endpoint. A converged user plans
+ * nothing. When the plan starts with a create or a lost-user lookup, the executor runs that step
+ * and plans again with what it learnt.
+ */
+export function planUser(input: UserPlanInput): Plan<UserStep> {
+  const { desired, applied, source } = input;
+  if (desired === null) return planDeletedUser(applied, source.onDelete);
+
+  const profile = toUserProfile(desired);
+  if (!applied?.platformId) {
+    return {
+      steps: [
+        { type: "createUser", body: toPlatformUserBody(profile, desired.active), userName: profile.userName },
+      ],
+      problems: [],
+    };
+  }
+  if (applied.lifecycle === "deleted") {
+    // The platform user is gone (deleted behind us, or by policy): create it again.
+    return {
+      steps: [
+        { type: "createUser", body: toPlatformUserBody(profile, desired.active), userName: profile.userName },
+      ],
+      problems: [],
+    };
+  }
+
+  const steps: UserStep[] = [];
+  const operations = diffUserProfile(applied.profile ?? { userName: "" }, profile);
+  if (operations.length > 0) steps.push({ type: "patchUser", operations });
+
+  const { values, problems } = desiredAttributeValues(desired, source.attributes);
+  for (const [name, want] of Object.entries(values)) {
+    const has = applied.attributes[name];
+    if (has === undefined && want.value === null) continue;
+    if (!sameAttributeValue(has, want.value)) {
+      steps.push({ type: "setAttribute", name, attributeType: want.type, value: want.value });
+    }
+  }
+  const action = lifecycleAction(applied.lifecycle, desired.active ? "active" : "inactive");
+  if (action) steps.push({ type: "lifecycle", action, final: false });
+  return { steps, problems };
+}
+
+function planDeletedUser(applied: AppliedUser | null, onDelete: "deactivate" | "delete"): Plan<UserStep> {
+  if (!applied) return { steps: [{ type: "forget" }], problems: [] };
+  if (!applied.platformId) {
+    if (applied.pendingUserName) {
+      return { steps: [{ type: "findLostUser", userName: applied.pendingUserName }], problems: [] };
+    }
+    return { steps: [{ type: "forget" }], problems: [] };
+  }
+  const target: LifecycleState = onDelete === "delete" ? "deleted" : "inactive";
+  const action = lifecycleAction(applied.lifecycle, target);
+  if (action) return { steps: [{ type: "lifecycle", action, final: true }], problems: [] };
+  return { steps: [{ type: "forget" }], problems: [] };
+}

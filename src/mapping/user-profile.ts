@@ -1,0 +1,126 @@
+import {
+  SCHEMA_ENTERPRISE_USER,
+  SCHEMA_USER,
+  type Json,
+  type JsonObject,
+  type PatchOperation,
+} from "../scim/scim-types.js";
+
+/**
+ * The part of a user the platform keeps (platform-api.yaml, ScimUser): userName, externalId,
+ * name.givenName/familyName, displayName, emails, and the enterprise extension's department,
+ * costCenter, division, organization, employeeNumber and manager.value. `active` is not part of
+ * the profile: it goes through the bulk lifecycle endpoint.
+ */
+export interface UserProfile {
+  userName: string;
+  externalId?: string;
+  givenName?: string;
+  familyName?: string;
+  displayName?: string;
+  emails?: Array<{ value: string; type?: string; primary?: true }>;
+  department?: string;
+  costCenter?: string;
+  division?: string;
+  organization?: string;
+  employeeNumber?: string;
+  manager?: string;
+}
+
+const ENTERPRISE_FIELDS = ["department", "costCenter", "division", "organization", "employeeNumber"] as const;
+
+function str(v: Json | undefined): string | undefined {
+  return typeof v === "string" && v !== "" ? v : undefined;
+}
+
+function obj(v: Json | undefined): JsonObject | undefined {
+  return v && typeof v === "object" && !Array.isArray(v) ? v : undefined;
+}
+
+function normaliseEmails(v: Json | undefined): UserProfile["emails"] {
+  if (!Array.isArray(v)) return undefined;
+  const out: NonNullable<UserProfile["emails"]> = [];
+  for (const e of v) {
+    const o = obj(e);
+    const value = str(o?.["value"]);
+    if (!o || !value) continue;
+    const email: NonNullable<UserProfile["emails"]>[number] = { value };
+    const type = str(o["type"]);
+    if (type) email.type = type;
+    if (o["primary"] === true) email.primary = true;
+    out.push(email);
+  }
+  return out.length === 0 ? undefined : out;
+}
+
+/** Maps a SCIM user (the directory's, or the platform's) to the profile the platform keeps. */
+export function toUserProfile(user: JsonObject): UserProfile {
+  const name = obj(user["name"]);
+  const ent = obj(user[SCHEMA_ENTERPRISE_USER]);
+  const profile: UserProfile = { userName: String(user["userName"] ?? "") };
+  const set = <K extends keyof UserProfile>(key: K, value: UserProfile[K] | undefined) => {
+    if (value !== undefined) profile[key] = value;
+  };
+  set("externalId", str(user["externalId"]));
+  set("givenName", str(name?.["givenName"]));
+  set("familyName", str(name?.["familyName"]));
+  set("displayName", str(user["displayName"]));
+  set("emails", normaliseEmails(user["emails"]));
+  for (const field of ENTERPRISE_FIELDS) set(field, str(ent?.[field]));
+  const manager = ent?.["manager"];
+  set("manager", typeof manager === "string" ? str(manager) : str(obj(manager)?.["value"]));
+  return profile;
+}
+
+/** The body of a platform SCIM create (RFC 7644 §3.3). */
+export function toPlatformUserBody(profile: UserProfile, active: boolean): JsonObject {
+  const body: JsonObject = { schemas: [SCHEMA_USER], userName: profile.userName, active };
+  if (profile.externalId) body["externalId"] = profile.externalId;
+  const name: JsonObject = {};
+  if (profile.givenName) name["givenName"] = profile.givenName;
+  if (profile.familyName) name["familyName"] = profile.familyName;
+  if (Object.keys(name).length > 0) body["name"] = name;
+  if (profile.displayName) body["displayName"] = profile.displayName;
+  if (profile.emails) body["emails"] = profile.emails as Json;
+  const ent: JsonObject = {};
+  for (const field of ENTERPRISE_FIELDS) if (profile[field]) ent[field] = profile[field] as string;
+  if (profile.manager) ent["manager"] = { value: profile.manager };
+  if (Object.keys(ent).length > 0) {
+    body["schemas"] = [SCHEMA_USER, SCHEMA_ENTERPRISE_USER];
+    body[SCHEMA_ENTERPRISE_USER] = ent;
+  }
+  return body;
+}
+
+const PATHS: Record<keyof UserProfile, string> = {
+  userName: "userName",
+  externalId: "externalId",
+  givenName: "name.givenName",
+  familyName: "name.familyName",
+  displayName: "displayName",
+  emails: "emails",
+  department: `${SCHEMA_ENTERPRISE_USER}:department`,
+  costCenter: `${SCHEMA_ENTERPRISE_USER}:costCenter`,
+  division: `${SCHEMA_ENTERPRISE_USER}:division`,
+  organization: `${SCHEMA_ENTERPRISE_USER}:organization`,
+  employeeNumber: `${SCHEMA_ENTERPRISE_USER}:employeeNumber`,
+  manager: `${SCHEMA_ENTERPRISE_USER}:manager`,
+};
+
+/**
+ * PATCH operations (RFC 7644 §3.5.2) that turn `applied` into `desired`: `replace` for a changed
+ * value, `remove` for a value gone at the source. Unchanged attributes are not sent.
+ */
+export function diffUserProfile(applied: UserProfile, desired: UserProfile): PatchOperation[] {
+  const ops: PatchOperation[] = [];
+  for (const key of Object.keys(PATHS) as Array<keyof UserProfile>) {
+    const a = applied[key];
+    const d = desired[key];
+    if (JSON.stringify(a) === JSON.stringify(d)) continue;
+    const path = PATHS[key];
+    if (d === undefined) ops.push({ op: "remove", path });
+    else if (key === "manager") ops.push({ op: "replace", path, value: { value: d as string } });
+    else ops.push({ op: "replace", path, value: d as Json });
+  }
+  return ops;
+}
