@@ -23,7 +23,7 @@ function appWith(redisClient: Redis, rates: Record<string, number>, burst?: numb
     }),
   );
   router.get("/Users", (req, res) => {
-    res.json({ source: req.params.source });
+    res.json({ source: (req.params as Record<string, string>).source });
   });
   app.use("/scim/v2/:source", router);
   return { app, registry };
