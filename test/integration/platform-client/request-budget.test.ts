@@ -1,0 +1,112 @@
+import { randomUUID } from "node:crypto";
+import { Redis } from "ioredis";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { HttpPlatformClient } from "../../../src/platform/client/http-platform-client.js";
+import { RedisRequestBudget } from "../../../src/platform/client/request-budget.js";
+import { type FakePlatform, scimUser, sendJson, startFakePlatform } from "./fake-platform.js";
+
+const prefix = `test-${randomUUID()}`;
+let redisA: Redis;
+let redisB: Redis;
+let platform: FakePlatform | undefined;
+const clients: HttpPlatformClient[] = [];
+
+beforeAll(() => {
+  redisA = new Redis("redis://127.0.0.1:6379");
+  redisB = new Redis("redis://127.0.0.1:6379");
+});
+
+afterEach(async () => {
+  for (const c of clients.splice(0)) c.close();
+  await platform?.close();
+  platform = undefined;
+  const keys = await redisA.keys(`${prefix}:*`);
+  if (keys.length > 0) await redisA.del(...keys);
+});
+
+afterAll(async () => {
+  await redisA.quit();
+  await redisB.quit();
+});
+
+function clientWith(redis: Redis, url: string, requestsPerSecond = 20): HttpPlatformClient {
+  const client = new HttpPlatformClient({
+    baseUrl: url,
+    token: "t",
+    allowInsecureHttp: true,
+    timeoutMs: 2000,
+    maxRetries: 2,
+    backoff: { baseMs: 10, capMs: 50 },
+    budget: new RedisRequestBudget({ redis, prefix, requestsPerSecond }),
+  });
+  clients.push(client);
+  return client;
+}
+
+/** The most requests seen in any window of `windowMs`. */
+function peakInWindow(times: number[], windowMs: number): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  let peak = 0;
+  let start = 0;
+  for (let end = 0; end < sorted.length; end++) {
+    while (sorted[end]! - sorted[start]! >= windowMs) start++;
+    peak = Math.max(peak, end - start + 1);
+  }
+  return peak;
+}
+
+describe("RedisRequestBudget", () => {
+  it("keeps two clients with their own connections within one 20 rps budget", async () => {
+    platform = await startFakePlatform((_req, res) => sendJson(res, 200, scimUser("u1", "ada")));
+    const a = clientWith(redisA, platform.url);
+    const b = clientWith(redisB, platform.url);
+    const calls = 30;
+    const started = Date.now();
+    await Promise.all([
+      ...Array.from({ length: calls }, () => a.getUser("u1")),
+      ...Array.from({ length: calls }, () => b.getUser("u1")),
+    ]);
+    const elapsed = Date.now() - started;
+    const times = platform.requests.map((r) => r.at);
+    expect(times).toHaveLength(2 * calls);
+    // 60 requests at 20 rps take at least ~2.95 s; without the shared budget they take milliseconds.
+    expect(elapsed).toBeGreaterThanOrEqual(2800);
+    // No one-second window holds more than the rate (+1 for the window's edges and jitter).
+    expect(peakInWindow(times, 1000)).toBeLessThanOrEqual(21);
+  });
+
+  it("a 429 with Retry-After pauses every client that shares the budget", async () => {
+    platform = await startFakePlatform((_req, res, index) => {
+      if (index === 0)
+        sendJson(res, 429, { error: { code: "RATE_LIMITED", message: "wait" } }, { "retry-after": "1" });
+      else sendJson(res, 200, scimUser("u1", "ada"));
+    });
+    const a = clientWith(redisA, platform.url, 100);
+    const b = clientWith(redisB, platform.url, 100);
+    const budgetB = new RedisRequestBudget({ redis: redisB, prefix, requestsPerSecond: 100 });
+    const first = a.getUser("u1");
+    // Wait until the 429 has been answered and its pause stored in Redis.
+    const deadline = Date.now() + 5000;
+    while ((await budgetB.pausedUntil()) === 0) {
+      if (Date.now() > deadline) throw new Error("pause never stored");
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await b.getUser("u1");
+    await first;
+    const rateLimitedAt = platform.requests[0]!.at;
+    expect(platform.requests).toHaveLength(3);
+    for (const later of platform.requests.slice(1))
+      expect(later.at - rateLimitedAt).toBeGreaterThanOrEqual(1000);
+  });
+
+  it("only moves the pause later", async () => {
+    const budget = new RedisRequestBudget({ redis: redisA, prefix, requestsPerSecond: 10 });
+    const later = Date.now() + 5000;
+    await budget.pauseUntil(later);
+    await budget.pauseUntil(Date.now() + 1000);
+    expect(await budget.pausedUntil()).toBe(later);
+    await budget.pauseUntil(later + 1000);
+    expect(await budget.pausedUntil()).toBe(later + 1000);
+    expect(await redisA.pttl(budget.pauseKey)).toBeGreaterThan(5000);
+  });
+});
