@@ -1,0 +1,207 @@
+import SCIMMY from "scimmy";
+import { SCHEMA_ENTERPRISE_USER, SCHEMA_GROUP, SCHEMA_USER } from "./scim-types.js";
+
+/**
+ * The attribute characteristics of RFC 7643 §2.2 for the core User (§4.1), EnterpriseUser (§4.3)
+ * and Group (§4.2) schemas, plus the common attributes of §3.1 (id, externalId, meta). Derived once
+ * at module load from scimmy's schema definitions; names resolve case-insensitively (§2.1).
+ */
+export type AttrType =
+  | "string"
+  | "boolean"
+  | "decimal"
+  | "integer"
+  | "dateTime"
+  | "reference"
+  | "binary"
+  | "complex";
+
+export interface AttrDef {
+  name: string;
+  type: AttrType;
+  multiValued: boolean;
+  caseExact: boolean;
+  required: boolean;
+  mutability: "readOnly" | "readWrite" | "immutable" | "writeOnly";
+  returned: "always" | "never" | "default" | "request";
+  /** Sub-attributes keyed by lower-case name. */
+  sub?: ReadonlyMap<string, AttrDef>;
+}
+
+export type AttrTable = ReadonlyMap<string, AttrDef>;
+
+interface DescribedAttr {
+  name: string;
+  type: AttrType;
+  multiValued?: boolean;
+  caseExact?: boolean;
+  required?: boolean;
+  mutability?: AttrDef["mutability"];
+  returned?: AttrDef["returned"];
+  subAttributes?: DescribedAttr[];
+}
+
+function toDef(a: DescribedAttr): AttrDef {
+  const def: AttrDef = {
+    name: a.name,
+    type: a.type,
+    multiValued: a.multiValued === true,
+    caseExact: a.caseExact === true,
+    required: a.required === true,
+    mutability: a.mutability ?? "readWrite",
+    returned: a.returned ?? "default",
+  };
+  if (a.subAttributes) def.sub = toTable(a.subAttributes);
+  return def;
+}
+
+function toTable(attrs: DescribedAttr[]): Map<string, AttrDef> {
+  return new Map(attrs.map((a) => [a.name.toLowerCase(), toDef(a)]));
+}
+
+type DescribableSchema = { definition: { describe(base?: string): unknown } };
+
+function describeAttrs(schema: DescribableSchema): DescribedAttr[] {
+  const described = JSON.parse(JSON.stringify(schema.definition.describe("/Schemas"))) as {
+    attributes: DescribedAttr[];
+  };
+  return described.attributes;
+}
+
+const str = (name: string, caseExact: boolean, extra: Partial<DescribedAttr> = {}): DescribedAttr => ({
+  name,
+  type: "string",
+  caseExact,
+  ...extra,
+});
+
+/** RFC 7643 §3.1: id and externalId are caseExact; meta is read-only and server-computed. */
+const COMMON: DescribedAttr[] = [
+  str("id", true, { mutability: "readOnly", returned: "always" }),
+  str("externalId", true),
+  {
+    name: "meta",
+    type: "complex",
+    mutability: "readOnly",
+    subAttributes: [
+      str("resourceType", true, { mutability: "readOnly" }),
+      { name: "created", type: "dateTime", mutability: "readOnly" },
+      { name: "lastModified", type: "dateTime", mutability: "readOnly" },
+      { name: "location", type: "reference", caseExact: true, mutability: "readOnly" },
+      str("version", true, { mutability: "readOnly" }),
+    ],
+  },
+  { name: "schemas", type: "reference", multiValued: true, caseExact: true, returned: "always" },
+];
+
+export const COMMON_ATTRS: AttrTable = toTable(COMMON);
+export const USER_ATTRS: AttrTable = new Map([
+  ...toTable(COMMON),
+  ...toTable(describeAttrs(SCIMMY.Schemas.User)),
+]);
+export const GROUP_ATTRS: AttrTable = new Map([
+  ...toTable(COMMON),
+  ...toTable(describeAttrs(SCIMMY.Schemas.Group)),
+]);
+export const ENTERPRISE_ATTRS: AttrTable = toTable(describeAttrs(SCIMMY.Schemas.EnterpriseUser));
+/** Core attributes of either resource type, for filters and projection that do not know the type. */
+export const ANY_CORE_ATTRS: AttrTable = new Map([...GROUP_ATTRS, ...USER_ATTRS]);
+
+const CORE_URNS = new Map([
+  [SCHEMA_USER.toLowerCase(), SCHEMA_USER],
+  [SCHEMA_GROUP.toLowerCase(), SCHEMA_GROUP],
+]);
+const EXTENSIONS = new Map<string, { urn: string; attrs: AttrTable }>([
+  [SCHEMA_ENTERPRISE_USER.toLowerCase(), { urn: SCHEMA_ENTERPRISE_USER, attrs: ENTERPRISE_ATTRS }],
+]);
+
+/** Canonical case of a known extension URN, or undefined. */
+export function knownExtensionUrn(urn: string): string | undefined {
+  return EXTENSIONS.get(urn.toLowerCase())?.urn;
+}
+
+export function isCoreUrn(urn: string): boolean {
+  return CORE_URNS.has(urn.toLowerCase());
+}
+
+export function extensionAttrs(urn: string): AttrTable | undefined {
+  return EXTENSIONS.get(urn.toLowerCase())?.attrs;
+}
+
+/** An attribute path `[urn ":"] attr ["." sub]`, names in schema case (RFC 7644 §3.10). */
+export interface AttrPath {
+  /** Extension schema URN; undefined for core attributes (a core URN prefix is dropped). */
+  urn?: string;
+  /** Empty when the path names a whole extension object (`urn:...:enterprise:2.0:User`). */
+  attr: string;
+  sub?: string;
+  def?: AttrDef;
+  subDef?: AttrDef;
+}
+
+const ATTR_NAME = /^[A-Za-z$][\w$-]*$/;
+
+/** Splits and canonicalises an attribute path; returns undefined when it is not a valid path. */
+export function parseAttrPath(raw: string, core: AttrTable = ANY_CORE_ATTRS): AttrPath | undefined {
+  let urn: string | undefined;
+  let table: AttrTable | undefined = core;
+  let rest = raw;
+  if (raw.length > 4 && raw.slice(0, 4).toLowerCase() === "urn:") {
+    const lower = raw.toLowerCase();
+    const ext = EXTENSIONS.get(lower);
+    if (ext) return { urn: ext.urn, attr: "" };
+    let split = -1;
+    for (const known of [...CORE_URNS.keys(), ...EXTENSIONS.keys()]) {
+      if (lower.startsWith(`${known}:`)) split = known.length;
+    }
+    if (split < 0) split = raw.lastIndexOf(":");
+    const prefix = raw.slice(0, split);
+    rest = raw.slice(split + 1);
+    if (isCoreUrn(prefix)) {
+      urn = undefined;
+    } else {
+      urn = knownExtensionUrn(prefix) ?? prefix;
+      table = extensionAttrs(prefix);
+    }
+  }
+  const dot = rest.indexOf(".");
+  const attrRaw = dot < 0 ? rest : rest.slice(0, dot);
+  const subRaw = dot < 0 ? undefined : rest.slice(dot + 1);
+  if (!ATTR_NAME.test(attrRaw) || (subRaw !== undefined && !ATTR_NAME.test(subRaw))) return undefined;
+  const def = table?.get(attrRaw.toLowerCase());
+  const path: AttrPath = { attr: def?.name ?? attrRaw };
+  if (urn !== undefined) path.urn = urn;
+  if (def) path.def = def;
+  if (subRaw !== undefined) {
+    const subDef = def?.sub?.get(subRaw.toLowerCase());
+    path.sub = subDef?.name ?? subRaw;
+    if (subDef) path.subDef = subDef;
+  }
+  return path;
+}
+
+export function formatAttrPath(p: Pick<AttrPath, "urn" | "attr" | "sub">): string {
+  const base = p.urn ? (p.attr ? `${p.urn}:${p.attr}` : p.urn) : p.attr;
+  return p.sub ? `${base}.${p.sub}` : base;
+}
+
+/** The definition a path's value is compared against: the sub-attribute's, else the attribute's. */
+export function leafDef(p: AttrPath): AttrDef | undefined {
+  return p.sub !== undefined ? p.subDef : p.def;
+}
+
+/** Looks a key up in a JSON object by exact name first, then case-insensitively (RFC 7643 §2.1). */
+export function getKey<T>(obj: { [key: string]: T }, name: string): T | undefined {
+  const exact = obj[name];
+  if (exact !== undefined) return exact;
+  const lower = name.toLowerCase();
+  for (const key of Object.keys(obj)) if (key.toLowerCase() === lower) return obj[key];
+  return undefined;
+}
+
+/** The actual key in `obj` that matches `name` case-insensitively, if any. */
+export function findKey(obj: object, name: string): string | undefined {
+  if (Object.hasOwn(obj, name)) return name;
+  const lower = name.toLowerCase();
+  return Object.keys(obj).find((key) => key.toLowerCase() === lower);
+}

@@ -1,0 +1,226 @@
+import { BadRequestError } from "../errors.js";
+import {
+  type AttrDef,
+  type AttrPath,
+  type AttrTable,
+  GROUP_ATTRS,
+  USER_ATTRS,
+  extensionAttrs,
+  isCoreUrn,
+  knownExtensionUrn,
+  parseAttrPath,
+} from "./attribute-schema.js";
+import { coerceBoolean, isJsonObject, normalizeManager } from "./dialects.js";
+import {
+  type Json,
+  type JsonObject,
+  SCHEMA_GROUP,
+  SCHEMA_USER,
+  type ScimGroup,
+  type ScimUser,
+} from "./scim-types.js";
+
+/**
+ * Turns a POST/PUT body (or a patched document) into the canonical stored form (RFC 7643):
+ * attribute names in schema case (§2.1 names are case-insensitive), values checked against the
+ * attribute's type (§2.3), read-only attributes ignored (§2.2 "mutability": id, meta, groups),
+ * `password` accepted but never kept (§4.1.1 writeOnly), null treated as unassigned (§2.5),
+ * extensions under their URN key (§3.3), dialect quirks normalised via dialects.ts.
+ */
+
+function invalid(message: string): never {
+  throw new BadRequestError(message, "invalidValue");
+}
+
+/** Canonicalises one attribute value against its definition; undefined means "unassigned". */
+export function canonicalValue(
+  def: AttrDef | undefined,
+  value: Json | undefined,
+  name: string,
+): Json | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!def) return value;
+  if (def.name === "manager" && def.type === "complex") return normalizeManager(value) ?? undefined;
+  if (def.multiValued) {
+    const list = Array.isArray(value) ? value : [value];
+    const out: Json[] = [];
+    for (const el of list) {
+      const v = canonicalSingle(def, el, name);
+      if (v !== undefined) out.push(v);
+    }
+    return out.length === 0 ? undefined : out;
+  }
+  if (Array.isArray(value)) {
+    if (value.length === 1) return canonicalSingle(def, value[0]!, name);
+    invalid(`Attribute "${name}" is single-valued but got an array`);
+  }
+  return canonicalSingle(def, value, name);
+}
+
+function canonicalSingle(def: AttrDef, value: Json, name: string): Json | undefined {
+  if (value === null) return undefined;
+  switch (def.type) {
+    case "complex": {
+      // A multi-valued complex attribute given as plain strings (`emails: ["a@x"]`) means values.
+      const obj = isJsonObject(value) ? value : typeof value === "string" ? { value } : undefined;
+      if (!obj) invalid(`Attribute "${name}" must be an object`);
+      const out: JsonObject = {};
+      for (const [key, sv] of Object.entries(obj)) {
+        const subDef = def.sub?.get(key.toLowerCase());
+        if (subDef?.mutability === "readOnly" && def.mutability !== "readOnly") continue;
+        const canonical = canonicalValue(subDef, sv, `${name}.${subDef?.name ?? key}`);
+        if (canonical !== undefined) out[subDef?.name ?? key] = canonical;
+      }
+      return Object.keys(out).length === 0 ? undefined : out;
+    }
+    case "boolean": {
+      const b = coerceBoolean(value);
+      if (b === undefined) invalid(`Attribute "${name}" must be a boolean`);
+      return b;
+    }
+    case "integer":
+    case "decimal":
+      if (typeof value !== "number" || (def.type === "integer" && !Number.isInteger(value))) {
+        invalid(`Attribute "${name}" must be ${def.type === "integer" ? "an integer" : "a number"}`);
+      }
+      return value;
+    case "dateTime":
+      if (typeof value !== "string" || Number.isNaN(Date.parse(value))) {
+        invalid(`Attribute "${name}" must be a dateTime (RFC 7643 §2.3.5)`);
+      }
+      return value;
+    default:
+      if (typeof value !== "string") invalid(`Attribute "${name}" must be a string`);
+      return value;
+  }
+}
+
+type Kind = "User" | "Group";
+
+interface Builder {
+  core: JsonObject;
+  /** Extension objects by URN, in first-seen order. */
+  ext: Map<string, JsonObject>;
+}
+
+/** Sets one (possibly dotted or URN-prefixed) attribute of the document being built. */
+export function assignPath(b: Builder, p: AttrPath, value: Json | undefined, table: AttrTable): void {
+  if (p.urn !== undefined && p.attr === "") {
+    if (!isJsonObject(value)) invalid(`Extension "${p.urn}" must be an object`);
+    for (const [key, v] of Object.entries(value)) {
+      const sub = parseAttrPath(`${p.urn}:${key}`, table);
+      if (!sub) invalid(`"${key}" is not a valid attribute name in "${p.urn}"`);
+      assignPath(b, sub, v, table);
+    }
+    return;
+  }
+  const top = p.def;
+  if (p.urn === undefined && top && (top.mutability === "readOnly" || top.mutability === "writeOnly")) return;
+  if (p.urn === undefined && (p.attr === "schemas" || p.attr === "meta")) return;
+  let target = b.core;
+  if (p.urn !== undefined) {
+    target = b.ext.get(p.urn) ?? {};
+    b.ext.set(p.urn, target);
+  }
+  const label = p.urn ? `${p.urn}:${p.attr}` : p.attr;
+  if (p.sub === undefined) {
+    const v = canonicalValue(p.def, value, label);
+    if (v === undefined) delete target[p.attr];
+    else target[p.attr] = v;
+    return;
+  }
+  const parent = target[p.attr];
+  const obj: JsonObject = isJsonObject(parent) ? parent : {};
+  const v = canonicalValue(p.subDef, value, `${label}.${p.sub}`);
+  if (v === undefined) delete obj[p.sub];
+  else obj[p.sub] = v;
+  if (Object.keys(obj).length > 0) target[p.attr] = obj;
+  else delete target[p.attr];
+}
+
+function build(body: unknown, kind: Kind): JsonObject {
+  if (!isJsonObject(body))
+    throw new BadRequestError("The request body must be a JSON object", "invalidSyntax");
+  const table = kind === "User" ? USER_ATTRS : GROUP_ATTRS;
+  const b: Builder = { core: {}, ext: new Map() };
+  const visit = (obj: JsonObject) => {
+    for (const [key, value] of Object.entries(obj)) {
+      if (key.toLowerCase() === "schemas") {
+        if (value !== null && !Array.isArray(value)) {
+          throw new BadRequestError('"schemas" must be an array of URIs', "invalidSyntax");
+        }
+        continue;
+      }
+      if (isCoreUrn(key)) {
+        if (!isJsonObject(value)) invalid(`"${key}" must be an object`);
+        visit(value);
+        continue;
+      }
+      const p = parseAttrPath(key, table);
+      if (!p) invalid(`"${key}" is not a valid attribute name`);
+      if (p.urn !== undefined && p.attr !== "" && !knownExtensionUrn(p.urn) && isJsonObject(value)) {
+        // An object under an unknown URN is that whole extension (RFC 7643 §3.3).
+        const ext = b.ext.get(key) ?? {};
+        b.ext.set(key, { ...ext, ...value });
+        continue;
+      }
+      if (p.urn !== undefined && p.attr === "" && !extensionAttrs(p.urn) && isJsonObject(value)) {
+        b.ext.set(p.urn, { ...(b.ext.get(p.urn) ?? {}), ...value });
+        continue;
+      }
+      assignPath(b, p, value, table);
+    }
+  };
+  visit(body);
+  const core = kind === "User" ? SCHEMA_USER : SCHEMA_GROUP;
+  const out: JsonObject = { schemas: [core] };
+  Object.assign(out, b.core);
+  const schemas = out.schemas as string[];
+  for (const [urn, obj] of b.ext) {
+    if (Object.keys(obj).length === 0) continue;
+    out[urn] = obj;
+    schemas.push(urn);
+  }
+  return out;
+}
+
+/** RFC 7643 §4.1: a User needs a non-empty userName; `active` defaults to true. */
+export function toCanonicalUser(body: unknown): Omit<ScimUser, "id"> {
+  const doc = build(body, "User");
+  const userName = doc.userName;
+  if (typeof userName !== "string" || userName.trim() === "") {
+    invalid('Attribute "userName" is required and must be a non-empty string');
+  }
+  if (doc.active === undefined) doc.active = true;
+  const ordered: JsonObject = { schemas: doc.schemas!, userName, active: doc.active };
+  return Object.assign(ordered, doc) as Omit<ScimUser, "id">;
+}
+
+/**
+ * RFC 7643 §4.2: a Group needs a displayName; `members` (`[{value, display?, $ref?, type?}]`)
+ * come back as a list of ids (first occurrence wins) and are not kept in the document.
+ */
+export function toCanonicalGroup(body: unknown): { resource: Omit<ScimGroup, "id">; members: string[] } {
+  const doc = build(body, "Group");
+  const displayName = doc.displayName;
+  if (typeof displayName !== "string" || displayName.trim() === "") {
+    invalid('Attribute "displayName" is required and must be a non-empty string');
+  }
+  const members = memberIds(doc.members);
+  delete doc.members;
+  return { resource: doc as Omit<ScimGroup, "id">, members };
+}
+
+/** Ids of `[{value}]` members, without duplicates, in order. */
+export function memberIds(members: Json | undefined): string[] {
+  if (members === undefined || members === null) return [];
+  const list = Array.isArray(members) ? members : [members];
+  const seen = new Set<string>();
+  for (const m of list) {
+    const value = isJsonObject(m) ? m.value : m;
+    if (typeof value !== "string" || value === "")
+      invalid('Each of "members" needs a non-empty "value" (the member id)');
+    seen.add(value);
+  }
+  return [...seen];
+}

@@ -1,0 +1,161 @@
+import { BadRequestError } from "../errors.js";
+import { findKey, parseAttrPath } from "./attribute-schema.js";
+import { type Json, type JsonObject, type PatchOperation, SCHEMA_PATCH } from "./scim-types.js";
+
+/**
+ * The one place where identity-provider dialects are bent back into canonical SCIM
+ * (ARCHITECTURE.md "Dialects"). Every quirk here has a unit test and a fixture under
+ * test/fixtures/scim/. Callers: canonical-resource.ts (bodies of POST/PUT) and patch.ts.
+ */
+
+export function isJsonObject(v: unknown): v is JsonObject {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/**
+ * Entra ID sends booleans as the strings "True"/"False" (and some clients "true"/"false");
+ * RFC 7643 §2.3.2 says booleans are JSON true/false. Returns undefined for anything else.
+ */
+export function coerceBoolean(v: unknown): boolean | undefined {
+  if (typeof v === "boolean") return v;
+  if (typeof v === "string") {
+    const lower = v.trim().toLowerCase();
+    if (lower === "true") return true;
+    if (lower === "false") return false;
+  }
+  return undefined;
+}
+
+/**
+ * The enterprise `manager` (RFC 7643 §4.3) is a complex `{value, $ref, displayName}`. Entra sends
+ * a bare id string, some clients an array of one such object, some `{value}`. Returns the
+ * canonical object, or null when the value clears the manager (empty string/array/value).
+ */
+export function normalizeManager(v: unknown): JsonObject | null {
+  if (v === null || v === undefined) return null;
+  if (typeof v === "string") return v === "" ? null : { value: v };
+  if (Array.isArray(v)) return v.length === 0 ? null : normalizeManager(v[0]);
+  if (isJsonObject(v)) {
+    const out: JsonObject = {};
+    for (const name of ["value", "$ref", "displayName"]) {
+      const key = findKey(v, name);
+      const sub = key === undefined ? undefined : v[key];
+      if (typeof sub === "string" && sub !== "") out[name] = sub;
+    }
+    return out.value === undefined && out.$ref === undefined ? null : out;
+  }
+  throw new BadRequestError(
+    'Attribute "manager" must be an id string or an object with "value"',
+    "invalidValue",
+  );
+}
+
+/** Some clients send a complex `value` as a JSON string holding the object or array. */
+export function parseJsonStringValue(v: Json | undefined): Json | undefined {
+  if (typeof v !== "string") return v;
+  const t = v.trim();
+  if (!(t.startsWith("{") && t.endsWith("}")) && !(t.startsWith("[") && t.endsWith("]"))) return v;
+  try {
+    return JSON.parse(t) as Json;
+  } catch {
+    return v;
+  }
+}
+
+const IGNORED_NO_PATH_KEYS = new Set(["schemas", "id", "meta"]);
+
+/**
+ * RFC 7644 §3.5.2.1/§3.5.2.3: an add or replace without `path` carries an object whose keys are
+ * attributes. Okta sends `{active: false}`; Entra sends dotted keys (`"name.givenName"`) and
+ * URN-prefixed keys (`"urn:...:enterprise:2.0:User:department"`); an extension may also come as
+ * one object under its URN. Each becomes a (path, value) pair applied in order. `schemas`, `id`
+ * and `meta` are ignored. An object under an unknown URN is taken as that whole extension.
+ */
+export function expandNoPathValue(value: Json | undefined): Array<{ path: string; value: Json }> {
+  const parsed = parseJsonStringValue(value);
+  if (!isJsonObject(parsed)) {
+    throw new BadRequestError('An operation without "path" needs an object "value"', "invalidSyntax");
+  }
+  const out: Array<{ path: string; value: Json }> = [];
+  for (const [key, v] of Object.entries(parsed)) {
+    if (IGNORED_NO_PATH_KEYS.has(key.toLowerCase())) continue;
+    const p = key.toLowerCase().startsWith("urn:") ? parseAttrPath(key) : undefined;
+    if (p?.urn !== undefined && p.attr === "" && isJsonObject(v)) {
+      for (const [sub, sv] of Object.entries(v)) out.push({ path: `${p.urn}:${sub}`, value: sv });
+    } else if (isCoreUrnObject(key, v)) {
+      out.push(...expandNoPathValue(v));
+    } else {
+      out.push({ path: key, value: v });
+    }
+  }
+  return out;
+}
+
+function isCoreUrnObject(key: string, v: Json): v is JsonObject {
+  const lower = key.toLowerCase();
+  return (
+    isJsonObject(v) &&
+    (lower === "urn:ietf:params:scim:schemas:core:2.0:user" ||
+      lower === "urn:ietf:params:scim:schemas:core:2.0:group")
+  );
+}
+
+const OPS = new Set(["add", "remove", "replace"]);
+
+/**
+ * Validates a PATCH body (RFC 7644 §3.5.2) and returns its operations in canonical form: `op`
+ * lower-cased (Entra sends "Replace", "Add", "Remove"), empty `path` treated as absent, a `value`
+ * sent as a JSON string holding an object parsed. Lenient on the envelope: a missing or empty
+ * `schemas` is accepted (several clients omit it); a `schemas` that names other messages only is
+ * invalidSyntax. `Operations` is matched case-insensitively and must be an array.
+ */
+export function normalizePatchRequest(body: unknown): PatchOperation[] {
+  if (!isJsonObject(body)) throw new BadRequestError("The PATCH body must be a JSON object", "invalidSyntax");
+  const schemasKey = findKey(body, "schemas");
+  const schemas = schemasKey === undefined ? undefined : body[schemasKey];
+  if (schemas !== undefined && schemas !== null) {
+    if (!Array.isArray(schemas)) throw new BadRequestError('"schemas" must be an array', "invalidSyntax");
+    const ok =
+      schemas.length === 0 ||
+      schemas.some((s) => typeof s === "string" && s.toLowerCase() === SCHEMA_PATCH.toLowerCase());
+    if (!ok) throw new BadRequestError(`"schemas" must contain "${SCHEMA_PATCH}"`, "invalidSyntax");
+  }
+  const opsKey = findKey(body, "Operations");
+  const ops = opsKey === undefined ? undefined : body[opsKey];
+  if (!Array.isArray(ops))
+    throw new BadRequestError('"Operations" must be an array of operations', "invalidSyntax");
+  return ops.map((raw, index) => normalizeOperation(raw, index));
+}
+
+function normalizeOperation(raw: Json, index: number): PatchOperation {
+  const where = `Operations[${index}]`;
+  if (!isJsonObject(raw)) throw new BadRequestError(`${where} must be an object`, "invalidSyntax");
+  const opKey = findKey(raw, "op");
+  const opRaw = opKey === undefined ? undefined : raw[opKey];
+  const op = typeof opRaw === "string" ? opRaw.trim().toLowerCase() : undefined;
+  if (!op || !OPS.has(op)) {
+    throw new BadRequestError(`${where}.op must be "add", "remove" or "replace"`, "invalidSyntax");
+  }
+  const pathKey = findKey(raw, "path");
+  const pathRaw = pathKey === undefined ? undefined : raw[pathKey];
+  if (pathRaw !== undefined && pathRaw !== null && typeof pathRaw !== "string") {
+    throw new BadRequestError(`${where}.path must be a string`, "invalidPath");
+  }
+  const valueKey = findKey(raw, "value");
+  const out: PatchOperation = { op: op as PatchOperation["op"] };
+  const path = typeof pathRaw === "string" ? pathRaw.trim() : "";
+  if (path !== "") out.path = path;
+  if (valueKey !== undefined) {
+    const value = raw[valueKey] as Json;
+    out.value = path === "" || wantsStructuredValue(path) ? (parseJsonStringValue(value) as Json) : value;
+  }
+  return out;
+}
+
+/** Only complex or multi-valued targets get a JSON-string value parsed (a displayName "[x]" stays). */
+function wantsStructuredValue(path: string): boolean {
+  if (path.includes("[") && !/\]\.[^\]]+$/.test(path)) return true;
+  const p = parseAttrPath(path.replace(/\[.*\]/, ""));
+  const def = p?.sub !== undefined ? p.subDef : p?.def;
+  return def !== undefined && (def.type === "complex" || def.multiValued) && def.name !== "manager";
+}

@@ -1,0 +1,191 @@
+import { BadRequestError } from "../errors.js";
+import { ANY_CORE_ATTRS, type AttrTable, formatAttrPath, parseAttrPath } from "./attribute-schema.js";
+import type { CompareOp, FilterNode, FilterValue } from "./filter-types.js";
+
+/**
+ * A recursive-descent parser for the filter grammar of RFC 7644 §3.4.2.2 (figure 1):
+ *
+ *   FILTER    = attrExp / logExp / valuePath / *1"not" "(" FILTER ")"
+ *   valuePath = attrPath "[" valFilter "]"
+ *   attrExp   = (attrPath SP "pr") / (attrPath SP compareOp SP compValue)
+ *
+ * Precedence is not > and > or (§3.4.2.2 "Filters MUST be evaluated using ... precedence").
+ * Operators, keywords and attribute names are case-insensitive; attribute names come out in the
+ * schema's case and a core-schema URN prefix is dropped (`urn:...:core:2.0:User:userName` ->
+ * `userName`); extension paths keep their canonical URN prefix.
+ */
+
+const MAX_LENGTH = 10_000;
+const MAX_DEPTH = 50;
+const COMPARE_OPS = new Set<string>(["eq", "ne", "co", "sw", "ew", "gt", "ge", "lt", "le"]);
+const ORDERING_OPS = new Set<string>(["gt", "ge", "lt", "le"]);
+const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+
+type TokenKind = "(" | ")" | "[" | "]" | "string" | "word";
+interface Token {
+  kind: TokenKind;
+  text: string;
+  pos: number;
+}
+
+function fail(message: string): never {
+  throw new BadRequestError(`Invalid filter: ${message}`, "invalidFilter");
+}
+
+function tokenize(text: string): Token[] {
+  const tokens: Token[] = [];
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i]!;
+    if (c === " " || c === "\t" || c === "\n" || c === "\r") {
+      i++;
+    } else if (c === "(" || c === ")" || c === "[" || c === "]") {
+      tokens.push({ kind: c, text: c, pos: i });
+      i++;
+    } else if (c === '"') {
+      let j = i + 1;
+      while (j < text.length && text[j] !== '"') j += text[j] === "\\" ? 2 : 1;
+      if (j >= text.length) fail(`unterminated string starting at position ${i + 1}`);
+      tokens.push({ kind: "string", text: text.slice(i, j + 1), pos: i });
+      i = j + 1;
+    } else {
+      let j = i;
+      while (j < text.length && !' \t\n\r()[]"'.includes(text[j]!)) j++;
+      tokens.push({ kind: "word", text: text.slice(i, j), pos: i });
+      i = j;
+    }
+  }
+  return tokens;
+}
+
+class Parser {
+  private i = 0;
+  private depth = 0;
+  constructor(private readonly tokens: Token[]) {}
+
+  parse(table: AttrTable, inValuePath: boolean): FilterNode {
+    if (this.tokens.length === 0) fail("the filter is empty");
+    const node = this.or(table, inValuePath);
+    const extra = this.peek();
+    if (extra) fail(`unexpected "${extra.text}" at position ${extra.pos + 1}`);
+    return node;
+  }
+
+  private peek(): Token | undefined {
+    return this.tokens[this.i];
+  }
+
+  private next(what: string): Token {
+    const t = this.tokens[this.i++];
+    if (!t) fail(`expected ${what} but the filter ended`);
+    return t;
+  }
+
+  private keyword(word: string): boolean {
+    const t = this.peek();
+    if (t?.kind === "word" && t.text.toLowerCase() === word) {
+      this.i++;
+      return true;
+    }
+    return false;
+  }
+
+  private or(table: AttrTable, inValuePath: boolean): FilterNode {
+    let left = this.and(table, inValuePath);
+    while (this.keyword("or")) left = { type: "or", left, right: this.and(table, inValuePath) };
+    return left;
+  }
+
+  private and(table: AttrTable, inValuePath: boolean): FilterNode {
+    let left = this.unary(table, inValuePath);
+    while (this.keyword("and")) left = { type: "and", left, right: this.unary(table, inValuePath) };
+    return left;
+  }
+
+  private unary(table: AttrTable, inValuePath: boolean): FilterNode {
+    const t = this.peek();
+    if (t?.kind === "word" && t.text.toLowerCase() === "not" && this.tokens[this.i + 1]?.kind === "(") {
+      this.i++;
+      return { type: "not", expr: this.group(table, inValuePath) };
+    }
+    if (t?.kind === "(") return this.group(table, inValuePath);
+    return this.attrExp(table, inValuePath);
+  }
+
+  private group(table: AttrTable, inValuePath: boolean): FilterNode {
+    const open = this.next('"("');
+    if (open.kind !== "(") fail(`expected "(" at position ${open.pos + 1}`);
+    if (++this.depth > MAX_DEPTH) fail("too deeply nested");
+    const inner = this.or(table, inValuePath);
+    this.depth--;
+    const close = this.next('")"');
+    if (close.kind !== ")") fail(`expected ")" at position ${close.pos + 1} but found "${close.text}"`);
+    return inner;
+  }
+
+  private attrExp(table: AttrTable, inValuePath: boolean): FilterNode {
+    const t = this.next("an attribute path");
+    if (t.kind !== "word") fail(`expected an attribute path at position ${t.pos + 1} but found "${t.text}"`);
+    const parsed = parseAttrPath(t.text, table);
+    if (!parsed) fail(`"${t.text}" at position ${t.pos + 1} is not a valid attribute path`);
+    const path = formatAttrPath(parsed);
+    const after = this.peek();
+    if (after?.kind === "[") {
+      if (inValuePath) fail(`nested value paths are not allowed (position ${after.pos + 1})`);
+      if (parsed.sub !== undefined) fail(`a value path must name a multi-valued attribute, not "${t.text}"`);
+      this.i++;
+      const filter = this.or(parsed.def?.sub ?? new Map(), true);
+      const close = this.next('"]"');
+      if (close.kind !== "]") fail(`expected "]" at position ${close.pos + 1} but found "${close.text}"`);
+      return { type: "valuePath", path, filter };
+    }
+    const opToken = this.next(`an operator after "${t.text}"`);
+    const op = opToken.text.toLowerCase();
+    if (opToken.kind === "word" && op === "pr") return { type: "present", path };
+    if (opToken.kind !== "word" || !COMPARE_OPS.has(op)) {
+      fail(`unknown operator "${opToken.text}" at position ${opToken.pos + 1}`);
+    }
+    const value = this.compValue();
+    if (ORDERING_OPS.has(op) && (typeof value === "boolean" || value === null)) {
+      fail(`"${op}" cannot compare with ${String(value)} (RFC 7644 §3.4.2.2)`);
+    }
+    return { type: "compare", path, op: op as CompareOp, value };
+  }
+
+  private compValue(): FilterValue {
+    const t = this.next("a value");
+    if (t.kind === "string") {
+      try {
+        return JSON.parse(t.text) as string;
+      } catch {
+        fail(`bad escape in string at position ${t.pos + 1}`);
+      }
+    }
+    if (t.kind === "word") {
+      const lower = t.text.toLowerCase();
+      if (lower === "true") return true;
+      if (lower === "false") return false;
+      if (lower === "null") return null;
+      if (JSON_NUMBER.test(t.text)) return Number(t.text);
+    }
+    fail(
+      `expected a value (string, number, true, false or null) at position ${t.pos + 1}, found "${t.text}"`,
+    );
+  }
+}
+
+/** Parses a SCIM filter (RFC 7644 §3.4.2.2); throws BadRequestError("invalidFilter"). */
+export function parseFilter(text: string): FilterNode {
+  return parseFilterWithin(text, ANY_CORE_ATTRS);
+}
+
+/**
+ * Parses a filter whose attribute names resolve against `table` (a complex attribute's
+ * sub-attributes for the value filter of a PATCH path such as `emails[type eq "work"]`).
+ */
+export function parseFilterWithin(text: string, table: AttrTable, inValuePath = false): FilterNode {
+  if (typeof text !== "string") fail("the filter must be a string");
+  if (text.length > MAX_LENGTH) fail(`longer than ${MAX_LENGTH} characters`);
+  const parser = new Parser(tokenize(text));
+  return parser.parse(table, inValuePath);
+}

@@ -1,0 +1,250 @@
+import type { MembershipChange } from "../directory/directory-types.js";
+import { BadRequestError } from "../errors.js";
+import { type AttrDef, type AttrTable, GROUP_ATTRS, USER_ATTRS, findKey } from "./attribute-schema.js";
+import { canonicalValue, toCanonicalGroup, toCanonicalUser } from "./canonical-resource.js";
+import { expandNoPathValue, isJsonObject } from "./dialects.js";
+import { matchesFilterWithin } from "./filter-eval.js";
+import { MembershipAccumulator } from "./patch-members.js";
+import { elementFromFilter, type PatchPath, parsePatchPath } from "./patch-path.js";
+import type { Json, JsonObject, PatchOperation, ScimGroup, ScimUser } from "./scim-types.js";
+
+/**
+ * PATCH (RFC 7644 §3.5.2) on a copy of the stored document: all operations apply in order, or a
+ * BadRequestError is thrown and the input is untouched. Lenient where real clients need it:
+ * remove of something absent (or a filter matching nothing) is a no-op; replace/add of a filtered
+ * element that does not exist creates it from the filter's `eq` terms (Entra); several ops on the
+ * same filtered element therefore merge into one element. The result is re-validated as a whole.
+ */
+export function applyUserPatch(
+  resource: JsonObject,
+  operations: readonly PatchOperation[],
+): Omit<ScimUser, "id"> {
+  const doc = structuredClone(resource);
+  for (const op of operations) applyOperation(doc, op, USER_ATTRS, undefined);
+  return toCanonicalUser(doc);
+}
+
+export function applyGroupPatch(
+  resource: JsonObject,
+  currentMemberIds: readonly string[] | undefined,
+  operations: readonly PatchOperation[],
+): { resource: Omit<ScimGroup, "id">; members: MembershipChange } {
+  const doc = structuredClone(resource);
+  delete doc.members;
+  const members = new MembershipAccumulator(currentMemberIds);
+  for (const op of operations) applyOperation(doc, op, GROUP_ATTRS, members);
+  return { resource: toCanonicalGroup(doc).resource, members: members.result() };
+}
+
+type Op = PatchOperation["op"];
+
+function applyOperation(
+  doc: JsonObject,
+  raw: PatchOperation,
+  table: AttrTable,
+  members?: MembershipAccumulator,
+) {
+  const op = String(raw.op).toLowerCase() as Op;
+  if (op !== "add" && op !== "remove" && op !== "replace") {
+    throw new BadRequestError(`Unknown PATCH op "${String(raw.op)}"`, "invalidSyntax");
+  }
+  if (raw.path === undefined || raw.path === "") {
+    if (op === "remove") throw new BadRequestError('A "remove" operation needs a "path"', "noTarget");
+    for (const { path, value } of expandNoPathValue(raw.value)) {
+      applyPath(doc, op, parsePatchPath(path, table), value, members);
+    }
+    return;
+  }
+  if (op !== "remove" && raw.value === undefined) {
+    throw new BadRequestError(`"${op}" of "${raw.path}" needs a "value"`, "invalidValue");
+  }
+  applyPath(doc, op, parsePatchPath(raw.path, table), raw.value, members);
+}
+
+function applyPath(
+  doc: JsonObject,
+  op: Op,
+  path: PatchPath,
+  value: Json | undefined,
+  members?: MembershipAccumulator,
+) {
+  const t = path.target;
+  if (t.urn === undefined) {
+    if (members && t.attr === "members") return members.apply(op, path, value);
+    if (t.attr === "schemas" || t.def?.mutability === "writeOnly") return; // password: accepted, never kept
+    if (t.def?.mutability === "readOnly") {
+      throw new BadRequestError(`Attribute "${t.attr}" is read-only`, "mutability");
+    }
+  }
+  let container = doc;
+  if (t.urn !== undefined) {
+    const key = findKey(doc, t.urn);
+    const ext = key === undefined ? undefined : doc[key];
+    if (key !== undefined && key !== t.urn) delete doc[key];
+    if (isJsonObject(ext)) container = ext;
+    else if (op === "remove") return;
+    else container = {};
+    doc[t.urn] = container;
+    if (t.attr === "") {
+      if (op === "remove") delete doc[t.urn];
+      else if (!isJsonObject(value))
+        throw new BadRequestError(`"${t.urn}" needs an object value`, "invalidValue");
+      else
+        for (const [k, v] of Object.entries(value))
+          applyPath(doc, op, parsePatchPath(`${t.urn}:${k}`, new Map()), v);
+      return;
+    }
+  }
+  const label = t.urn ? `${t.urn}:${t.attr}` : t.attr;
+  const existingKey = findKey(container, t.attr);
+  const current = existingKey === undefined ? undefined : container[existingKey];
+  if (existingKey !== undefined && existingKey !== t.attr) delete container[existingKey];
+  const next = path.filter
+    ? applyFiltered(op, path, current, value, label)
+    : applyPlain(op, t.def, t.sub, t.subDef, current, value, label);
+  if (next === undefined) delete container[t.attr];
+  else container[t.attr] = next;
+}
+
+/** add/replace/remove on `attr` or `attr.sub` (RFC 7644 §3.5.2.1-3). Returns the new value. */
+function applyPlain(
+  op: Op,
+  def: AttrDef | undefined,
+  sub: string | undefined,
+  subDef: AttrDef | undefined,
+  current: Json | undefined,
+  value: Json | undefined,
+  label: string,
+): Json | undefined {
+  if (sub !== undefined) {
+    // name.givenName; on a multi-valued attribute (emails.type) it applies to every element.
+    const setSub = (el: JsonObject): JsonObject => {
+      const out = { ...el };
+      const key = findKey(out, sub);
+      if (key !== undefined) delete out[key];
+      const v = op === "remove" ? undefined : canonicalValue(subDef, value, `${label}.${sub}`);
+      if (v !== undefined) out[sub] = v;
+      return out;
+    };
+    if (Array.isArray(current)) return current.map((el) => (isJsonObject(el) ? setSub(el) : el));
+    if (op === "remove" && !isJsonObject(current)) return current;
+    const updated = setSub(isJsonObject(current) ? current : {});
+    return Object.keys(updated).length === 0 ? undefined : updated;
+  }
+  if (op === "remove") {
+    if (value === undefined || value === null || !Array.isArray(current)) return undefined;
+    const drop = (Array.isArray(value) ? value : [value]).map((v) => canonicalValue(def, v, label));
+    const gone = drop.flatMap((v) => (Array.isArray(v) ? v : v === undefined ? [] : [v]));
+    const kept = current.filter((el) => !gone.some((g) => sameElement(el, g, def)));
+    return kept.length === 0 ? undefined : kept;
+  }
+  const v = canonicalValue(def, value, label);
+  if (def?.multiValued && op === "add" && Array.isArray(v)) {
+    let out = Array.isArray(current) ? [...current] : [];
+    for (const el of v) {
+      const at = out.findIndex((old) => sameElement(old, el, def));
+      if (at >= 0)
+        out[at] = isJsonObject(out[at]) && isJsonObject(el) ? { ...(out[at] as JsonObject), ...el } : el;
+      else out.push(el);
+      out = singlePrimary(out, at >= 0 ? at : out.length - 1);
+    }
+    return out;
+  }
+  if (
+    def?.type === "complex" &&
+    !def.multiValued &&
+    def.name !== "manager" &&
+    isJsonObject(v) &&
+    isJsonObject(current)
+  ) {
+    return { ...current, ...v }; // §3.5.2.3: sub-attributes not given are left unchanged
+  }
+  return v;
+}
+
+/** Ops on `attr[filter]` and `attr[filter].sub`. */
+function applyFiltered(
+  op: Op,
+  path: PatchPath,
+  current: Json | undefined,
+  value: Json | undefined,
+  label: string,
+) {
+  const def = path.target.def;
+  const table: AttrTable = def?.sub ?? new Map();
+  const list: Json[] = Array.isArray(current)
+    ? [...current]
+    : current === undefined || current === null
+      ? []
+      : [current];
+  const hits: number[] = [];
+  list.forEach((el, i) => {
+    if (isJsonObject(el) && matchesFilterWithin(path.filter!, el, table)) hits.push(i);
+  });
+  const sub = path.filterSub;
+  const subLabel = `${label}${sub ? `.${sub}` : ""}`;
+  const elementDef: AttrDef | undefined = def ? { ...def, multiValued: false } : undefined;
+  if (op === "remove") {
+    if (sub === undefined) {
+      const kept = list.filter((_, i) => !hits.includes(i));
+      return kept.length === 0 ? undefined : kept;
+    }
+    for (const i of hits)
+      list[i] = applyPlain("remove", elementDef, sub, path.filterSubDef, list[i], undefined, subLabel) ?? {};
+    return list;
+  }
+  if (hits.length === 0) {
+    const base = elementFromFilter(path.filter!);
+    if (!base) {
+      throw new BadRequestError(
+        `No element of "${label}" matches the filter and none can be created from it`,
+        "noTarget",
+      );
+    }
+    const created =
+      sub !== undefined
+        ? { ...base, [sub]: value ?? null }
+        : isJsonObject(value)
+          ? { ...base, ...value }
+          : undefined;
+    if (!created) throw new BadRequestError(`"${label}" needs an object value`, "invalidValue");
+    const el = canonicalValue(elementDef, created, label);
+    if (el === undefined) return list.length === 0 ? undefined : list;
+    list.push(el);
+    return singlePrimary(list, list.length - 1);
+  }
+  let out = list;
+  for (const i of hits) {
+    if (sub !== undefined) {
+      out[i] = applyPlain("replace", elementDef, sub, path.filterSubDef, out[i], value, subLabel) ?? {};
+    } else {
+      if (!isJsonObject(value)) throw new BadRequestError(`"${label}" needs an object value`, "invalidValue");
+      const merged = op === "add" ? { ...(out[i] as JsonObject), ...value } : value;
+      out[i] = canonicalValue(elementDef, merged, label) ?? {};
+    }
+    out = singlePrimary(out, i);
+  }
+  return out;
+}
+
+/** Elements are the same when their `value` (and `type`, if both have one) are equal, else when equal as JSON. */
+function sameElement(a: Json, b: Json, def: AttrDef | undefined): boolean {
+  if (isJsonObject(a) && isJsonObject(b) && a.value !== undefined && b.value !== undefined) {
+    const exact = def?.sub?.get("value")?.caseExact === true;
+    const eq = (x: Json | undefined, y: Json | undefined) =>
+      !exact && typeof x === "string" && typeof y === "string"
+        ? x.toLowerCase() === y.toLowerCase()
+        : x === y;
+    return eq(a.value, b.value) && (a.type === undefined || b.type === undefined || eq(a.type, b.type));
+  }
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** RFC 7643 §2.4: at most one element is `primary: true`; the one just written wins. */
+function singlePrimary(list: Json[], keep: number): Json[] {
+  const kept = list[keep];
+  if (!isJsonObject(kept) || kept.primary !== true) return list;
+  return list.map((el, i) =>
+    i !== keep && isJsonObject(el) && el.primary === true ? { ...el, primary: false } : el,
+  );
+}
