@@ -1,0 +1,115 @@
+import { BadRequestError } from "../errors.js";
+import type { EntityKind, JsonObject, ScimMeta } from "../scim/scim-types.js";
+
+/**
+ * Pure conversions between SCIM resources and what the directory stores (no I/O).
+ */
+
+/** Server-computed or write-only attributes never stored in a document (RFC 7643 §3.1, §4.1.1). */
+const USER_DROPPED = new Set(["id", "meta", "groups", "password"]);
+const GROUP_DROPPED = new Set(["id", "meta", "members"]);
+
+export interface StoredDoc {
+  doc: JsonObject;
+  /** Lower-cased userName or displayName (unique per source and kind, RFC 7643 §4.1.1 caseExact=false). */
+  nameKey: string;
+  /** externalId as sent, "" when absent (caseExact=true, RFC 7643 §3.1). */
+  externalId: string;
+  /** Lower-cased distinct email values (users only). */
+  emails: string[];
+}
+
+function strip(resource: JsonObject, dropped: Set<string>): JsonObject {
+  const doc: JsonObject = {};
+  for (const [key, value] of Object.entries(resource)) {
+    if (!dropped.has(key) && value !== undefined) doc[key] = value;
+  }
+  return doc;
+}
+
+function externalIdOf(doc: JsonObject): string {
+  const ext = doc.externalId;
+  return typeof ext === "string" ? ext : "";
+}
+
+export function storedUser(resource: JsonObject): StoredDoc {
+  const doc = strip(resource, USER_DROPPED);
+  const userName = doc.userName;
+  if (typeof userName !== "string" || userName.length === 0) {
+    throw new BadRequestError("userName is required", "invalidValue");
+  }
+  const emails = new Set<string>();
+  if (Array.isArray(doc.emails)) {
+    for (const email of doc.emails) {
+      if (email && typeof email === "object" && !Array.isArray(email) && typeof email.value === "string") {
+        if (email.value.length > 0) emails.add(email.value.toLowerCase());
+      }
+    }
+  }
+  return { doc, nameKey: userName.toLowerCase(), externalId: externalIdOf(doc), emails: [...emails] };
+}
+
+export function storedGroup(resource: JsonObject): StoredDoc {
+  const doc = strip(resource, GROUP_DROPPED);
+  const displayName = doc.displayName;
+  if (typeof displayName !== "string" || displayName.length === 0) {
+    throw new BadRequestError("displayName is required", "invalidValue");
+  }
+  return { doc, nameKey: displayName.toLowerCase(), externalId: externalIdOf(doc), emails: [] };
+}
+
+/** The weak ETag of a generation (RFC 7232 §2.3, RFC 7644 §3.14). */
+export function versionOf(generation: number): string {
+  return `W/"${generation}"`;
+}
+
+/**
+ * The generations an If-Match header accepts (RFC 7232 §3.1): "any" for `*`, else the list of
+ * generation numbers named by its (weak or strong) entity tags. Weak comparison is used: SCIM
+ * versions are weak ETags.
+ */
+export function ifMatchGenerations(ifMatch: string): "any" | string[] {
+  const tags = ifMatch
+    .split(",")
+    .map((tag) => tag.trim())
+    .filter((tag) => tag.length > 0);
+  if (tags.includes("*")) return "any";
+  return tags.map((tag) => tag.replace(/^W\//, "").replace(/^"(.*)"$/, "$1"));
+}
+
+export interface EntityFields {
+  doc: string | null;
+  created: string | null;
+  modified: string | null;
+  gen: string | null;
+  tomb: string | null;
+}
+
+/** The hash fields read for one entity, in this order. */
+export const ENTITY_FIELDS = ["doc", "created", "modified", "gen", "tomb"] as const;
+
+export function toFields(values: (string | null)[]): EntityFields {
+  return {
+    doc: values[0] ?? null,
+    created: values[1] ?? null,
+    modified: values[2] ?? null,
+    gen: values[3] ?? null,
+    tomb: values[4] ?? null,
+  };
+}
+
+export function metaOf(kind: EntityKind, fields: EntityFields): ScimMeta {
+  const generation = Number(fields.gen ?? 0);
+  return {
+    resourceType: kind === "user" ? "User" : "Group",
+    created: fields.created ?? "",
+    lastModified: fields.modified ?? fields.created ?? "",
+    version: versionOf(generation),
+  };
+}
+
+/** The resource as returned: the stored document with `id` placed right after `schemas`. */
+export function resourceOf(id: string, doc: JsonObject): JsonObject {
+  const { schemas, ...rest } = doc;
+  return schemas === undefined ? { id, ...rest } : { schemas, id, ...rest };
+}

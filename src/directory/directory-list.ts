@@ -1,0 +1,125 @@
+import type { Redis } from "ioredis";
+import type { FilterNode } from "../scim/filter-types.js";
+import type { EntityKind, JsonObject } from "../scim/scim-types.js";
+import { readRecords, filterTarget, readGroups } from "./directory-reader.js";
+import { emailIndexKey, idsKey, uniqueIndexKey } from "./directory-keys.js";
+import type { GroupRecord, ListQuery, ListResult, UserRecord } from "./directory-types.js";
+import { type IndexedLookup, indexedLookup } from "./indexed-lookup.js";
+
+/**
+ * Listing with filters (RFC 7644 §3.4.2): indexed `eq` lookups answer from an index; other
+ * filters scan the source's ids in creation order, chunk by chunk, applying the injected matcher
+ * to each resource plus its `meta`. Results are in creation order; `startIndex` is 1-based
+ * (RFC 7644 §3.4.2.4); only the requested page is kept in memory.
+ */
+
+export type FilterMatcher = (node: FilterNode, resource: JsonObject) => boolean;
+
+export interface ListContext {
+  redis: Redis;
+  base: string;
+  kind: EntityKind;
+  matchesFilter: FilterMatcher;
+  /** Ids read per scan step. */
+  chunkSize: number;
+  withMembers: boolean;
+}
+
+type AnyRecord = UserRecord | GroupRecord;
+
+async function candidateIds(ctx: ListContext, lookup: IndexedLookup): Promise<string[]> {
+  const { redis, base, kind } = ctx;
+  switch (lookup.attribute) {
+    case "id":
+      return [lookup.value];
+    case "name": {
+      const id = await redis.hget(uniqueIndexKey(base, kind, "name"), lookup.value.toLowerCase());
+      return id ? [id] : [];
+    }
+    case "externalId": {
+      const id = await redis.hget(uniqueIndexKey(base, kind, "externalId"), lookup.value);
+      return id ? [id] : [];
+    }
+    case "email":
+      return redis.smembers(emailIndexKey(base, lookup.value.toLowerCase()));
+  }
+}
+
+/** Live ids among `ids`, in creation order. */
+async function inCreationOrder(ctx: ListContext, ids: string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const scores = await ctx.redis.zmscore(idsKey(ctx.base, ctx.kind), ...ids);
+  return ids
+    .map((id, i) => ({ id, score: scores[i] }))
+    .filter(
+      (entry): entry is { id: string; score: string } => entry.score !== null && entry.score !== undefined,
+    )
+    .sort((a, b) => Number(a.score) - Number(b.score))
+    .map((entry) => entry.id);
+}
+
+function window(query: ListQuery): { from: number; to: number } {
+  const from = Math.max(1, Math.floor(query.startIndex)) - 1;
+  return { from, to: from + Math.max(0, Math.floor(query.count)) };
+}
+
+async function listIndexed(
+  ctx: ListContext,
+  lookup: IndexedLookup,
+  query: ListQuery,
+): Promise<ListResult<AnyRecord>> {
+  const ids = await inCreationOrder(ctx, await candidateIds(ctx, lookup));
+  const { from, to } = window(query);
+  const items = await readRecords(ctx.redis, ctx.base, ctx.kind, ids.slice(from, to), ctx.withMembers);
+  return { totalResults: ids.length, items };
+}
+
+async function listAll(ctx: ListContext, query: ListQuery): Promise<ListResult<AnyRecord>> {
+  const key = idsKey(ctx.base, ctx.kind);
+  const { from, to } = window(query);
+  const total = await ctx.redis.zcard(key);
+  const ids = to > from ? await ctx.redis.zrange(key, String(from), String(to - 1)) : [];
+  const items = await readRecords(ctx.redis, ctx.base, ctx.kind, ids, ctx.withMembers);
+  return { totalResults: total, items };
+}
+
+async function listScan(
+  ctx: ListContext,
+  filter: FilterNode,
+  query: ListQuery,
+): Promise<ListResult<AnyRecord>> {
+  const key = idsKey(ctx.base, ctx.kind);
+  const { from, to } = window(query);
+  let cursor: string | null = null;
+  let matched = 0;
+  let page: AnyRecord[] = [];
+  for (;;) {
+    const min: string = cursor === null ? "-inf" : `(${cursor}`;
+    const chunk = await ctx.redis.zrangebyscore(key, min, "+inf", "WITHSCORES", "LIMIT", 0, ctx.chunkSize);
+    if (chunk.length === 0) break;
+    const ids = chunk.filter((_, i) => i % 2 === 0);
+    cursor = chunk[chunk.length - 1] ?? null;
+    for (const record of await readRecords(ctx.redis, ctx.base, ctx.kind, ids, false)) {
+      if (!ctx.matchesFilter(filter, filterTarget(record))) continue;
+      if (matched >= from && matched < to) page.push(record);
+      matched += 1;
+    }
+    if (ids.length < ctx.chunkSize) break;
+  }
+  if (ctx.kind === "group" && ctx.withMembers && page.length > 0) {
+    page = await readGroups(
+      ctx.redis,
+      ctx.base,
+      page.map((record) => record.resource.id),
+      true,
+    );
+  }
+  return { totalResults: matched, items: page };
+}
+
+export function listEntities(ctx: ListContext, query: ListQuery): Promise<ListResult<AnyRecord>> {
+  const lookup = indexedLookup(ctx.kind, query.filter);
+  if (lookup) return listIndexed(ctx, lookup, query);
+  if (!query.filter) return listAll(ctx, query);
+  return listScan(ctx, query.filter, query);
+}

@@ -1,0 +1,184 @@
+/**
+ * The directory's Lua scripts. Each accepted write is exactly one script, so the document, its
+ * indexes, the generation and the dirty marker change together or not at all. Keys are built from
+ * the per-source base passed in ARGV (all keys share the prefix's hash tag, so they are in one
+ * Cluster slot); KEYS[1] is always the entity's hash, which also routes the call. Key layout:
+ * directory-keys.ts.
+ */
+
+/** Helpers shared by the scripts (prepended to each). */
+const COMMON = `
+local function dropIndexes(base, kind, id, iu, ie, im)
+  local nameIdx = base .. (kind == 'user' and ':user:idx:userName' or ':group:idx:displayName')
+  local extIdx = base .. ':' .. kind .. ':idx:externalId'
+  if iu and redis.call('HGET', nameIdx, iu) == id then redis.call('HDEL', nameIdx, iu) end
+  if ie and ie ~= '' and redis.call('HGET', extIdx, ie) == id then redis.call('HDEL', extIdx, ie) end
+  if im and im ~= '' then
+    for _, e in ipairs(cjson.decode(im)) do redis.call('SREM', base .. ':user:idx:email:' .. e, id) end
+  end
+end
+`;
+
+/**
+ * Create or update (replace, PATCH) a user or group, with an optional membership change.
+ * ARGV: base, kind, id, mode(create|update), expectedGen(''=any), docJson, nameKey, externalId(''),
+ *       emailsJson, nowIso, nowMs, dirtyKey, refKey, memberMode(none|change),
+ *       hasReplace(0|1), nReplace, nAdd, nRemove, ...ids
+ * Returns {'ok', gen, created, modified, memberCount, userGroupIds} | {'notfound'} | {'version', gen} |
+ *         {'conflict', 'name'|'externalId'} | {'unknown', {ids}} | {'exists'}
+ */
+export const PUT_ENTITY = `${COMMON}
+local h = KEYS[1]
+local base, kind, id, mode, expected = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local doc, nameKey, ext, emails = ARGV[6], ARGV[7], ARGV[8], ARGV[9]
+local nowIso, nowMs, dirty, ref, memberMode = ARGV[10], ARGV[11], ARGV[12], ARGV[13], ARGV[14]
+local nameIdx = base .. (kind == 'user' and ':user:idx:userName' or ':group:idx:displayName')
+local extIdx = base .. ':' .. kind .. ':idx:externalId'
+
+if mode == 'create' then
+  if redis.call('EXISTS', h) == 1 then return {'exists'} end
+else
+  local cur = redis.call('HMGET', h, 'gen', 'tomb')
+  if not cur[1] or cur[2] then return {'notfound'} end
+  if expected ~= '' and cur[1] ~= expected then return {'version', cur[1]} end
+end
+
+local owner = redis.call('HGET', nameIdx, nameKey)
+if owner and owner ~= id then return {'conflict', 'name'} end
+if ext ~= '' then
+  owner = redis.call('HGET', extIdx, ext)
+  if owner and owner ~= id then return {'conflict', 'externalId'} end
+end
+
+local replace, add, remove = nil, {}, {}
+if memberMode == 'change' then
+  local nR, nA, nD = tonumber(ARGV[16]), tonumber(ARGV[17]), tonumber(ARGV[18])
+  local i = 19
+  if ARGV[15] == '1' then replace = {} end
+  for _ = 1, nR do replace[#replace + 1] = ARGV[i]; i = i + 1 end
+  for _ = 1, nA do add[#add + 1] = ARGV[i]; i = i + 1 end
+  for _ = 1, nD do remove[#remove + 1] = ARGV[i]; i = i + 1 end
+  local users = base .. ':user:ids'
+  local unknown = {}
+  local seen = {}
+  local function check(list)
+    for _, u in ipairs(list) do
+      if not seen[u] then
+        seen[u] = true
+        if not redis.call('ZSCORE', users, u) then unknown[#unknown + 1] = u end
+      end
+    end
+  end
+  if replace then check(replace) end
+  check(add)
+  if #unknown > 0 then return {'unknown', unknown} end
+end
+
+if mode == 'update' then
+  local old = redis.call('HMGET', h, 'iu', 'ie', 'im')
+  dropIndexes(base, kind, id, old[1], old[2], old[3])
+else
+  local seq = redis.call('INCR', base .. ':seq')
+  redis.call('ZADD', base .. ':' .. kind .. ':ids', seq, id)
+  redis.call('HSET', h, 'created', nowIso)
+end
+redis.call('HSET', nameIdx, nameKey, id)
+if ext ~= '' then redis.call('HSET', extIdx, ext, id) end
+for _, e in ipairs(cjson.decode(emails)) do redis.call('SADD', base .. ':user:idx:email:' .. e, id) end
+redis.call('HSET', h, 'doc', doc, 'modified', nowIso, 'iu', nameKey, 'ie', ext, 'im', emails)
+local gen = redis.call('HINCRBY', h, 'gen', 1)
+
+local memberCount = 0
+if kind == 'group' then
+  local members = base .. ':group:' .. id .. ':members'
+  local function link(u)
+    redis.call('SADD', members, u)
+    redis.call('SADD', base .. ':user:' .. u .. ':groups', id)
+  end
+  local function unlink(u)
+    if redis.call('SREM', members, u) == 1 then redis.call('SREM', base .. ':user:' .. u .. ':groups', id) end
+  end
+  if replace then
+    local want = {}
+    for _, u in ipairs(replace) do want[u] = true end
+    for _, u in ipairs(redis.call('SMEMBERS', members)) do
+      if not want[u] then unlink(u) end
+    end
+    for _, u in ipairs(replace) do link(u) end
+  end
+  for _, u in ipairs(add) do link(u) end
+  for _, u in ipairs(remove) do unlink(u) end
+  memberCount = redis.call('SCARD', members)
+end
+
+redis.call('ZADD', dirty, 'NX', nowMs, ref)
+local groups = {}
+if kind == 'user' then groups = redis.call('SMEMBERS', base .. ':user:' .. id .. ':groups') end
+return {'ok', gen, redis.call('HGET', h, 'created'), nowIso, memberCount, groups}
+`;
+
+/**
+ * Delete a user or group: drop indexes and membership (both directions), leave a tombstone.
+ * Deleting a user bumps the generation of each of its groups and marks them dirty.
+ * ARGV: base, kind, id, expectedGen(''=any), nowIso, nowMs, dirtyKey, refKey, groupRefPrefix
+ * Returns {'ok', gen, {touchedGroupIds}} | {'notfound'} | {'version', gen}
+ */
+export const DELETE_ENTITY = `${COMMON}
+local h = KEYS[1]
+local base, kind, id, expected = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local nowIso, nowMs, dirty, ref, groupRefPrefix = ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9]
+local cur = redis.call('HMGET', h, 'gen', 'tomb', 'iu', 'ie', 'im')
+if not cur[1] or cur[2] then return {'notfound'} end
+if expected ~= '' and cur[1] ~= expected then return {'version', cur[1]} end
+dropIndexes(base, kind, id, cur[3], cur[4], cur[5])
+redis.call('ZREM', base .. ':' .. kind .. ':ids', id)
+local touched = {}
+if kind == 'user' then
+  local gk = base .. ':user:' .. id .. ':groups'
+  for _, g in ipairs(redis.call('SMEMBERS', gk)) do
+    redis.call('SREM', base .. ':group:' .. g .. ':members', id)
+    local gh = base .. ':group:' .. g
+    local st = redis.call('HMGET', gh, 'gen', 'tomb')
+    if st[1] and not st[2] then
+      redis.call('HINCRBY', gh, 'gen', 1)
+      redis.call('HSET', gh, 'modified', nowIso)
+      redis.call('ZADD', dirty, 'NX', nowMs, groupRefPrefix .. g)
+      touched[#touched + 1] = g
+    end
+  end
+  redis.call('DEL', gk)
+else
+  local mk = base .. ':group:' .. id .. ':members'
+  for _, u in ipairs(redis.call('SMEMBERS', mk)) do
+    redis.call('SREM', base .. ':user:' .. u .. ':groups', id)
+  end
+  redis.call('DEL', mk)
+end
+redis.call('HDEL', h, 'doc', 'iu', 'ie', 'im')
+redis.call('HSET', h, 'tomb', '1', 'modified', nowIso)
+local gen = redis.call('HINCRBY', h, 'gen', 1)
+redis.call('ZADD', dirty, 'NX', nowMs, ref)
+return {'ok', gen, touched}
+`;
+
+/**
+ * Clear the dirty marker if the entity is still at the generation the sync applied (or is gone).
+ * ARGV: dirtyKey, refKey, generation. Returns 1 if a marker was removed.
+ */
+export const MARK_CLEAN = `
+local gen = redis.call('HGET', KEYS[1], 'gen')
+if gen and gen ~= ARGV[3] then return 0 end
+return redis.call('ZREM', ARGV[1], ARGV[2])
+`;
+
+/**
+ * Remove a tombstone and every key it still has, if still at `generation`; clears its dirty marker.
+ * ARGV: dirtyKey, refKey, generation, extraKey (user's groups set or group's members set). Returns 1 if purged.
+ */
+export const PURGE_TOMBSTONE = `
+local cur = redis.call('HMGET', KEYS[1], 'gen', 'tomb')
+if not cur[1] or not cur[2] or cur[1] ~= ARGV[3] then return 0 end
+redis.call('DEL', KEYS[1], ARGV[4])
+redis.call('ZREM', ARGV[1], ARGV[2])
+return 1
+`;

@@ -1,0 +1,498 @@
+import { randomUUID } from "node:crypto";
+import type { Redis } from "ioredis";
+import { NotFoundError, PreconditionFailedError, ServiceUnavailableError } from "../errors.js";
+import type { Logger } from "../observability/logger.js";
+import type { FilterNode } from "../scim/filter-types.js";
+import {
+  type EntityKind,
+  type EntityRef,
+  type JsonObject,
+  parseRefKey,
+  refKey,
+  type ScimGroup,
+  type ScimUser,
+} from "../scim/scim-types.js";
+import { ifMatchGenerations, metaOf, resourceOf, storedGroup, storedUser } from "./directory-codec.js";
+import {
+  dirtyKey,
+  entityKey,
+  groupMembersKey,
+  idsKey,
+  sourceBase,
+  uniqueIndexKey,
+  userGroupsKey,
+} from "./directory-keys.js";
+import { type FilterMatcher, listEntities } from "./directory-list.js";
+import { groupRecord, readFields, readGroups, readUsers } from "./directory-reader.js";
+import type {
+  ChangeNotifier,
+  DirectoryStore,
+  DirtyEntry,
+  GroupRecord,
+  ListQuery,
+  ListResult,
+  MembershipChange,
+  SyncSnapshot,
+  UserRecord,
+  WriteOptions,
+} from "./directory-types.js";
+import { DirectoryWriter, type PutOutcome } from "./directory-writer.js";
+import { guarded } from "./redis-failure.js";
+
+/**
+ * The directory in Redis. Key layout: see directory-keys.ts (all under `${prefix}:`, one hash
+ * tag, per-source bases). Every accepted write is one Lua script (directory-scripts.ts); after it
+ * the store calls `notify`, and a failing notify is only logged (the dirty marker is durable and
+ * the sweeper re-enqueues it).
+ *
+ * What the caller must give: an ioredis client created with `maxRetriesPerRequest: 1` (or 0),
+ * `enableOfflineQueue: false` and a `commandTimeout` (e.g. 2000 ms), connected ("ready") before
+ * traffic, so a Redis outage answers 503 at once instead of queueing requests. Every Redis failure
+ * surfaces as ServiceUnavailableError.
+ *
+ * Membership changes (MembershipChange) apply in this order: `replace` first, then `add`, then
+ * `remove` (an id in both add and remove ends up not a member). Membership changes bump the
+ * group's generation only, not the users' (a user's `groups` is derived, read-only data).
+ */
+export interface RedisDirectoryStoreOptions {
+  redis: Redis;
+  /** Key prefix with a hash tag, e.g. `{scim-bridge}`. */
+  prefix: string;
+  notify: ChangeNotifier;
+  logger?: Logger;
+  /** Evaluates a SCIM filter against a resource plus its meta (src/scim/filter-eval.ts). */
+  matchesFilter: (node: FilterNode, resource: JsonObject) => boolean;
+  /** Attempts of a read-modify-write when another writer wins the race. Default 5. */
+  maxAttempts?: number;
+  /** Ids read per step of a filter scan. Default 500. */
+  scanChunkSize?: number;
+}
+
+type GroupMutation = { resource: Omit<ScimGroup, "id">; members?: MembershipChange };
+
+export class RedisDirectoryStore implements DirectoryStore {
+  private readonly redis: Redis;
+  private readonly prefix: string;
+  private readonly notifier: ChangeNotifier;
+  private readonly logger?: Logger;
+  private readonly matchesFilter: FilterMatcher;
+  private readonly maxAttempts: number;
+  private readonly scanChunkSize: number;
+  private readonly writer: DirectoryWriter;
+
+  constructor(options: RedisDirectoryStoreOptions) {
+    this.redis = options.redis;
+    this.prefix = options.prefix;
+    this.notifier = options.notify;
+    this.logger = options.logger;
+    this.matchesFilter = options.matchesFilter;
+    this.maxAttempts = options.maxAttempts ?? 5;
+    this.scanChunkSize = options.scanChunkSize ?? 500;
+    this.writer = new DirectoryWriter(this.redis, this.prefix);
+  }
+
+  // --- users ---
+
+  createUser(source: string, resource: Omit<ScimUser, "id">): Promise<UserRecord> {
+    return guarded(async () => {
+      const stored = storedUser(resource);
+      const id = randomUUID();
+      const base = sourceBase(this.prefix, source);
+      const out = await this.writer.put({
+        kind: "user",
+        source,
+        base,
+        id,
+        mode: "create",
+        expected: "",
+        stored,
+      });
+      await this.notify([{ source, kind: "user", id }]);
+      return this.userFromPut(id, stored.doc, out);
+    });
+  }
+
+  getUser(source: string, id: string): Promise<UserRecord | null> {
+    return guarded(
+      async () => (await readUsers(this.redis, sourceBase(this.prefix, source), [id]))[0] ?? null,
+    );
+  }
+
+  replaceUser(
+    source: string,
+    id: string,
+    resource: Omit<ScimUser, "id">,
+    options?: WriteOptions,
+  ): Promise<UserRecord> {
+    return guarded(async () => {
+      const stored = storedUser(resource);
+      const base = sourceBase(this.prefix, source);
+      const expected = await this.expectedGeneration("user", base, id, options?.ifMatch);
+      const out = await this.writer.put({ kind: "user", source, base, id, mode: "update", expected, stored });
+      if (out.raced) throw new PreconditionFailedError();
+      await this.notify([{ source, kind: "user", id }]);
+      return this.userFromPut(id, stored.doc, out);
+    });
+  }
+
+  updateUser(
+    source: string,
+    id: string,
+    mutate: (current: UserRecord) => Omit<ScimUser, "id">,
+    options?: WriteOptions,
+  ): Promise<UserRecord> {
+    return guarded(async () => {
+      const base = sourceBase(this.prefix, source);
+      for (let attempt = 0; attempt < this.maxAttempts; attempt += 1) {
+        const current = (await readUsers(this.redis, base, [id]))[0];
+        if (!current) throw new NotFoundError(`User ${id} not found`);
+        checkIfMatch(current.generation, options?.ifMatch);
+        const stored = storedUser(mutate(current));
+        const expected = String(current.generation);
+        const out = await this.writer.put({
+          kind: "user",
+          source,
+          base,
+          id,
+          mode: "update",
+          expected,
+          stored,
+        });
+        if (out.raced) {
+          if (options?.ifMatch) throw new PreconditionFailedError();
+          continue;
+        }
+        await this.notify([{ source, kind: "user", id }]);
+        return this.userFromPut(id, stored.doc, out);
+      }
+      throw new ServiceUnavailableError("Too many concurrent writes to this user; retry");
+    });
+  }
+
+  deleteUser(source: string, id: string, options?: WriteOptions): Promise<void> {
+    return this.deleteEntity("user", source, id, options);
+  }
+
+  listUsers(source: string, query: ListQuery): Promise<ListResult<UserRecord>> {
+    return guarded(
+      () => listEntities(this.listContext(source, "user", false), query) as Promise<ListResult<UserRecord>>,
+    );
+  }
+
+  // --- groups ---
+
+  createGroup(source: string, resource: Omit<ScimGroup, "id">, members: string[]): Promise<GroupRecord> {
+    return guarded(async () => {
+      const stored = storedGroup(resource);
+      const id = randomUUID();
+      const base = sourceBase(this.prefix, source);
+      const change = { replace: members };
+      const out = await this.writer.put({
+        kind: "group",
+        source,
+        base,
+        id,
+        mode: "create",
+        expected: "",
+        stored,
+        members: change,
+      });
+      await this.notify([{ source, kind: "group", id }]);
+      return this.groupFromPut(id, stored.doc, out, [...new Set(members)].sort());
+    });
+  }
+
+  getGroup(source: string, id: string, options?: { withMembers?: boolean }): Promise<GroupRecord | null> {
+    return guarded(async () => {
+      const base = sourceBase(this.prefix, source);
+      return (await readGroups(this.redis, base, [id], options?.withMembers ?? false))[0] ?? null;
+    });
+  }
+
+  replaceGroup(
+    source: string,
+    id: string,
+    resource: Omit<ScimGroup, "id">,
+    members: string[],
+    options?: WriteOptions,
+  ): Promise<GroupRecord> {
+    return guarded(async () => {
+      const stored = storedGroup(resource);
+      const base = sourceBase(this.prefix, source);
+      const expected = await this.expectedGeneration("group", base, id, options?.ifMatch);
+      const change = { replace: members };
+      const out = await this.writer.put({
+        kind: "group",
+        source,
+        base,
+        id,
+        mode: "update",
+        expected,
+        stored,
+        members: change,
+      });
+      if (out.raced) throw new PreconditionFailedError();
+      await this.notify([{ source, kind: "group", id }]);
+      return this.groupFromPut(id, stored.doc, out, [...new Set(members)].sort());
+    });
+  }
+
+  /** PATCH: the returned record has `memberCount` but no `members` (read them with getGroup). */
+  updateGroup(
+    source: string,
+    id: string,
+    mutate: (current: GroupRecord) => GroupMutation,
+    options?: WriteOptions,
+  ): Promise<GroupRecord> {
+    return guarded(async () => {
+      const base = sourceBase(this.prefix, source);
+      for (let attempt = 0; attempt < this.maxAttempts; attempt += 1) {
+        const current = (await readGroups(this.redis, base, [id], false))[0];
+        if (!current) throw new NotFoundError(`Group ${id} not found`);
+        checkIfMatch(current.generation, options?.ifMatch);
+        const next = mutate(current);
+        const stored = storedGroup(next.resource);
+        const expected = String(current.generation);
+        const out = await this.writer.put({
+          kind: "group",
+          source,
+          base,
+          id,
+          mode: "update",
+          expected,
+          stored,
+          members: next.members,
+        });
+        if (out.raced) {
+          if (options?.ifMatch) throw new PreconditionFailedError();
+          continue;
+        }
+        await this.notify([{ source, kind: "group", id }]);
+        return this.groupFromPut(id, stored.doc, out);
+      }
+      throw new ServiceUnavailableError("Too many concurrent writes to this group; retry");
+    });
+  }
+
+  deleteGroup(source: string, id: string, options?: WriteOptions): Promise<void> {
+    return this.deleteEntity("group", source, id, options);
+  }
+
+  listGroups(source: string, query: ListQuery & { withMembers?: boolean }): Promise<ListResult<GroupRecord>> {
+    const ctx = this.listContext(source, "group", query.withMembers ?? false);
+    return guarded(() => listEntities(ctx, query) as Promise<ListResult<GroupRecord>>);
+  }
+
+  // --- sync side ---
+
+  snapshotUser(source: string, id: string): Promise<SyncSnapshot<UserRecord> | null> {
+    return this.snapshot("user", source, id, async (base) => (await readUsers(this.redis, base, [id]))[0]);
+  }
+
+  snapshotGroup(source: string, id: string): Promise<SyncSnapshot<GroupRecord> | null> {
+    return this.snapshot(
+      "group",
+      source,
+      id,
+      async (base) => (await readGroups(this.redis, base, [id], true))[0],
+    );
+  }
+
+  markClean(ref: EntityRef, generation: number): Promise<boolean> {
+    return guarded(() => this.writer.markClean(ref, sourceBase(this.prefix, ref.source), generation));
+  }
+
+  purgeTombstone(ref: EntityRef, generation: number): Promise<boolean> {
+    const base = sourceBase(this.prefix, ref.source);
+    const extra = ref.kind === "user" ? userGroupsKey(base, ref.id) : groupMembersKey(base, ref.id);
+    return guarded(() => this.writer.purge(ref, base, extra, generation));
+  }
+
+  listDirty(olderThan: number, limit: number): Promise<DirtyEntry[]> {
+    return guarded(async () => {
+      const raw = await this.redis.zrangebyscore(
+        dirtyKey(this.prefix),
+        "-inf",
+        `(${olderThan}`,
+        "WITHSCORES",
+        "LIMIT",
+        0,
+        limit,
+      );
+      const entries: DirtyEntry[] = [];
+      for (let i = 0; i + 1 < raw.length; i += 2) {
+        try {
+          entries.push({ ref: parseRefKey(raw[i] as string), since: Number(raw[i + 1]) });
+        } catch {
+          this.logger?.warn({ member: raw[i] }, "ignoring a malformed member of the dirty set");
+        }
+      }
+      return entries;
+    });
+  }
+
+  countDirty(): Promise<number> {
+    return guarded(() => this.redis.zcard(dirtyKey(this.prefix)));
+  }
+
+  markDirty(ref: EntityRef): Promise<void> {
+    return guarded(async () => {
+      await this.redis.zadd(dirtyKey(this.prefix), "NX", Date.now(), refKey(ref));
+      await this.notify([ref]);
+    });
+  }
+
+  async *scanIds(source: string, kind: EntityKind, pageSize = 500): AsyncIterable<string[]> {
+    const key = idsKey(sourceBase(this.prefix, source), kind);
+    let min = "-inf";
+    for (;;) {
+      const chunk = await guarded(() =>
+        this.redis.zrangebyscore(key, min, "+inf", "WITHSCORES", "LIMIT", 0, pageSize),
+      );
+      if (chunk.length === 0) return;
+      yield chunk.filter((_, i) => i % 2 === 0);
+      if (chunk.length < 2 * pageSize) return;
+      min = `(${chunk[chunk.length - 1]}`;
+    }
+  }
+
+  countEntities(source: string, kind: EntityKind): Promise<number> {
+    return guarded(() => this.redis.zcard(idsKey(sourceBase(this.prefix, source), kind)));
+  }
+
+  findUserId(source: string, key: { externalId?: string; userName?: string }): Promise<string | null> {
+    return this.findId("user", source, key.externalId, key.userName);
+  }
+
+  findGroupId(source: string, key: { externalId?: string; displayName?: string }): Promise<string | null> {
+    return this.findId("group", source, key.externalId, key.displayName);
+  }
+
+  // --- internals ---
+
+  private findId(
+    kind: EntityKind,
+    source: string,
+    externalId?: string,
+    name?: string,
+  ): Promise<string | null> {
+    return guarded(async () => {
+      const base = sourceBase(this.prefix, source);
+      if (externalId) {
+        const id = await this.redis.hget(uniqueIndexKey(base, kind, "externalId"), externalId);
+        if (id) return id;
+      }
+      if (name) return this.redis.hget(uniqueIndexKey(base, kind, "name"), name.toLowerCase());
+      return null;
+    });
+  }
+
+  private deleteEntity(kind: EntityKind, source: string, id: string, options?: WriteOptions): Promise<void> {
+    return guarded(async () => {
+      const base = sourceBase(this.prefix, source);
+      const expected = await this.expectedGeneration(kind, base, id, options?.ifMatch);
+      const out = await this.writer.remove(kind, source, base, id, expected);
+      if (out.raced) throw new PreconditionFailedError();
+      const groups = out.touchedGroups.map((group): EntityRef => ({ source, kind: "group", id: group }));
+      await this.notify([{ source, kind, id }, ...groups]);
+    });
+  }
+
+  private snapshot<T extends UserRecord | GroupRecord>(
+    kind: EntityKind,
+    source: string,
+    id: string,
+    read: (base: string) => Promise<T | undefined>,
+  ): Promise<SyncSnapshot<T> | null> {
+    return guarded(async () => {
+      const base = sourceBase(this.prefix, source);
+      const ref: EntityRef = { source, kind, id };
+      const record = await read(base);
+      if (record) return { ref, desired: record, generation: record.generation };
+      const [fields] = await readFields(this.redis, base, kind, [id]);
+      if (!fields || fields.gen === null) return null;
+      if (fields.tomb !== null) return { ref, desired: null, generation: Number(fields.gen) };
+      const again = await read(base); // written between the two reads
+      return again ? { ref, desired: again, generation: again.generation } : null;
+    });
+  }
+
+  /**
+   * The generation a write must find (as the script's expected value) for an If-Match header
+   * (RFC 7644 §3.14, RFC 7232 §3.1): "" when there is none or it is `*`, the tag's generation for
+   * one tag, and the current generation when it is in a list of several (else 412).
+   */
+  private async expectedGeneration(
+    kind: EntityKind,
+    base: string,
+    id: string,
+    ifMatch?: string,
+  ): Promise<string> {
+    if (ifMatch === undefined || ifMatch.trim() === "") return "";
+    const generations = ifMatchGenerations(ifMatch);
+    if (generations === "any") return "";
+    if (generations.length === 1) return generations[0] ?? "";
+    const current = await this.redis.hmget(entityKey(base, kind, id), "gen", "tomb");
+    if (current[0] === null || current[0] === undefined || current[1]) {
+      throw new NotFoundError(`${kind === "user" ? "User" : "Group"} ${id} not found`);
+    }
+    if (!generations.includes(current[0])) throw new PreconditionFailedError();
+    return current[0];
+  }
+
+  private listContext(source: string, kind: EntityKind, withMembers: boolean) {
+    return {
+      redis: this.redis,
+      base: sourceBase(this.prefix, source),
+      kind,
+      matchesFilter: this.matchesFilter,
+      chunkSize: this.scanChunkSize,
+      withMembers,
+    };
+  }
+
+  private userFromPut(id: string, doc: JsonObject, out: PutOutcome): UserRecord {
+    const fields = {
+      doc: null,
+      created: out.created,
+      modified: out.modified,
+      gen: String(out.generation),
+      tomb: null,
+    };
+    return {
+      resource: resourceOf(id, doc) as ScimUser,
+      meta: metaOf("user", fields),
+      generation: out.generation,
+      groups: out.groups,
+    };
+  }
+
+  private groupFromPut(id: string, doc: JsonObject, out: PutOutcome, members?: string[]): GroupRecord {
+    const fields = {
+      doc: JSON.stringify(doc),
+      created: out.created,
+      modified: out.modified,
+      gen: String(out.generation),
+      tomb: null,
+    };
+    return groupRecord(id, fields, out.memberCount, members);
+  }
+
+  /** Tells the jobs layer; a failure is logged, not thrown (the dirty markers are already durable). */
+  private async notify(refs: EntityRef[]): Promise<void> {
+    try {
+      await this.notifier(refs);
+    } catch (err) {
+      this.logger?.warn(
+        { err, refs: refs.length, kind: refs[0]?.kind, id: refs[0]?.id },
+        "notify after a directory write failed; the sweeper will re-enqueue the dirty entities",
+      );
+    }
+  }
+}
+
+function checkIfMatch(generation: number, ifMatch: string | undefined): void {
+  if (ifMatch === undefined || ifMatch.trim() === "") return;
+  const generations = ifMatchGenerations(ifMatch);
+  if (generations !== "any" && !generations.includes(String(generation))) throw new PreconditionFailedError();
+}
