@@ -14,7 +14,7 @@ function buildApp() {
   const scim = express.Router({ mergeParams: true });
   scim.get("/Users/:id", (req, res) => {
     recordScimOperation(registry, {
-      source: req.params.source!,
+      source: String((req.params as Record<string, string>).source),
       resource: "Users",
       operation: "get",
       status: 200,
