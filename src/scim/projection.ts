@@ -1,0 +1,119 @@
+import { ANY_CORE_ATTRS, type AttrPath, findKey, parseAttrPath } from "./attribute-schema.js";
+import { isJsonObject } from "./dialects.js";
+import type { Json, JsonObject } from "./scim-types.js";
+
+export interface ProjectionOptions {
+  /** Names to return (RFC 7644 §3.9 `attributes`); a comma-separated string is split. */
+  attributes?: readonly string[] | string;
+  /** Names to leave out (`excludedAttributes`); ignored when `attributes` is given. */
+  excludedAttributes?: readonly string[] | string;
+}
+
+/** RFC 7643 §7 `returned: "always"`: never filtered out. `password` is `returned: "never"`. */
+const ALWAYS = new Set(["id", "schemas"]);
+const NEVER = new Set(["password"]);
+
+function names(v: readonly string[] | string | undefined): string[] {
+  const list = typeof v === "string" ? [v] : (v ?? []);
+  return list
+    .flatMap((s) => s.split(","))
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
+}
+
+/**
+ * Applies `attributes` / `excludedAttributes` (RFC 7644 §3.4.2.5, §3.9) to a rendered resource.
+ * Names are case-insensitive, may carry a schema URN prefix (`urn:...:User:userName`, or a whole
+ * extension `urn:...:enterprise:2.0:User`) and a sub-attribute (`name.givenName`, `emails.value`).
+ * Returns a new object; the input is not changed.
+ */
+export function projectResource(resource: JsonObject, options: ProjectionOptions = {}): JsonObject {
+  const wanted = names(options.attributes)
+    .map((n) => parseAttrPath(n, ANY_CORE_ATTRS))
+    .filter((p) => p !== undefined);
+  const excluded = names(options.excludedAttributes)
+    .map((n) => parseAttrPath(n, ANY_CORE_ATTRS))
+    .filter((p) => p !== undefined);
+  let out: JsonObject;
+  if (wanted.length > 0) {
+    const picked: JsonObject = {};
+    for (const p of wanted) pick(resource, picked, p);
+    out = {};
+    for (const key of Object.keys(resource)) {
+      if (ALWAYS.has(key)) out[key] = resource[key]!;
+      else if (picked[key] !== undefined) out[key] = picked[key]!;
+    }
+  } else {
+    out = { ...resource };
+    for (const p of excluded) drop(out, p);
+  }
+  for (const key of Object.keys(out)) if (NEVER.has(key.toLowerCase())) delete out[key];
+  return out;
+}
+
+function pick(src: JsonObject, dst: JsonObject, p: AttrPath): void {
+  let from = src;
+  let to = dst;
+  if (p.urn !== undefined) {
+    const key = findKey(src, p.urn);
+    const ext = key === undefined ? undefined : src[key];
+    if (key === undefined || !isJsonObject(ext)) return;
+    if (p.attr === "") {
+      dst[key] = ext;
+      return;
+    }
+    from = ext;
+    to = isJsonObject(dst[key]) ? (dst[key] as JsonObject) : {};
+    dst[key] = to;
+  }
+  const key = findKey(from, p.attr);
+  if (key === undefined) return;
+  const value = from[key]!;
+  if (p.sub === undefined) {
+    to[key] = value;
+    return;
+  }
+  const sub = p.sub;
+  const pickSub = (el: Json, prev: Json | undefined): Json => {
+    if (!isJsonObject(el)) return el;
+    const subKey = findKey(el, sub);
+    const base = isJsonObject(prev) ? prev : {};
+    return subKey === undefined ? base : { ...base, [subKey]: el[subKey]! };
+  };
+  const prev = to[key];
+  if (Array.isArray(value)) {
+    to[key] = value.map((el, i) => pickSub(el, Array.isArray(prev) ? prev[i] : undefined));
+  } else if (isJsonObject(value)) {
+    to[key] = pickSub(value, prev);
+  }
+}
+
+function drop(obj: JsonObject, p: AttrPath): void {
+  let target = obj;
+  if (p.urn !== undefined) {
+    const key = findKey(obj, p.urn);
+    if (key === undefined || !isJsonObject(obj[key])) return;
+    if (p.attr === "") {
+      delete obj[key];
+      return;
+    }
+    target = { ...(obj[key] as JsonObject) };
+    obj[key] = target;
+  }
+  const key = findKey(target, p.attr);
+  if (key === undefined || (p.urn === undefined && ALWAYS.has(key))) return;
+  if (p.sub === undefined) {
+    delete target[key];
+    return;
+  }
+  const sub = p.sub;
+  const dropSub = (el: Json): Json => {
+    if (!isJsonObject(el)) return el;
+    const subKey = findKey(el, sub);
+    if (subKey === undefined) return el;
+    const { [subKey]: _gone, ...rest } = el;
+    return rest;
+  };
+  const value = target[key]!;
+  target[key] = Array.isArray(value) ? value.map(dropSub) : dropSub(value);
+}
