@@ -62,12 +62,23 @@ if memberMode == 'change' then
   local unknown = {}
   local seen = {}
   local function check(list)
+    local batch = {}
+    local function flush()
+      if #batch == 0 then return end
+      local scores = redis.call('ZMSCORE', users, unpack(batch))
+      for j = 1, #batch do
+        if not scores[j] then unknown[#unknown + 1] = batch[j] end
+      end
+      batch = {}
+    end
     for _, u in ipairs(list) do
       if not seen[u] then
         seen[u] = true
-        if not redis.call('ZSCORE', users, u) then unknown[#unknown + 1] = u end
+        batch[#batch + 1] = u
+        if #batch == 500 then flush() end
       end
     end
+    flush()
   end
   if replace then check(replace) end
   check(add)
@@ -92,19 +103,21 @@ local memberCount = 0
 if kind == 'group' then
   local members = base .. ':group:' .. id .. ':members'
   local function link(u)
-    redis.call('SADD', members, u)
-    redis.call('SADD', base .. ':user:' .. u .. ':groups', id)
+    if redis.call('SADD', members, u) == 1 then redis.call('SADD', base .. ':user:' .. u .. ':groups', id) end
   end
   local function unlink(u)
     if redis.call('SREM', members, u) == 1 then redis.call('SREM', base .. ':user:' .. u .. ':groups', id) end
   end
   if replace then
-    local want = {}
+    local want, have = {}, {}
     for _, u in ipairs(replace) do want[u] = true end
     for _, u in ipairs(redis.call('SMEMBERS', members)) do
+      have[u] = true
       if not want[u] then unlink(u) end
     end
-    for _, u in ipairs(replace) do link(u) end
+    for _, u in ipairs(replace) do
+      if not have[u] then link(u) end
+    end
   end
   for _, u in ipairs(add) do link(u) end
   for _, u in ipairs(remove) do unlink(u) end
