@@ -13,6 +13,13 @@ import { type Logger, createLogger } from "./observability/logger.js";
 import { createMetricsRegistry, type Registry } from "./observability/metrics.js";
 import { matchesFilter } from "./scim/filter-eval.js";
 import { createApp } from "../routes/app.js";
+import { createHealthRouter } from "../routes/health.js";
+import { httpMetricsMiddleware } from "../routes/middleware/http-metrics.js";
+import { intakeRateLimiter } from "../routes/middleware/intake-rate-limiter.js";
+import { createMetricsRouter } from "../routes/middleware/metrics-router.js";
+import { createRequestLogger } from "../routes/middleware/request-logger.js";
+import { securityHeaders } from "../routes/middleware/security-headers.js";
+import { recordScimOperation } from "./observability/bridge-metrics.js";
 import { createSyncQueue, startWorkers } from "../jobs/index.js";
 import { HttpPlatformClient } from "./platform/client/http-platform-client.js";
 import { RedisRequestBudget } from "./platform/client/request-budget.js";
@@ -113,9 +120,34 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
 
   let server: Server | undefined;
   let url: string | undefined;
+  const scimLogger = logger.child({ module: "scim" });
   const app = createApp({
     logger,
-    scim: role === "worker" ? undefined : { config, directory, logger: logger.child({ module: "scim" }) },
+    middleware: [securityHeaders(), createRequestLogger(logger), httpMetricsMiddleware(registry)],
+    health: createHealthRouter({
+      redis: storeRedis,
+      isReady: () => ready,
+      workersRunning: workers ? () => ready : undefined,
+    }),
+    metrics: createMetricsRouter(registry),
+    scim:
+      role === "worker"
+        ? undefined
+        : {
+            config,
+            directory,
+            logger: scimLogger,
+            beforeHandlers: [
+              intakeRateLimiter({
+                redis: storeRedis,
+                prefix,
+                requestsPerSecond: (source) => config.sources[source]?.rateLimit.requestsPerSecond,
+                registry,
+                logger: scimLogger,
+              }),
+            ],
+            onOperation: (op) => recordScimOperation(registry, op),
+          },
   });
   if (options.listen ?? true) {
     const tls = config.server.tls;
@@ -133,7 +165,6 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
     url = `${tls ? "https" : "http"}://${host}:${address.port}`;
   }
   ready = true;
-  void ready;
 
   let closing: Promise<void> | undefined;
   const close = () => {

@@ -69,6 +69,18 @@ export function requireObjectBody(req: Request): JsonObject {
   return body as JsonObject;
 }
 
+/** Names a SCIM request for metrics: resource and operation, never ids. */
+export function operationOf(method: string, path: string): { resource: string; operation: string } {
+  const [, resource = "unknown", rest] = /^\/([^/]+)(\/.*)?$/.exec(path) ?? [];
+  if (rest === "/.search") return { resource, operation: "list" };
+  const withId = rest !== undefined && rest !== "/";
+  const operation =
+    { GET: withId ? "get" : "list", POST: "create", PUT: "replace", PATCH: "patch", DELETE: "delete" }[
+      method
+    ] ?? method.toLowerCase();
+  return { resource, operation };
+}
+
 const methodNotAllowed: RequestHandler = (_req, res) => {
   res.setHeader("Allow", "GET");
   throw new MethodNotAllowedError("Discovery endpoints are read-only");
@@ -88,8 +100,11 @@ export function createScimRouter(deps: ScimRouterDeps): Router {
     if (!Object.hasOwn(config.sources, source(req))) return sendScimError(res, 404, "No such SCIM endpoint");
     if (deps.onOperation) {
       res.on("finish", () => {
-        const resource = /\/(Users|Groups)/.exec(req.path)?.[1] ?? "discovery";
-        deps.onOperation?.({ source: source(req), resource, operation: req.method, status: res.statusCode });
+        deps.onOperation?.({
+          source: source(req),
+          ...operationOf(req.method, req.path),
+          status: res.statusCode,
+        });
       });
     }
     next();

@@ -59,9 +59,9 @@ export const sourceSchema = z
       .default({}),
     /** Intake rate limit for this source (requests per second, burst = 2x). */
     rateLimit: z
-      .object({ requestsPerSecond: z.number().positive().default(200) })
+      .object({ requestsPerSecond: z.number().positive().default(1000) })
       .strict()
-      .default({ requestsPerSecond: 200 }),
+      .default({ requestsPerSecond: 1000 }),
   })
   .strict();
 
