@@ -1,0 +1,67 @@
+/** Thin HTTP edges: reading a JSON body and writing JSON or error answers. */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { SCHEMA_ERROR } from "../../scim/scim-types.js";
+import { EmulatorError, violation } from "./emulator-error.js";
+
+const MAX_BODY = 10 * 1024 * 1024;
+
+export async function readRawBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY) throw new EmulatorError(413, "PAYLOAD_TOO_LARGE", "request body too large");
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** Parses a JSON body; an empty body is `undefined`. A non-JSON content type is a violation. */
+export function parseJsonBody(raw: string, contentType: string | undefined): unknown {
+  if (raw.trim() === "") return undefined;
+  if (!contentType || !/^application\/(scim\+)?json\b/i.test(contentType)) {
+    throw violation(
+      `Content-Type must be application/json or application/scim+json, got ${contentType ?? "none"}`,
+    );
+  }
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    throw violation("request body is not valid JSON", "invalidSyntax");
+  }
+}
+
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  options: { scim?: boolean; headers?: Record<string, string> } = {},
+): void {
+  if (res.headersSent || res.destroyed) return;
+  const headers: Record<string, string> = { ...options.headers };
+  if (body === undefined || status === 204) {
+    res.writeHead(status, headers);
+    res.end();
+    return;
+  }
+  const text = JSON.stringify(body);
+  headers["Content-Type"] = options.scim
+    ? "application/scim+json; charset=utf-8"
+    : "application/json; charset=utf-8";
+  headers["Content-Length"] = String(Buffer.byteLength(text));
+  res.writeHead(status, headers);
+  res.end(text);
+}
+
+/** The error body: RFC 7644 §3.12 under /api/scim/v2, `{"error": {code, message}}` elsewhere. */
+export function errorBody(err: EmulatorError, scim: boolean): unknown {
+  if (scim) {
+    return {
+      schemas: [SCHEMA_ERROR],
+      status: String(err.status),
+      ...(err.scimType ? { scimType: err.scimType } : {}),
+      detail: err.message,
+    };
+  }
+  return { error: { code: err.code, message: err.message } };
+}

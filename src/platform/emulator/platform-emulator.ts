@@ -1,0 +1,274 @@
+/**
+ * The platform emulator: the contract (platform-api.yaml) implemented strictly and in memory,
+ * over HTTP or HTTPS, with fault injection and inspection for tests, demos and benchmarks.
+ *
+ * Per request: inspection (/_emulator, no token) -> bearer token (401) -> exact route match
+ * (404/405 + violation) -> faults (slow, 429/500/503, drop, rate limit) -> body and parameter
+ * validation against the contract (400 + violation) -> handler -> answer (or, for a ghost write,
+ * the socket is destroyed after the change is applied).
+ */
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from "node:http";
+import { createServer as createHttpsServer } from "node:https";
+import type { AddressInfo, Socket } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
+import { matchRoute, parseParameters, validateBody } from "./contract-operations.js";
+import { EmulatorError } from "./emulator-error.js";
+import { EmulatorState, type Handler } from "./emulator-state.js";
+import { FaultInjector, type FaultKind, type FaultRule } from "./fault-injector.js";
+import { errorBody, parseJsonBody, readRawBody, sendJson } from "./http-io.js";
+import { handleInspection } from "./inspection-routes.js";
+import { RequestRecorder } from "./request-recorder.js";
+import { scimHandlers } from "./scim-handlers.js";
+import { selfSignedCertificate } from "./self-signed-cert.js";
+import { type DriftAction, drift, type SeedData, type SeedResult, seed, snapshot } from "./state-control.js";
+import { v1Handlers } from "./v1-handlers.js";
+
+export interface PlatformEmulatorOptions {
+  /** The bearer token every /api request must carry. */
+  token: string;
+  /** Serve HTTPS with a self-signed certificate made at start (default false). */
+  tls?: boolean;
+  /** Fault rules active from the start (default none). */
+  faults?: FaultRule[];
+  /** Seed for ids and fault draws (default: time-based, not repeatable). */
+  seed?: number;
+  /** Request log ring size (default 10,000); counters stay exact. */
+  logSize?: number;
+}
+
+const HANDLERS: Record<string, Handler> = { ...scimHandlers, ...v1Handlers };
+
+export class PlatformEmulator {
+  readonly data: EmulatorState;
+  readonly recorder: RequestRecorder;
+  readonly injector: FaultInjector;
+  /** PEM of the certificate when started with tls (clients trust it as their CA). */
+  certificatePem?: string;
+  private server?: Server;
+  private readonly sockets = new Set<Socket>();
+  private url?: string;
+
+  constructor(private readonly options: PlatformEmulatorOptions) {
+    if (!options.token) throw new Error("platform emulator: a token is required");
+    this.data = new EmulatorState(options.seed);
+    this.recorder = new RequestRecorder(options.logSize);
+    this.injector = new FaultInjector(() => this.data.random, options.faults);
+  }
+
+  /** The request handler (usable with supertest or any node:http server). */
+  readonly handler = (req: IncomingMessage, res: ServerResponse): void => {
+    void this.handle(req, res);
+  };
+
+  /** Starts listening; returns the base URL, e.g. http://127.0.0.1:43123. */
+  async start(options: { port?: number; host?: string } = {}): Promise<string> {
+    if (this.server) throw new Error("platform emulator already started");
+    const host = options.host ?? "127.0.0.1";
+    let server: Server;
+    if (this.options.tls) {
+      const { keyPem, certPem } = selfSignedCertificate({
+        commonName: "platform-emulator",
+        hosts: [host, "localhost", "127.0.0.1"],
+      });
+      this.certificatePem = certPem;
+      server = createHttpsServer({ key: keyPem, cert: certPem }, this.handler);
+    } else {
+      server = createHttpServer(this.handler);
+    }
+    server.on("connection", (socket: Socket) => {
+      this.sockets.add(socket);
+      socket.on("close", () => this.sockets.delete(socket));
+    });
+    server.on("secureConnection", (socket: Socket) => {
+      this.sockets.add(socket);
+      socket.on("close", () => this.sockets.delete(socket));
+    });
+    this.server = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(options.port ?? 0, host, () => resolve());
+    });
+    const { port } = server.address() as AddressInfo;
+    const shownHost = host.includes(":") ? `[${host}]` : host;
+    this.url = `${this.options.tls ? "https" : "http"}://${shownHost}:${port}`;
+    return this.url;
+  }
+
+  /** Stops listening and destroys open sockets; safe to call twice. */
+  async close(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.server = undefined;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    for (const socket of this.sockets) socket.destroy();
+    this.sockets.clear();
+    await closed;
+  }
+
+  get baseUrl(): string | undefined {
+    return this.url;
+  }
+
+  // Inspection and control (also over HTTP under /_emulator/).
+  state() {
+    return snapshot(this.data);
+  }
+  requests() {
+    return this.recorder.requests();
+  }
+  counters() {
+    return this.recorder.counters();
+  }
+  /** Calls of one operation, e.g. count("createUser"). */
+  count(operation: string): number {
+    return this.recorder.count(operation);
+  }
+  violations() {
+    return this.recorder.violations();
+  }
+  /** Forgets all data, the request log, violations and faults. */
+  reset(): void {
+    this.data.reset();
+    this.recorder.clear();
+    this.injector.clear();
+  }
+  seed(data: SeedData): SeedResult {
+    return seed(this.data, data);
+  }
+  drift(change: DriftAction): string | undefined {
+    return drift(this.data, change);
+  }
+  faults(): FaultRule[] {
+    return this.injector.list();
+  }
+  addFault(rule: FaultRule): void {
+    this.injector.add(rule);
+  }
+  setFaults(rules: FaultRule[]): void {
+    this.injector.set(rules);
+  }
+  clearFaults(): void {
+    this.injector.clear();
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const started = performance.now();
+    const method = req.method ?? "GET";
+    const url = new URL(req.url ?? "/", "http://emulator.invalid");
+    const path = url.pathname;
+    if (path === "/_emulator" || path.startsWith("/_emulator/")) {
+      await handleInspection(this, req, res, path);
+      return;
+    }
+    const scim = path.startsWith("/api/scim/v2");
+    const match = matchRoute(method, path);
+    const operation = match.kind === "operation" ? match.operation.name : null;
+    let fault: string | undefined;
+    const record = (status: number) =>
+      this.recorder.record({
+        time: new Date().toISOString(),
+        method,
+        path,
+        operation,
+        status,
+        durationMs: Math.round((performance.now() - started) * 100) / 100,
+        ...(fault ? { fault } : {}),
+      });
+    const fail = (err: EmulatorError) => {
+      if (err.violation) this.recorder.violation({ method, path, operation, reason: err.message });
+      sendJson(res, err.status, errorBody(err, scim), { scim, headers: err.headers });
+      record(err.status);
+    };
+    try {
+      if (req.headers.authorization !== `Bearer ${this.options.token}`) {
+        throw new EmulatorError(401, "UNAUTHORIZED", "missing or wrong bearer token", {
+          headers: { "WWW-Authenticate": 'Bearer realm="platform"' },
+        });
+      }
+      if (match.kind !== "operation") throw unknownRoute(method, path, match.kind === "method-not-allowed");
+      const decision = this.injector.decide({ operation, method, path });
+      if (decision.delayMs > 0) {
+        fault = "slow";
+        await sleep(decision.delayMs);
+      }
+      const terminal = decision.terminal;
+      if (terminal && terminal.type !== "ghost") {
+        fault = terminal.type;
+        if (terminal.type === "drop") {
+          req.socket.destroy();
+          record(0);
+          return;
+        }
+        throw faultError(terminal);
+      }
+      const body = parseJsonBody(await readRawBody(req), req.headers["content-type"]);
+      const { params, query } = parseParameters(match.operation, match.params, url.searchParams);
+      validateBody(match.operation, body);
+      const handler = HANDLERS[match.operation.name];
+      if (!handler)
+        throw new EmulatorError(501, "NOT_IMPLEMENTED", `${match.operation.name} is not implemented`);
+      let result: ReturnType<Handler> | undefined;
+      let error: unknown;
+      try {
+        result = handler({ params, query, body, state: this.data });
+      } catch (err) {
+        error = err;
+      }
+      if (terminal?.type === "ghost") {
+        fault = "ghost";
+        req.socket.destroy();
+        record(0);
+        return;
+      }
+      if (error !== undefined) throw error;
+      if (result) {
+        sendJson(res, result.status, result.body, { scim, headers: result.headers });
+        record(result.status);
+      }
+    } catch (err) {
+      if (err instanceof EmulatorError) fail(err);
+      else fail(new EmulatorError(500, "INTERNAL", err instanceof Error ? err.message : String(err)));
+    }
+  }
+}
+
+function unknownRoute(method: string, path: string, knownPath: boolean): EmulatorError {
+  if (knownPath) {
+    return new EmulatorError(405, "METHOD_NOT_ALLOWED", `${method} ${path} is not in the contract`, {
+      violation: true,
+    });
+  }
+  let hint = "";
+  if (path.endsWith("/") && matchRoute(method, path.slice(0, -1)).kind === "operation") {
+    hint = " (trailing slash: the contract writes this path without one; see v0.3.0)";
+  } else if (matchRoute(method, `${path}/`).kind === "operation") {
+    hint = " (the contract writes this path with a trailing slash)";
+  }
+  return new EmulatorError(404, "NOT_FOUND", `${method} ${path} is not in the contract${hint}`, {
+    violation: true,
+  });
+}
+
+function faultError(kind: FaultKind): EmulatorError {
+  if (kind.type === "rateLimit") {
+    return new EmulatorError(429, "RATE_LIMITED", "rate limit exceeded", {
+      headers: { "Retry-After": String(kind.retryAfterSeconds ?? 1) },
+    });
+  }
+  if (kind.type !== "error") return new EmulatorError(500, "INTERNAL", "injected fault");
+  const retry = kind.retryAfterSeconds ?? (kind.status === 429 ? 1 : undefined);
+  const code = kind.status === 429 ? "RATE_LIMITED" : kind.status === 503 ? "UNAVAILABLE" : "INTERNAL";
+  return new EmulatorError(kind.status, code, `injected ${kind.status}`, {
+    headers: retry !== undefined ? { "Retry-After": String(retry) } : {},
+  });
+}
+
+/** Creates an emulator; call `start()` to listen. */
+export function createPlatformEmulator(options: PlatformEmulatorOptions): PlatformEmulator {
+  return new PlatformEmulator(options);
+}
