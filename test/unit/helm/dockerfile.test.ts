@@ -1,0 +1,120 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { parse as parseYaml } from "yaml";
+import { buildConfig } from "../../../src/config/load-config.js";
+
+/** The Dockerfile split into stages of [instruction, arguments], continuation lines joined. */
+interface Stage {
+  from: string;
+  name?: string;
+  steps: Array<{ op: string; args: string }>;
+}
+
+function parseDockerfile(text: string): { args: Record<string, string>; stages: Stage[] } {
+  const joined = text.replace(/\\\n/g, " ");
+  const args: Record<string, string> = {};
+  const stages: Stage[] = [];
+  for (const raw of joined.split("\n")) {
+    const line = raw.trim();
+    if (line === "" || line.startsWith("#")) continue;
+    const [, op = "", rest = ""] = /^(\S+)\s*(.*)$/.exec(line) ?? [];
+    const upper = op.toUpperCase();
+    if (upper === "FROM") {
+      const m = /^(\S+)(?:\s+AS\s+(\S+))?/i.exec(rest)!;
+      stages.push({ from: m[1]!, name: m[2], steps: [] });
+    } else if (upper === "ARG" && stages.length === 0) {
+      const [name, value = ""] = rest.split("=");
+      args[name!] = value;
+    } else {
+      stages.at(-1)?.steps.push({ op: upper, args: rest });
+    }
+  }
+  return { args, stages };
+}
+
+const dockerfile = parseDockerfile(readFileSync("Dockerfile", "utf8"));
+const final = dockerfile.stages.at(-1)!;
+const stepsOf = (stage: Stage, op: string) => stage.steps.filter((s) => s.op === op).map((s) => s.args);
+
+describe("Dockerfile", () => {
+  it("is multi-stage: the build stage compiles with dev dependencies and skips lifecycle scripts", () => {
+    expect(dockerfile.stages.length).toBeGreaterThanOrEqual(2);
+    const build = dockerfile.stages.find((s) => s.name === "build")!;
+    expect(build).toBeDefined();
+    const runs = stepsOf(build, "RUN");
+    expect(
+      runs.some((r) => /npm ci\b/.test(r) && r.includes("--ignore-scripts") && !r.includes("--omit=dev")),
+    ).toBe(true);
+    expect(runs.some((r) => r.includes("npm run build"))).toBe(true);
+  });
+
+  it("builds from an LTS Node image", () => {
+    const image = final.from.replace(/^\$\{(\w+)\}$/, (_m, name: string) => dockerfile.args[name] ?? "");
+    expect(image).toMatch(/^node:(20|22|24)([.-]|$)/);
+    const lts = Number(/^node:(\d+)/.exec(image)![1]);
+    expect(lts % 2).toBe(0);
+  });
+
+  it("ships production dependencies only, and nothing else from the build stage but dist/", () => {
+    const runs = stepsOf(final, "RUN");
+    const installs = runs.filter((r) => /npm (ci|install)\b/.test(r));
+    expect(installs.length).toBe(1);
+    expect(installs[0]).toContain("--omit=dev");
+    expect(installs[0]).toContain("--ignore-scripts");
+    const fromBuild = stepsOf(final, "COPY").filter((c) => c.includes("--from="));
+    expect(fromBuild).toEqual(["--from=build /app/dist ./dist"]);
+    const copies = stepsOf(final, "COPY").join("\n");
+    expect(copies).not.toMatch(/node_modules/);
+    expect(copies).toContain(
+      "src/platform/contract/platform-api.yaml ./dist/src/platform/contract/platform-api.yaml",
+    );
+  });
+
+  it("runs as a non-root user with tini as init, in exec form, the start command by default", () => {
+    const users = stepsOf(final, "USER");
+    expect(users.length).toBe(1);
+    expect(users[0]).not.toMatch(/^(root|0)(:|$)/);
+    expect(stepsOf(final, "RUN").some((r) => /apt-get install[^&]*\btini\b/.test(r))).toBe(true);
+    const userIndex = final.steps.findIndex((s) => s.op === "USER");
+    const lastRun = final.steps.map((s) => s.op).lastIndexOf("RUN");
+    expect(userIndex).toBeGreaterThan(lastRun);
+    expect(JSON.parse(stepsOf(final, "ENTRYPOINT")[0]!)).toEqual([
+      "tini",
+      "--",
+      "node",
+      "dist/src/cli/main.js",
+    ]);
+    expect(JSON.parse(stepsOf(final, "CMD")[0]!)).toEqual(["start"]);
+  });
+
+  it("keeps secrets and local state out of the build context", () => {
+    const ignored = readFileSync(".dockerignore", "utf8").split("\n");
+    for (const entry of [".git", "node_modules", "dist", ".env", "test"]) expect(ignored).toContain(entry);
+  });
+});
+
+describe("docker-compose.yml", () => {
+  const compose = parseYaml(readFileSync("docker-compose.yml", "utf8"), { merge: true });
+
+  it("runs Redis with AOF and noeviction, and the api and worker roles of one image", () => {
+    const redis = compose.services.redis.command.join(" ");
+    expect(redis).toMatch(/--appendonly yes/);
+    expect(redis).toMatch(/--maxmemory-policy noeviction/);
+    expect(compose.services.api.command).toEqual(["start", "--role", "api"]);
+    expect(compose.services.worker.command).toEqual(["start", "--role", "worker"]);
+    expect(compose.services.api.image).toBe(compose.services.emulator.image);
+    expect(compose.services.emulator.command[0]).toBe("emulator");
+  });
+
+  it("gives the bridge a config that its own loader accepts", () => {
+    const env: Record<string, string> = {};
+    for (const [name, value] of Object.entries(compose.services.api.environment as Record<string, string>))
+      env[name] = value.replace(/^\$\{\w+:-(.*)\}$/, "$1");
+    const text = (compose.configs["bridge-config"].content as string).replaceAll("$$", "$");
+    const config = buildConfig(parseYaml(text), env);
+    expect(config.redis.url).toBe("redis://redis:6379");
+    expect(config.redis.prefix).toBe("{scim-bridge}");
+    expect(config.platform.baseUrl).toBe("http://emulator:9090");
+    expect(Object.keys(config.sources)).toEqual(["demo"]);
+  });
+});
