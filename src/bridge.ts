@@ -42,6 +42,11 @@ export interface RunningBridge {
   directory: RedisDirectoryStore;
   registry: Registry;
   logger: Logger;
+  /**
+   * True when no entity is dirty and no job waits, runs or is delayed (ARCHITECTURE.md, admin
+   * status `idle`). Dead-lettered entities do not hold it false.
+   */
+  isIdle(): Promise<boolean>;
   /** Graceful: readiness goes false, the server stops taking requests, workers finish, Redis closes. */
   close(): Promise<void>;
 }

@@ -1,0 +1,188 @@
+/**
+ * End-to-end harness: the strict platform emulator and a whole bridge (API + workers) in this
+ * process, over real HTTP on random ports, with a Redis key prefix of its own.
+ */
+import supertest from "supertest";
+import type { ConfigInput } from "../../src/config/config-schema.js";
+import { buildConfig } from "../../src/config/load-config.js";
+import { type RunningBridge, startBridge } from "../../src/bridge.js";
+import { createLogger } from "../../src/observability/logger.js";
+import {
+  type PlatformEmulator,
+  createPlatformEmulator,
+} from "../../src/platform/emulator/platform-emulator.js";
+import type { FaultRule } from "../../src/platform/emulator/fault-injector.js";
+import { Redis } from "ioredis";
+import { TEST_REDIS_URL, deleteKeys, testPrefix, waitFor } from "./redis-test-prefix.js";
+
+export const PLATFORM_TOKEN = "platform-token";
+export const E2E_ADMIN_TOKEN = "e2e-admin-token";
+export const E2E_VIEWER_TOKEN = "e2e-viewer-token";
+export const USER_SCHEMA = "urn:ietf:params:scim:schemas:core:2.0:User";
+export const GROUP_SCHEMA = "urn:ietf:params:scim:schemas:core:2.0:Group";
+export const PATCH_SCHEMA = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
+
+export interface TestBridgeOptions {
+  /** Sources of the config (default: okta and entra, workspace targets). Tokens are `<id>-token`. */
+  sources?: ConfigInput["sources"];
+  /** Deep-merged over the generated config (top-level keys replace). */
+  config?: Partial<ConfigInput>;
+  faults?: FaultRule[];
+  /** Start the bridge (default true); false to drive the emulator or directory alone first. */
+  start?: boolean;
+  seed?: number;
+}
+
+export async function startTestBridge(name: string, options: TestBridgeOptions = {}) {
+  const emulator: PlatformEmulator = createPlatformEmulator({
+    token: PLATFORM_TOKEN,
+    faults: options.faults,
+    seed: options.seed ?? 1,
+  });
+  const platformUrl = await emulator.start({ port: 0 });
+  const prefix = testPrefix(name);
+  const sources = options.sources ?? { okta: { tokens: ["okta-token"] }, entra: { tokens: ["entra-token"] } };
+  const config = buildConfig({
+    platform: {
+      baseUrl: platformUrl,
+      token: PLATFORM_TOKEN,
+      allowInsecureHttp: true,
+      requestsPerSecond: 2000,
+      timeoutMs: 2_000,
+      maxRetries: 4,
+    },
+    admin: { tokens: [E2E_ADMIN_TOKEN, { token: E2E_VIEWER_TOKEN, role: "viewer" }] },
+    redis: { url: TEST_REDIS_URL, prefix },
+    server: { port: 0, host: "127.0.0.1", bodyLimit: "5mb", shutdownTimeoutMs: 5_000 },
+    sync: {
+      concurrency: 8,
+      attempts: 8,
+      lifecycleBatchWindowMs: 50,
+      sweepIntervalMs: 500,
+      sweepAfterMs: 1_000,
+    },
+    logLevel: "silent",
+    sources,
+    ...options.config,
+  });
+  const logger = createLogger(process.env.E2E_LOG_LEVEL ?? "silent");
+  const cleaner = new Redis(TEST_REDIS_URL, { lazyConnect: true });
+  await cleaner.connect();
+
+  let bridge: RunningBridge | undefined;
+  const harness = {
+    emulator,
+    config,
+    prefix,
+    platformUrl,
+    get bridge(): RunningBridge {
+      if (!bridge) throw new Error("bridge not started");
+      return bridge;
+    },
+    get http() {
+      return supertest(harness.bridge.url!);
+    },
+    async start(): Promise<RunningBridge> {
+      bridge = await startBridge(config, { role: "all", logger });
+      return bridge;
+    },
+    /** Stops the bridge (not the emulator or the Redis data): for restart tests. */
+    async stop(): Promise<void> {
+      await bridge?.close();
+      bridge = undefined;
+    },
+    scim(source: string) {
+      const token = { Authorization: `Bearer ${source}-token`, "Content-Type": "application/scim+json" };
+      const base = `/scim/v2/${source}`;
+      const http = () => harness.http;
+      return {
+        createUser: async (userName: string, extra: Record<string, unknown> = {}) => {
+          const res = await http()
+            .post(`${base}/Users`)
+            .set(token)
+            .send({ schemas: [USER_SCHEMA], userName, active: true, ...extra });
+          if (res.status !== 201) throw new Error(`create user ${res.status}: ${JSON.stringify(res.body)}`);
+          return res.body as { id: string; userName: string };
+        },
+        createGroup: async (
+          displayName: string,
+          members: string[] = [],
+          extra: Record<string, unknown> = {},
+        ) => {
+          const res = await http()
+            .post(`${base}/Groups`)
+            .set(token)
+            .send({
+              schemas: [GROUP_SCHEMA],
+              displayName,
+              members: members.map((value) => ({ value })),
+              ...extra,
+            });
+          if (res.status !== 201) throw new Error(`create group ${res.status}: ${JSON.stringify(res.body)}`);
+          return res.body as { id: string; displayName: string };
+        },
+        patchUser: (id: string, Operations: unknown[]) =>
+          http()
+            .patch(`${base}/Users/${id}`)
+            .set(token)
+            .send({ schemas: [PATCH_SCHEMA], Operations }),
+        patchGroup: (id: string, Operations: unknown[]) =>
+          http()
+            .patch(`${base}/Groups/${id}`)
+            .set(token)
+            .send({ schemas: [PATCH_SCHEMA], Operations }),
+        deleteUser: (id: string) => http().delete(`${base}/Users/${id}`).set(token),
+        deleteGroup: (id: string) => http().delete(`${base}/Groups/${id}`).set(token),
+        put: (path: string, body: unknown) =>
+          http()
+            .put(`${base}${path}`)
+            .set(token)
+            .send(body as object),
+        get: (path: string) => http().get(`${base}${path}`).set(token),
+      };
+    },
+    admin(token = E2E_ADMIN_TOKEN) {
+      const auth = { Authorization: `Bearer ${token}` };
+      return {
+        get: (path: string) => harness.http.get(`/admin/v1${path}`).set(auth),
+        post: (path: string, body: unknown = {}) =>
+          harness.http
+            .post(`/admin/v1${path}`)
+            .set(auth)
+            .send(body as object),
+        delete: (path: string) => harness.http.delete(`/admin/v1${path}`).set(auth),
+      };
+    },
+    /** Waits until no entity is dirty and no job waits, runs or is delayed. */
+    async waitForIdle(timeoutMs = 30_000): Promise<void> {
+      // Idle must hold twice in a row: a job finishing can enqueue a follow-up.
+      await waitFor(
+        async () =>
+          (await harness.bridge.isIdle()) &&
+          (await new Promise((r) => setTimeout(r, 30))) === undefined &&
+          (await harness.bridge.isIdle()),
+        {
+          timeoutMs,
+          what: "the bridge to be idle",
+        },
+      );
+    },
+    /** Platform users of the emulator, by lower-case userName. */
+    platformUsers() {
+      const state = emulator.state() as {
+        users: Array<{ id: string; userName: string; active: boolean } & Record<string, unknown>>;
+      };
+      return new Map(state.users.map((u) => [u.userName.toLowerCase(), u]));
+    },
+    async close(): Promise<void> {
+      await bridge?.close();
+      await emulator.close();
+      await deleteKeys(cleaner, prefix);
+      await cleaner.quit();
+    },
+  };
+  if (options.start ?? true) await harness.start();
+  return harness;
+}
+
+export type TestBridge = Awaited<ReturnType<typeof startTestBridge>>;
