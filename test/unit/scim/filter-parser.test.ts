@@ -1,0 +1,171 @@
+import { describe, expect, it } from "vitest";
+import { BadRequestError } from "../../../src/errors.js";
+import { parseFilter } from "../../../src/scim/filter-parser.js";
+import { loadFixture } from "./load-fixture.js";
+
+const ENT = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User";
+
+function parseError(text: string): BadRequestError {
+  try {
+    parseFilter(text);
+  } catch (err) {
+    expect(err).toBeInstanceOf(BadRequestError);
+    expect((err as BadRequestError).scimType).toBe("invalidFilter");
+    return err as BadRequestError;
+  }
+  throw new Error(`expected ${text} to fail`);
+}
+
+describe("parseFilter (RFC 7644 §3.4.2.2)", () => {
+  it.each(["eq", "ne", "co", "sw", "ew", "gt", "ge", "lt", "le"])("parses the %s operator", (op) => {
+    expect(parseFilter(`title ${op} "x"`)).toEqual({ type: "compare", path: "title", op, value: "x" });
+  });
+
+  it("parses pr", () => {
+    expect(parseFilter("title pr")).toEqual({ type: "present", path: "title" });
+  });
+
+  it("treats operators and keywords case-insensitively", () => {
+    expect(parseFilter('userName EQ "a" AND NOT (title Pr) Or active eq TRUE')).toEqual({
+      type: "or",
+      left: {
+        type: "and",
+        left: { type: "compare", path: "userName", op: "eq", value: "a" },
+        right: { type: "not", expr: { type: "present", path: "title" } },
+      },
+      right: { type: "compare", path: "active", op: "eq", value: true },
+    });
+  });
+
+  it("binds and tighter than or", () => {
+    const n = parseFilter('a eq "1" or b eq "2" and c eq "3"');
+    expect(n).toMatchObject({ type: "or", left: { path: "a" }, right: { type: "and" } });
+  });
+
+  it("binds not tighter than and", () => {
+    const n = parseFilter('not (a eq "1") and b eq "2"');
+    expect(n).toMatchObject({ type: "and", left: { type: "not" }, right: { path: "b" } });
+  });
+
+  it("groups with parentheses", () => {
+    const n = parseFilter('(a eq "1" or b eq "2") and c eq "3"');
+    expect(n).toMatchObject({ type: "and", left: { type: "or" }, right: { path: "c" } });
+  });
+
+  it("associates or/and to the left", () => {
+    const n = parseFilter('a eq "1" or b eq "2" or c eq "3"');
+    expect(n).toMatchObject({ type: "or", left: { type: "or" }, right: { path: "c" } });
+  });
+
+  it("parses a value path with a logical filter inside", () => {
+    expect(parseFilter('emails[type eq "work" and value co "@x.com"]')).toEqual({
+      type: "valuePath",
+      path: "emails",
+      filter: {
+        type: "and",
+        left: { type: "compare", path: "type", op: "eq", value: "work" },
+        right: { type: "compare", path: "value", op: "co", value: "@x.com" },
+      },
+    });
+  });
+
+  it("combines a value path with other expressions", () => {
+    const n = parseFilter('userType eq "Employee" and (emails[type eq "work"] or not (emails pr))');
+    expect(n).toMatchObject({ type: "and", right: { type: "or", left: { type: "valuePath" } } });
+  });
+
+  it("parses sub-attribute paths", () => {
+    expect(parseFilter('name.givenName sw "Ba"')).toMatchObject({ path: "name.givenName" });
+    expect(parseFilter('emails.value ew "@x.com"')).toMatchObject({ path: "emails.value" });
+    expect(parseFilter('meta.lastModified gt "2011-05-13T04:42:34Z"')).toMatchObject({
+      path: "meta.lastModified",
+      op: "gt",
+    });
+  });
+
+  it("normalises attribute names to the schema's case", () => {
+    expect(parseFilter('USERNAME eq "a"')).toMatchObject({ path: "userName" });
+    expect(parseFilter('NAME.GIVENNAME eq "a"')).toMatchObject({ path: "name.givenName" });
+    expect(parseFilter('EMAILS[TYPE eq "work"]')).toMatchObject({ path: "emails", filter: { path: "type" } });
+    expect(parseFilter("meta.LASTMODIFIED pr")).toMatchObject({ path: "meta.lastModified" });
+    expect(parseFilter('EXTERNALID eq "a"')).toMatchObject({ path: "externalId" });
+  });
+
+  it("keeps unknown attribute names as given", () => {
+    expect(parseFilter('customThing eq "a"')).toMatchObject({ path: "customThing" });
+  });
+
+  it("drops the core schema URN prefix", () => {
+    expect(parseFilter('urn:ietf:params:scim:schemas:core:2.0:User:userName eq "a"')).toMatchObject({
+      path: "userName",
+    });
+    expect(parseFilter('urn:ietf:params:scim:schemas:core:2.0:User:name.familyName eq "a"')).toMatchObject({
+      path: "name.familyName",
+    });
+  });
+
+  it("keeps an extension URN prefix in canonical case", () => {
+    expect(parseFilter(`${ENT}:department eq "Sales"`)).toMatchObject({ path: `${ENT}:department` });
+    expect(parseFilter(`${ENT.toUpperCase()}:DEPARTMENT eq "Sales"`)).toMatchObject({
+      path: `${ENT}:department`,
+    });
+    expect(parseFilter(`${ENT}:manager.value eq "42"`)).toMatchObject({ path: `${ENT}:manager.value` });
+  });
+
+  it("parses string literals with JSON escapes", () => {
+    expect(parseFilter(String.raw`displayName eq "a \"quoted\" \\ name \u00e9"`)).toMatchObject({
+      value: 'a "quoted" \\ name é',
+    });
+    expect(parseFilter('displayName eq "and or not ( ) [ ]"')).toMatchObject({ value: "and or not ( ) [ ]" });
+  });
+
+  it("parses numbers, booleans and null", () => {
+    expect(parseFilter("x eq 42")).toMatchObject({ value: 42 });
+    expect(parseFilter("x gt -1.5e3")).toMatchObject({ value: -1500 });
+    expect(parseFilter("active eq false")).toMatchObject({ value: false });
+    expect(parseFilter("title eq null")).toMatchObject({ value: null });
+  });
+
+  it("parses the filters Okta and Entra send", () => {
+    expect(parseFilter(loadFixture("okta/filter-username").body.filter)).toEqual({
+      type: "compare",
+      path: "userName",
+      op: "eq",
+      value: "test.user@okta.local",
+    });
+    expect(parseFilter(loadFixture("entra/filter-username").body.filter)).toMatchObject({ path: "userName" });
+  });
+
+  describe("rejects with invalidFilter", () => {
+    it.each([
+      ["an empty filter", ""],
+      ["a missing value", "userName eq"],
+      ["an unknown operator", 'userName like "a"'],
+      ["an unterminated string", 'userName eq "a'],
+      ["a bad escape", String.raw`userName eq "\x"`],
+      ["an unquoted string value", "userName eq bob"],
+      ["a missing closing parenthesis", '(userName eq "a"'],
+      ["a stray closing parenthesis", 'userName eq "a")'],
+      ["a missing closing bracket", 'emails[type eq "work"'],
+      ["a dangling and", 'userName eq "a" and'],
+      ["two expressions without a logical operator", 'a eq "1" b eq "2"'],
+      ["gt with a boolean", "active gt true"],
+      ["le with null", "title le null"],
+      ["a bad attribute name", '1abc eq "x"'],
+    ])("%s", (_name, text) => {
+      parseError(text);
+    });
+
+    it("a nested value path", () => {
+      expect(parseError('emails[type eq "work" and x[y eq "z"]]').message).toMatch(/nested value path/);
+    });
+
+    it("with a message naming the position of the problem", () => {
+      expect(parseError('userName zz "a"').message).toMatch(/unknown operator "zz" at position 10/);
+    });
+
+    it("when too deeply nested", () => {
+      parseError(`${"(".repeat(60)}a eq "1"${")".repeat(60)}`);
+    });
+  });
+});
