@@ -16,7 +16,7 @@ import {
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo, Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
-import { matchRoute, parseParameters, validateBody } from "./contract-operations.js";
+import { contractOperations, matchRoute, parseParameters, validateBody } from "./contract-operations.js";
 import { EmulatorError } from "./emulator-error.js";
 import { EmulatorState, type Handler } from "./emulator-state.js";
 import { FaultInjector, type FaultKind, type FaultRule } from "./fault-injector.js";
@@ -55,6 +55,7 @@ export class PlatformEmulator {
 
   constructor(private readonly options: PlatformEmulatorOptions) {
     if (!options.token) throw new Error("platform emulator: a token is required");
+    contractOperations(); // compile the contract now, not on the first request
     this.data = new EmulatorState(options.seed);
     this.recorder = new RequestRecorder(options.logSize);
     this.injector = new FaultInjector(() => this.data.random, options.faults);
