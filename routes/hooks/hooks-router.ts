@@ -1,0 +1,200 @@
+import express, {
+  type ErrorRequestHandler,
+  type NextFunction,
+  type Request,
+  type RequestHandler,
+  type Response,
+  type Router,
+} from "express";
+import type { Redis } from "ioredis";
+import type { Registry } from "prom-client";
+import type { Config, SourceConfig } from "../../src/config/config-schema.js";
+import type { DirectoryStore } from "../../src/directory/directory-types.js";
+import {
+  BadRequestError,
+  isAppError,
+  MethodNotAllowedError,
+  NotFoundError,
+  UnauthorizedError,
+} from "../../src/errors.js";
+import { HookMetrics } from "../../src/hooks/hook-metrics.js";
+import { HookStateStore } from "../../src/hooks/hook-state-store.js";
+import { parseOktaDelivery } from "../../src/hooks/okta-event.js";
+import { OktaHookService } from "../../src/hooks/okta-hook-service.js";
+import { secretMatches } from "../../src/hooks/shared-secret.js";
+import type { Canonicalisers } from "../../src/hooks/signed-event.js";
+import { SignedEventsService } from "../../src/hooks/signed-events-service.js";
+import { verifyWebhook } from "../../src/hooks/standard-webhooks.js";
+import type { Logger } from "../../src/observability/logger.js";
+import { toCanonicalGroup, toCanonicalUser } from "../../src/scim/canonical-resource.js";
+
+export interface HooksRouterDeps {
+  config: Config;
+  directory: DirectoryStore;
+  redis: Redis;
+  /** Redis key prefix (config.redis.prefix); hooks keys live under `${prefix}:hooks:`. */
+  prefix: string;
+  logger: Logger;
+  /** Where the event counter is registered (default: a private registry). */
+  registry?: Registry;
+  /** Runs after authentication (Okta) or source lookup (events), before the body is read. */
+  beforeHandlers?: RequestHandler[];
+  /** Clock for webhook timestamps (epoch ms); default Date.now. */
+  now?: () => number;
+}
+
+type HookKind = "okta" | "events";
+
+const MAX_WEBHOOK_ID_LENGTH = 256;
+
+/** The source of a hook route, or a 404 when it is unknown or that hook is not configured. */
+function hookConfig(
+  config: Config,
+  req: Request,
+  kind: HookKind,
+): NonNullable<SourceConfig["hooks"][HookKind]> {
+  const source = String(req.params.source);
+  const sourceConfig = Object.hasOwn(config.sources, source) ? config.sources[source] : undefined;
+  const hook = sourceConfig?.hooks[kind];
+  if (!hook) throw new NotFoundError(`No ${kind} hook is configured for this source`);
+  return hook;
+}
+
+function rawBytes(req: Request): Buffer {
+  return Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+}
+
+function parseJson(bytes: Buffer): unknown {
+  try {
+    return JSON.parse(bytes.toString("utf8"));
+  } catch {
+    throw new BadRequestError("The body is not valid JSON", "invalidSyntax");
+  }
+}
+
+/** JSON errors `{"error": {"code", "message", "items"?}}`; body-parser's errors keep their status (413). */
+function hooksErrorHandler(logger: Logger): ErrorRequestHandler {
+  return (err, _req, res, _next) => {
+    let status = 500;
+    let code = "internal";
+    let message = "Internal error";
+    let items: unknown;
+    if (isAppError(err)) {
+      ({ status, code, message } = err);
+      const details = err.details as { items?: unknown } | undefined;
+      items = details?.items;
+      if (err.retryAfter !== undefined) res.setHeader("Retry-After", String(err.retryAfter));
+    } else if (err?.type === "entity.too.large") {
+      status = 413;
+      code = "payload_too_large";
+      message = `Request body larger than ${err.limit} bytes`;
+    } else if (typeof err?.status === "number" && err.status >= 400 && err.status < 500) {
+      status = err.status;
+      code = typeof err.type === "string" ? err.type : "bad_request";
+      message = String(err.message);
+    }
+    if (status >= 500) logger.error({ err }, "webhook request failed");
+    res.status(status).json({ error: { code, message, ...(items === undefined ? {} : { items }) } });
+  };
+}
+
+type AsyncHandler = (req: Request, res: Response) => Promise<void> | void;
+
+function handle(fn: AsyncHandler): RequestHandler {
+  return (req: Request, res: Response, next: NextFunction) => {
+    Promise.resolve()
+      .then(() => fn(req, res))
+      .catch(next);
+  };
+}
+
+/**
+ * Webhook intake, mounted at `/hooks`: Okta Event Hooks at `/:source/okta` and signed change
+ * events (Standard Webhooks) at `/:source/events`. Bodies are read raw (signatures are over the
+ * exact bytes) with the server's body limit; everything is applied to the directory before the
+ * answer, so a 2xx means the change is durable.
+ */
+export function createHooksRouter(deps: HooksRouterDeps): Router {
+  const { config, directory, redis, prefix } = deps;
+  const logger = deps.logger.child({ module: "hooks" });
+  const now = deps.now ?? Date.now;
+  const state = new HookStateStore(redis, prefix);
+  const metrics = new HookMetrics(deps.registry);
+  const canon: Canonicalisers = { user: toCanonicalUser, group: (body) => toCanonicalGroup(body).resource };
+  const okta = new OktaHookService({ directory, state, metrics, logger });
+  const events = new SignedEventsService({ directory, state, metrics, logger, canon });
+  const raw = express.raw({ type: () => true, limit: config.server.bodyLimit });
+  const before = deps.beforeHandlers ?? [];
+
+  const oktaAuth = handle((req) => {
+    const hook = hookConfig(config, req, "okta");
+    const presented = req.get(hook.header ?? "Authorization");
+    if (!secretMatches(presented, hook.secret)) throw new UnauthorizedError("Invalid Okta Event Hook secret");
+  });
+  const eventsSource = handle((req) => {
+    hookConfig(config, req, "events");
+  });
+
+  const router = express.Router();
+
+  // Okta's one-time verification: echo the challenge (the secret is required here too).
+  router.get(
+    "/:source/okta",
+    oktaAuth,
+    handle((req, res) => {
+      const challenge = req.get("X-Okta-Verification-Challenge");
+      if (!challenge)
+        throw new BadRequestError("X-Okta-Verification-Challenge header is required", "invalidSyntax");
+      res.status(200).json({ verification: challenge });
+    }),
+  );
+
+  router.post(
+    "/:source/okta",
+    oktaAuth,
+    ...before,
+    raw,
+    handle(async (req, res) => {
+      const actions = parseOktaDelivery(parseJson(rawBytes(req)));
+      const summary = await okta.handleDelivery(String(req.params.source), actions);
+      res.status(200).json(summary);
+    }),
+  );
+
+  router.post(
+    "/:source/events",
+    eventsSource,
+    ...before,
+    raw,
+    handle(async (req, res) => {
+      const hook = hookConfig(config, req, "events");
+      const body = rawBytes(req);
+      const id = req.get("webhook-id");
+      verifyWebhook(
+        hook.secret,
+        { id, timestamp: req.get("webhook-timestamp"), signature: req.get("webhook-signature") },
+        body,
+        now(),
+      );
+      if (!id || id.length > MAX_WEBHOOK_ID_LENGTH) {
+        throw new BadRequestError(
+          `webhook-id must be at most ${MAX_WEBHOOK_ID_LENGTH} characters`,
+          "invalidSyntax",
+        );
+      }
+      const result = await events.handleDelivery(String(req.params.source), id, parseJson(body));
+      res.status(200).json(result);
+    }),
+  );
+
+  router.all(
+    ["/:source/okta", "/:source/events"],
+    handle((req) => {
+      hookConfig(config, req, req.path.endsWith("/okta") ? "okta" : "events");
+      throw new MethodNotAllowedError();
+    }),
+  );
+
+  router.use(hooksErrorHandler(logger));
+  return router;
+}

@@ -1,0 +1,299 @@
+import type { DirectoryStore, UserRecord } from "../directory/directory-types.js";
+import { ConflictError, isAppError, PreconditionFailedError, ServiceUnavailableError } from "../errors.js";
+import type { Logger } from "../observability/logger.js";
+import { SCHEMA_GROUP, type ScimGroup } from "../scim/scim-types.js";
+import {
+  advanceMarks,
+  blockedByDeletion,
+  type EntityClock,
+  isStale,
+  membershipAspect,
+} from "./event-ordering.js";
+import type { HookMetrics, HookOutcome } from "./hook-metrics.js";
+import type { HookStateStore } from "./hook-state-store.js";
+import type { OktaAction, OktaGroupTarget, OktaUserTarget, UserLifecycleOp } from "./okta-event.js";
+import {
+  aspectsOf,
+  decidingAspect,
+  initialActive,
+  newUserFromTarget,
+  nextUserResource,
+} from "./okta-user-change.js";
+
+export interface OktaDeliverySummary {
+  received: number;
+  outcomes: Partial<Record<HookOutcome, number>>;
+}
+
+export interface OktaHookServiceDeps {
+  directory: DirectoryStore;
+  state: HookStateStore;
+  metrics: HookMetrics;
+  logger: Logger;
+}
+
+/** A directory write raced with another writer: read again and decide again. */
+const ATTEMPTS = 5;
+
+type MembershipAction = Extract<OktaAction, { kind: "membership" }>;
+type UserAction = Extract<OktaAction, { kind: "user" }>;
+
+/** The version is qualified by the entity id: a re-created entity starts its versions again. */
+function clockOf(id: string, meta: { version: string; lastModified: string }): EntityClock {
+  return { version: `${id}:${meta.version}`, lastModified: meta.lastModified };
+}
+
+function isRace(err: unknown): boolean {
+  return err instanceof PreconditionFailedError || err instanceof ConflictError;
+}
+
+function withoutId<T extends { id?: unknown }>(resource: T): Omit<T, "id"> {
+  const { id: _id, ...rest } = resource;
+  return rest;
+}
+
+/**
+ * Applies Okta Event Hook deliveries to a source's directory before they are acknowledged: every
+ * directory write is atomic and marks its entity dirty, so the answer Okta gets means the change
+ * is durable (invariant 1). Deliveries are at-least-once and unordered: events are deduplicated on
+ * `uuid`, and an event older than the last change of what it touches is ignored (event-ordering.ts).
+ */
+export class OktaHookService {
+  /** Deliveries of one source are applied one after another in this process. */
+  private readonly chains = new Map<string, Promise<unknown>>();
+
+  constructor(private readonly deps: OktaHookServiceDeps) {}
+
+  handleDelivery(source: string, actions: OktaAction[]): Promise<OktaDeliverySummary> {
+    const previous = this.chains.get(source) ?? Promise.resolve();
+    const run = previous.catch(() => undefined).then(() => this.applyAll(source, actions));
+    const tail = run.catch(() => undefined);
+    this.chains.set(source, tail);
+    void tail.then(() => {
+      if (this.chains.get(source) === tail) this.chains.delete(source);
+    });
+    return run;
+  }
+
+  private async applyAll(source: string, actions: OktaAction[]): Promise<OktaDeliverySummary> {
+    const { state, metrics } = this.deps;
+    const uuids = actions.map((a) => a.uuid).filter((u): u is string => u !== undefined);
+    const seen = await state.seenOktaEvents(source, uuids);
+    const summary: OktaDeliverySummary = { received: actions.length, outcomes: {} };
+    for (const action of actions) {
+      let outcome: HookOutcome;
+      if (action.uuid !== undefined && seen.has(action.uuid)) outcome = "duplicate";
+      else {
+        outcome = await this.applyOne(source, action);
+        if (action.uuid !== undefined) {
+          await state.markOktaEventSeen(source, action.uuid);
+          seen.add(action.uuid);
+        }
+      }
+      metrics.count(source, "okta", action.eventType, outcome);
+      summary.outcomes[outcome] = (summary.outcomes[outcome] ?? 0) + 1;
+    }
+    this.deps.logger.info({ source, hook: "okta", ...summary }, "okta event hook delivery applied");
+    return summary;
+  }
+
+  private async applyOne(source: string, action: OktaAction): Promise<HookOutcome> {
+    try {
+      switch (action.kind) {
+        case "user":
+          return await this.applyUserEvent(source, action);
+        case "membership":
+          return await this.applyMembershipEvent(source, action);
+        case "unknown":
+          return "unknown_type";
+        case "no-target":
+          return "no_target";
+        case "not-success":
+          return "not_success";
+        default:
+          return "malformed";
+      }
+    } catch (err) {
+      // A permanent problem with one event (e.g. a login another user holds) must not block the
+      // rest of the delivery or make Okta retry forever; transient failures are rethrown (5xx).
+      if (isAppError(err) && err.status < 500) {
+        this.deps.logger.warn(
+          { source, eventType: action.eventType, uuid: action.uuid, code: err.code, reason: err.message },
+          "okta event rejected",
+        );
+        return "rejected";
+      }
+      throw err;
+    }
+  }
+
+  /** Creates the user of an event unless a recorded deletion forbids it; null when it must not exist. */
+  private async createUser(
+    source: string,
+    target: OktaUserTarget,
+    op: UserLifecycleOp,
+    published: number,
+  ): Promise<UserRecord | "deleted" | "no_target"> {
+    const resource = newUserFromTarget(target, initialActive(op));
+    if (!resource) return "no_target";
+    if (blockedByDeletion(published, await this.deps.state.deletedAt(source, target))) return "deleted";
+    return this.deps.directory.createUser(source, resource);
+  }
+
+  private async applyUserEvent(source: string, action: UserAction): Promise<HookOutcome> {
+    const { directory, state } = this.deps;
+    const { user: target, op, published } = action;
+    const aspects = aspectsOf(op);
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      const marks = await state.getMarks(source, "user", target.oktaId, aspects);
+      const id = await directory.findUserId(source, { externalId: target.oktaId, userName: target.login });
+      const record = id ? await directory.getUser(source, id) : null;
+      try {
+        if (!record) {
+          if (op === "delete") {
+            await state.recordDeletion(source, target, published);
+            return "unchanged";
+          }
+          if (isStale(published, null, marks, decidingAspect(op))) return "stale";
+          const created = await this.createUser(source, target, op, published);
+          if (typeof created === "string") return created;
+          const version = clockOf(created.resource.id, created.meta).version;
+          await state.setMarks(
+            source,
+            "user",
+            target.oktaId,
+            advanceMarks(marks, null, version, aspects, published),
+          );
+          return "applied";
+        }
+        const clock = clockOf(record.resource.id, record.meta);
+        if (isStale(published, clock, marks, decidingAspect(op))) return "stale";
+        if (op === "delete") {
+          await directory.deleteUser(source, record.resource.id, { ifMatch: record.meta.version });
+          await state.recordDeletion(
+            source,
+            { oktaId: target.oktaId, login: target.login ?? record.resource.userName },
+            published,
+          );
+          await state.setMarks(
+            source,
+            "user",
+            target.oktaId,
+            advanceMarks(marks, clock, undefined, aspects, published),
+          );
+          return "applied";
+        }
+        const next = nextUserResource(record.resource, op, target);
+        let version = clock.version;
+        if (next) {
+          const updated = await directory.updateUser(source, record.resource.id, () => next, {
+            ifMatch: record.meta.version,
+          });
+          version = clockOf(updated.resource.id, updated.meta).version;
+        }
+        await state.setMarks(
+          source,
+          "user",
+          target.oktaId,
+          advanceMarks(marks, clock, version, aspects, published),
+        );
+        return next ? "applied" : "unchanged";
+      } catch (err) {
+        if (!isRace(err)) throw err;
+      }
+    }
+    throw new ServiceUnavailableError("the user kept changing while an Okta event was applied");
+  }
+
+  /** The directory user of a membership event; an add creates it (active) unless it was deleted. */
+  private async memberUser(
+    source: string,
+    action: MembershipAction,
+  ): Promise<{ id: string } | { outcome: HookOutcome }> {
+    const { directory, state } = this.deps;
+    const id = await directory.findUserId(source, {
+      externalId: action.user.oktaId,
+      userName: action.user.login,
+    });
+    if (id) return { id };
+    if (action.op === "remove") return { outcome: "unchanged" };
+    const marks = await state.getMarks(source, "user", action.user.oktaId, []);
+    const created = await this.createUser(source, action.user, "activate", action.published);
+    if (typeof created === "string") return { outcome: created };
+    // No aspect is claimed: any lifecycle event of this user, older or newer, still applies.
+    const clock = clockOf(created.resource.id, created.meta);
+    await state.setMarks(
+      source,
+      "user",
+      action.user.oktaId,
+      advanceMarks(marks, null, clock.version, [], action.published),
+    );
+    return { id: created.resource.id };
+  }
+
+  private async applyMembershipEvent(source: string, action: MembershipAction): Promise<HookOutcome> {
+    const { directory, state } = this.deps;
+    const { group: target, published } = action;
+    const aspect = membershipAspect(action.user.oktaId);
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      const marks = await state.getMarks(source, "group", target.oktaId, [aspect]);
+      const groupId = await directory.findGroupId(source, {
+        externalId: target.oktaId,
+        displayName: target.displayName,
+      });
+      const group = groupId ? await directory.getGroup(source, groupId) : null;
+      const clock = group ? clockOf(group.resource.id, group.meta) : null;
+      if (isStale(published, clock, marks, aspect)) return "stale";
+      const save = (version: string | undefined) =>
+        state.setMarks(
+          source,
+          "group",
+          target.oktaId,
+          advanceMarks(marks, clock, version, [aspect], published),
+        );
+      try {
+        const user = await this.memberUser(source, action);
+        if ("outcome" in user) {
+          if (action.op === "add") return user.outcome;
+          await save(clock?.version);
+          return "unchanged";
+        }
+        if (!group) {
+          if (action.op === "remove") {
+            await save(undefined);
+            return "unchanged";
+          }
+          const created = await directory.createGroup(source, newGroup(target), [user.id]);
+          await save(clockOf(created.resource.id, created.meta).version);
+          return "applied";
+        }
+        const member = await directory.getUser(source, user.id);
+        const isMember = member?.groups.includes(group.resource.id) ?? false;
+        if (isMember === (action.op === "add")) {
+          await save(clock?.version);
+          return "unchanged";
+        }
+        const change = action.op === "add" ? { add: [user.id] } : { remove: [user.id] };
+        const updated = await directory.updateGroup(
+          source,
+          group.resource.id,
+          (current) => ({ resource: withoutId(current.resource), members: change }),
+          { ifMatch: group.meta.version },
+        );
+        await save(clockOf(updated.resource.id, updated.meta).version);
+        return "applied";
+      } catch (err) {
+        if (!isRace(err)) throw err;
+      }
+    }
+    throw new ServiceUnavailableError("the group kept changing while an Okta event was applied");
+  }
+}
+
+function newGroup(target: OktaGroupTarget): Omit<ScimGroup, "id"> {
+  return {
+    schemas: [SCHEMA_GROUP],
+    displayName: target.displayName ?? target.oktaId,
+    externalId: target.oktaId,
+  };
+}

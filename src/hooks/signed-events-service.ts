@@ -1,0 +1,187 @@
+import type { DirectoryStore } from "../directory/directory-types.js";
+import type { Logger } from "../observability/logger.js";
+import type { HookMetrics } from "./hook-metrics.js";
+import type { HookStateStore } from "./hook-state-store.js";
+import { sameJson } from "./same-json.js";
+import {
+  type Canonicalisers,
+  type ItemError,
+  InvalidDeliveryError,
+  type MemberRef,
+  parseSignedDelivery,
+  type SignedEvent,
+} from "./signed-event.js";
+
+export interface SignedEventsServiceDeps {
+  directory: DirectoryStore;
+  state: HookStateStore;
+  metrics: HookMetrics;
+  logger: Logger;
+  canon: Canonicalisers;
+}
+
+export interface SignedDeliveryResult {
+  /** "duplicate": this webhook-id was applied before; nothing was applied again. */
+  status: "applied" | "duplicate";
+  events: number;
+  changed: number;
+}
+
+/** Users an earlier `user.upserted` of the same delivery will create. */
+interface Pending {
+  externalIds: Set<string>;
+  userNames: Set<string>;
+}
+
+function typeOf(event: SignedEvent): string {
+  return event.type;
+}
+
+/**
+ * Applies signed change events (Standard Webhooks) to a source's directory before answering.
+ * Everything is validated first, including that group members name known users (or users
+ * upserted earlier in the delivery) and that an upsert does not take another entity's unique
+ * name, so a rejected delivery stores nothing; then the events are applied in order.
+ */
+export class SignedEventsService {
+  constructor(private readonly deps: SignedEventsServiceDeps) {}
+
+  async handleDelivery(source: string, webhookId: string, body: unknown): Promise<SignedDeliveryResult> {
+    const { state, metrics, logger } = this.deps;
+    if (await state.seenWebhookId(source, webhookId)) {
+      metrics.count(source, "events", "(delivery)", "duplicate");
+      return { status: "duplicate", events: 0, changed: 0 };
+    }
+    const events = parseSignedDelivery(body, this.deps.canon);
+    await this.validateAgainstDirectory(source, events);
+    let changed = 0;
+    for (const event of events) {
+      const didChange = await this.apply(source, event);
+      if (didChange) changed++;
+      metrics.count(source, "events", typeOf(event), didChange ? "applied" : "unchanged");
+    }
+    await state.markWebhookIdSeen(source, webhookId);
+    logger.info({ source, hook: "events", events: events.length, changed }, "signed event delivery applied");
+    return { status: "applied", events: events.length, changed };
+  }
+
+  private async validateAgainstDirectory(source: string, events: SignedEvent[]): Promise<void> {
+    const { directory } = this.deps;
+    const errors: ItemError[] = [];
+    const pending: Pending = { externalIds: new Set(), userNames: new Set() };
+    for (const [index, event] of events.entries()) {
+      if (event.type === "user.upserted") {
+        const { externalId, userName } = userKeys(event.user);
+        const byExternal = externalId ? await directory.findUserId(source, { externalId }) : null;
+        const byName = await directory.findUserId(source, { userName });
+        if (byExternal && byName && byExternal !== byName) {
+          errors.push({ index, message: "userName is already taken by another user" });
+        }
+        if (externalId) pending.externalIds.add(externalId);
+        pending.userNames.add(userName.toLowerCase());
+      } else if (event.type === "group.upserted") {
+        const { externalId, displayName } = groupKeys(event.group);
+        const byExternal = externalId ? await directory.findGroupId(source, { externalId }) : null;
+        const byName = await directory.findGroupId(source, { displayName });
+        if (byExternal && byName && byExternal !== byName) {
+          errors.push({ index, message: "displayName is already taken by another group" });
+        }
+        for (const [i, ref] of event.members.entries()) {
+          if (!(await this.memberKnown(source, ref, pending))) {
+            errors.push({ index, message: `members[${i}] names no known user` });
+          }
+        }
+      }
+    }
+    if (errors.length > 0) throw new InvalidDeliveryError(errors);
+  }
+
+  private async memberKnown(source: string, ref: MemberRef, pending: Pending): Promise<boolean> {
+    if ("externalId" in ref && pending.externalIds.has(ref.externalId)) return true;
+    if ("userName" in ref && pending.userNames.has(ref.userName.toLowerCase())) return true;
+    return (await this.memberId(source, ref)) !== null;
+  }
+
+  private async memberId(source: string, ref: MemberRef): Promise<string | null> {
+    const { directory } = this.deps;
+    if ("value" in ref) return (await directory.getUser(source, ref.value)) ? ref.value : null;
+    return directory.findUserId(source, ref);
+  }
+
+  /** Applies one event; true when the directory changed. */
+  private async apply(source: string, event: SignedEvent): Promise<boolean> {
+    const { directory } = this.deps;
+    switch (event.type) {
+      case "ping":
+        return false;
+      case "user.upserted": {
+        const id = await directory.findUserId(source, userKeys(event.user));
+        if (!id) {
+          await directory.createUser(source, event.user);
+          return true;
+        }
+        const current = await directory.getUser(source, id);
+        if (current && sameJson(withoutId(current.resource), event.user)) return false;
+        await directory.replaceUser(source, id, event.user);
+        return true;
+      }
+      case "user.deleted": {
+        const id = await directory.findUserId(source, event.key);
+        if (!id) return false;
+        await directory.deleteUser(source, id);
+        return true;
+      }
+      case "group.upserted": {
+        const members: string[] = [];
+        for (const ref of event.members) {
+          const memberId = await this.memberId(source, ref);
+          if (memberId && !members.includes(memberId)) members.push(memberId);
+        }
+        const id = await directory.findGroupId(source, groupKeys(event.group));
+        if (!id) {
+          await directory.createGroup(source, event.group, members);
+          return true;
+        }
+        const current = await directory.getGroup(source, id, { withMembers: true });
+        const currentMembers = (current?.members ?? []).map((m) => m.value);
+        if (
+          current &&
+          sameJson(withoutId(current.resource), event.group) &&
+          sameJson([...currentMembers].sort(), [...members].sort())
+        ) {
+          return false;
+        }
+        await directory.replaceGroup(source, id, event.group, members);
+        return true;
+      }
+      case "group.deleted": {
+        const id = await directory.findGroupId(source, event.key);
+        if (!id) return false;
+        await directory.deleteGroup(source, id);
+        return true;
+      }
+    }
+  }
+}
+
+function text(value: unknown): string | undefined {
+  return typeof value === "string" && value !== "" ? value : undefined;
+}
+
+/** The unique keys of a canonical user (userName is required by toCanonicalUser). */
+function userKeys(user: Record<string, unknown>): { externalId?: string; userName: string } {
+  const externalId = text(user.externalId);
+  const userName = String(user.userName);
+  return externalId ? { externalId, userName } : { userName };
+}
+
+function groupKeys(group: Record<string, unknown>): { externalId?: string; displayName: string } {
+  const externalId = text(group.externalId);
+  const displayName = String(group.displayName);
+  return externalId ? { externalId, displayName } : { displayName };
+}
+
+function withoutId<T extends { id?: unknown }>(resource: T): Omit<T, "id"> {
+  const { id: _id, ...rest } = resource;
+  return rest;
+}

@@ -1,0 +1,76 @@
+/**
+ * Standard Webhooks signatures (https://www.standardwebhooks.com/, "Verifying webhook
+ * authenticity"): `webhook-signature` holds space-separated `v1,<base64 HMAC-SHA256>` entries over
+ * `${webhook-id}.${webhook-timestamp}.${body}`; the key is the base64-decoded part of the
+ * `whsec_<base64>` secret. Several signatures allow secret rotation.
+ */
+import { createHmac, timingSafeEqual } from "node:crypto";
+import { AppError, UnauthorizedError } from "../errors.js";
+
+export const DEFAULT_TOLERANCE_SECONDS = 5 * 60;
+
+export interface WebhookHeaders {
+  id?: string;
+  timestamp?: string;
+  signature?: string;
+}
+
+/** The HMAC key of a `whsec_<base64>` secret (a secret without the prefix is read as base64 too). */
+export function webhookKey(secret: string): Buffer {
+  const encoded = secret.startsWith("whsec_") ? secret.slice("whsec_".length) : secret;
+  return Buffer.from(encoded, "base64");
+}
+
+function hmac(key: Buffer, id: string, timestamp: string, body: Buffer): Buffer {
+  return createHmac("sha256", key).update(`${id}.${timestamp}.`, "utf8").update(body).digest();
+}
+
+/** The `webhook-signature` value for a payload (for senders, tests and docs). */
+export function signWebhook(
+  secret: string,
+  id: string,
+  timestamp: number | string,
+  body: Buffer | string,
+): string {
+  const bytes = typeof body === "string" ? Buffer.from(body, "utf8") : body;
+  return `v1,${hmac(webhookKey(secret), id, String(timestamp), bytes).toString("base64")}`;
+}
+
+export class WebhookTimestampError extends AppError {
+  constructor(message: string) {
+    super(message, { status: 401, code: "timestamp_out_of_tolerance" });
+  }
+}
+
+/**
+ * Verifies a delivery; throws UnauthorizedError (missing headers, forged signature) or
+ * WebhookTimestampError (timestamp unreadable or outside the tolerance). `nowMs` is injected.
+ */
+export function verifyWebhook(
+  secret: string,
+  headers: WebhookHeaders,
+  body: Buffer,
+  nowMs: number,
+  toleranceSeconds = DEFAULT_TOLERANCE_SECONDS,
+): void {
+  const { id, timestamp, signature } = headers;
+  if (!id || !timestamp || !signature) {
+    throw new UnauthorizedError("webhook-id, webhook-timestamp and webhook-signature headers are required");
+  }
+  if (!/^\d{1,12}$/.test(timestamp)) throw new WebhookTimestampError("webhook-timestamp is not unix seconds");
+  if (Math.abs(nowMs / 1000 - Number(timestamp)) > toleranceSeconds) {
+    throw new WebhookTimestampError(
+      `webhook-timestamp is more than ${toleranceSeconds} seconds away from now`,
+    );
+  }
+  const expected = hmac(webhookKey(secret), id, timestamp, body);
+  let ok = false;
+  for (const entry of signature.split(" ")) {
+    const comma = entry.indexOf(",");
+    if (comma < 0 || entry.slice(0, comma) !== "v1") continue;
+    const given = Buffer.from(entry.slice(comma + 1), "base64");
+    // No early exit: every v1 entry is compared.
+    if (given.length === expected.length && timingSafeEqual(given, expected)) ok = true;
+  }
+  if (!ok) throw new UnauthorizedError("no valid webhook signature");
+}
