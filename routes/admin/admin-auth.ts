@@ -1,0 +1,52 @@
+import type { NextFunction, Request, RequestHandler, Response } from "express";
+import passport from "passport";
+import { Strategy as BearerStrategy } from "passport-http-bearer";
+import {
+  type AdminPrincipal,
+  type AdminPrincipals,
+  type AdminRole,
+  allows,
+} from "../../src/admin/admin-principals.js";
+import { ForbiddenError, UnauthorizedError } from "../../src/errors.js";
+
+/** Bearer authentication for the admin surface (passport, no sessions). 401 JSON without a valid admin token. */
+export function adminAuthentication(principals: AdminPrincipals): RequestHandler {
+  const authenticator = new passport.Authenticator();
+  authenticator.use(
+    "admin-bearer",
+    new BearerStrategy((token: string, done: (err: unknown, user?: AdminPrincipal | false) => void) => {
+      const principal = principals.resolve(token);
+      done(null, principal ?? false);
+    }),
+  );
+  return (req: Request, res: Response, next: NextFunction) => {
+    authenticator.authenticate(
+      "admin-bearer",
+      { session: false },
+      (err: unknown, principal: AdminPrincipal | false) => {
+        if (err) return next(err);
+        if (!principal) {
+          res.setHeader("WWW-Authenticate", 'Bearer realm="scim-bridge-admin"');
+          return next(new UnauthorizedError("A valid admin bearer token is required"));
+        }
+        res.locals.admin = principal;
+        next();
+      },
+    )(req, res, next);
+  };
+}
+
+export function principalOf(res: Response): AdminPrincipal {
+  const principal = res.locals.admin as AdminPrincipal | undefined;
+  if (!principal) throw new UnauthorizedError();
+  return principal;
+}
+
+/** 403 unless the authenticated principal has the role. */
+export function requireRole(role: AdminRole): RequestHandler {
+  return (_req, res, next) => {
+    const principal = principalOf(res);
+    if (!allows(principal.role, role)) return next(new ForbiddenError(`This action needs the ${role} role`));
+    next();
+  };
+}

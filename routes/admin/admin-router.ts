@@ -1,0 +1,98 @@
+import express, { type ErrorRequestHandler, type Router } from "express";
+import { ZodError } from "zod";
+import { type AdminPrincipals, allows } from "../../src/admin/admin-principals.js";
+import type { AdminService } from "../../src/admin/admin-service.js";
+import type { AuditLog } from "../../src/admin/audit-log.js";
+import { isAppError } from "../../src/errors.js";
+import type { Logger } from "../../src/observability/logger.js";
+import { adminAuthentication, principalOf } from "./admin-auth.js";
+import { ADMIN_ROUTES } from "./admin-routes.js";
+import { buildOpenApi } from "./openapi.js";
+
+export interface AdminRouterDeps {
+  service: AdminService;
+  principals: AdminPrincipals;
+  audit: AuditLog;
+  logger: Logger;
+  /** express.json limit, e.g. config.server.bodyLimit. */
+  bodyLimit?: string;
+  version?: string;
+}
+
+function sendError(
+  res: express.Response,
+  status: number,
+  code: string,
+  message: string,
+  details?: unknown,
+): void {
+  res.status(status).json({ error: { code, message, ...(details === undefined ? {} : { details }) } });
+}
+
+/**
+ * The admin API, mounted by the app at /admin/v1. Every route needs an admin bearer token; the
+ * route table says which role. Errors are JSON `{"error": {"code", "message"}}`, mapped here only.
+ */
+export function createAdminRouter(deps: AdminRouterDeps): Router {
+  const router = express.Router();
+  const openapi = buildOpenApi(ADMIN_ROUTES, deps.version ?? "1");
+  router.use(express.json({ limit: deps.bodyLimit ?? "1mb" }));
+  // The description holds no data: served without a token, so tools can fetch it.
+  router.get("/openapi.json", (_req, res) => {
+    res.json(openapi);
+  });
+  router.use(adminAuthentication(deps.principals));
+  for (const route of ADMIN_ROUTES) {
+    router[route.method](route.path, async (req, res, next) => {
+      try {
+        const principal = principalOf(res);
+        if (!allows(principal.role, route.role)) {
+          await deps.audit.record({
+            actor: principal.name,
+            role: principal.role,
+            action: route.operationId,
+            target: req.path,
+            outcome: "refused",
+          });
+          return sendError(res, 403, "forbidden", `This action needs the ${route.role} role`);
+        }
+        const body = route.body ? route.body.parse(req.body ?? {}) : undefined;
+        const query = route.query ? route.query.parse(req.query) : undefined;
+        const result = await route.handle({ req, res, body, query, service: deps.service });
+        res.status(route.status ?? 200).json(result);
+      } catch (err) {
+        next(err);
+      }
+    });
+  }
+  router.use((_req, res) => sendError(res, 404, "not_found", "No such admin route"));
+  const onError: ErrorRequestHandler = (err, _req, res, _next) => {
+    if (err instanceof ZodError) {
+      return sendError(
+        res,
+        400,
+        "invalid_request",
+        "The request does not match the schema",
+        err.issues.map((issue) => ({ path: issue.path.join("."), message: issue.message })),
+      );
+    }
+    if (isAppError(err)) {
+      if (err.status >= 500) deps.logger.error({ err }, "admin request failed");
+      return sendError(res, err.status, err.code, err.message);
+    }
+    const status =
+      typeof err?.status === "number" && err.status >= 400 && err.status < 500 ? err.status : 500;
+    if (status === 500) {
+      deps.logger.error({ err }, "admin request failed");
+      return sendError(res, 500, "internal", "Internal error");
+    }
+    return sendError(
+      res,
+      status,
+      err.type === "entity.parse.failed" ? "invalid_json" : "bad_request",
+      String(err.message),
+    );
+  };
+  router.use(onError);
+  return router;
+}

@@ -1,0 +1,120 @@
+import { z } from "zod";
+import { DRIFT_CLASSES, RUN_STATES } from "../../src/reconcile/reconcile-types.js";
+
+/** Request and response schemas of the admin API: they validate requests and generate openapi.json. */
+
+const id = z.string().min(1).max(256);
+const kind = z.enum(["user", "group"]);
+
+export const entityRefSchema = z.object({ source: id, kind, id }).strict();
+
+export const reconcileRequestSchema = z
+  .object({ dryRun: z.boolean().default(false).describe("Report only: change nothing") })
+  .strict();
+
+export const resyncRequestSchema = z
+  .object({
+    users: z.array(id).max(10_000).optional().describe("Bridge user ids; with neither list, everything"),
+    groups: z.array(id).max(10_000).optional().describe("Bridge group ids"),
+  })
+  .strict();
+
+export const retryRequestSchema = z
+  .object({
+    refs: z.array(entityRefSchema).max(10_000).optional().describe("Which to retry; all when absent"),
+  })
+  .strict();
+
+export const pageQuerySchema = z.object({
+  offset: z.coerce.number().int().min(0).default(0),
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+  source: id.optional(),
+});
+
+export const errorSchema = z.object({
+  error: z.object({ code: z.string(), message: z.string(), details: z.unknown().optional() }),
+});
+
+const counts = z.object(Object.fromEntries(DRIFT_CLASSES.map((cls) => [cls, z.number().int()])));
+const driftEntry = z.object({
+  kind,
+  id: z.string().optional(),
+  platformId: z.string().optional(),
+  detail: z.string().optional(),
+});
+const guard = z.object({
+  plannedDeprovisions: z.number().int(),
+  ownedUsers: z.number().int(),
+  share: z.number(),
+  maxShare: z.number(),
+  tripped: z.boolean(),
+});
+const state = z.enum(RUN_STATES);
+
+export const statusResponseSchema = z.object({
+  idle: z.boolean(),
+  pending: z.number().int().describe("Entities waiting for a sync (dirty)"),
+  deadLetters: z.number().int(),
+  queues: z.record(z.string(), z.record(z.string(), z.number().int())),
+  sources: z.record(z.string(), z.object({ users: z.number(), groups: z.number(), deadLetters: z.number() })),
+});
+
+export const runSchema = z.object({
+  runId: z.string(),
+  source: z.string(),
+  state,
+  dryRun: z.boolean(),
+  trigger: z.enum(["schedule", "admin"]),
+  counts,
+  samples: z.record(z.string(), z.array(driftEntry)),
+  guard: guard.optional(),
+  repairs: z.object({ entities: z.number(), orphanDeactivations: z.number(), applied: z.boolean() }),
+  createdAt: z.string(),
+  startedAt: z.string().optional(),
+  finishedAt: z.string().optional(),
+  durationMs: z.number().optional(),
+  error: z.string().optional(),
+});
+
+export const resyncSchema = z.object({
+  id: z.string(),
+  source: z.string(),
+  state,
+  total: z.number().int(),
+  enqueued: z.number().int(),
+  unknown: z.array(z.string()),
+  guard: guard.optional(),
+  createdAt: z.string(),
+});
+
+export const pageOf = (item: z.ZodType) => z.object({ total: z.number().int(), items: z.array(item) });
+
+export const deadLetterSchema = z.object({
+  ref: entityRefSchema,
+  reason: z.string(),
+  code: z.string(),
+  operation: z.string().optional(),
+  at: z.string(),
+  attempts: z.number().int(),
+});
+
+export const auditEntrySchema = z.object({
+  at: z.string(),
+  actor: z.string(),
+  role: z.enum(["viewer", "admin"]),
+  action: z.string(),
+  target: z.string().optional(),
+  outcome: z.enum(["accepted", "refused", "failed"]),
+});
+
+export const entityStatusSchema = z.object({
+  source: z.string(),
+  kind,
+  id: z.string(),
+  desired: z.record(z.string(), z.unknown()).nullable(),
+  deletedAtSource: z.boolean(),
+  state: z.enum(["pending", "synced", "retrying", "dead"]),
+  platformId: z.string().nullable(),
+  lastApplied: z.object({ generation: z.number(), at: z.string().nullable() }).nullable(),
+  lastError: z.record(z.string(), z.unknown()).nullable(),
+});

@@ -1,0 +1,290 @@
+import type { Config } from "../config/config-schema.js";
+import type { DirectoryStore } from "../directory/directory-types.js";
+import { AppError, NotFoundError } from "../errors.js";
+import type { ReconcileRun, ResyncOperation, ResyncScope } from "../reconcile/reconcile-run.js";
+import type { EntityKind, EntityRef } from "../scim/scim-types.js";
+import type { SyncStateReader } from "../sync/sync-state-types.js";
+import type { AdminPrincipal } from "./admin-principals.js";
+import type { AuditLog } from "./audit-log.js";
+import type { ReconcileRunStore } from "./reconcile-run-store.js";
+import type { ResyncStore } from "./resync-store.js";
+
+export type QueueCounts = Record<string, Record<string, number>>;
+
+/** What the admin surface needs from the jobs layer (wired by the composition root). */
+export interface AdminJobPorts {
+  /** Job counts per queue and state (sync, lifecycle, reconcile, resync). */
+  queueCounts(): Promise<QueueCounts>;
+  /** The sync pipeline's idle check: no dirty entity, no sync or lifecycle job waiting, active or delayed, no open batch. */
+  pipelineIdle(): Promise<boolean>;
+  /** Enqueues a reconciliation run (`run`), or the repairs of a confirmed run (`apply`). */
+  enqueueReconcile(runId: string, phase: "run" | "apply"): Promise<void>;
+  enqueueResync(opId: string, phase: "run" | "apply"): Promise<void>;
+  /** Marks entities dirty and enqueues their syncs in resync mode (the pipeline's one code path). */
+  requestResync(refs: EntityRef[]): Promise<void>;
+}
+
+export interface AdminServiceDeps {
+  config: Config;
+  directory: Pick<DirectoryStore, "countEntities" | "countDirty" | "snapshotUser" | "snapshotGroup">;
+  syncState: SyncStateReader;
+  runs: ReconcileRunStore;
+  resyncs: ResyncStore;
+  audit: AuditLog;
+  jobs: AdminJobPorts;
+}
+
+const BUSY_STATES = ["waiting", "active", "prioritized", "waiting-children", "paused"];
+
+function invalidState(message: string): AppError {
+  return new AppError(message, { status: 409, code: "invalid_state" });
+}
+
+/** The admin surface's use cases: thin over the stores and the jobs layer. */
+export class AdminService {
+  constructor(private readonly deps: AdminServiceDeps) {}
+
+  requireSource(source: string): void {
+    if (!Object.hasOwn(this.deps.config.sources, source)) throw new NotFoundError(`Unknown source ${source}`);
+  }
+
+  async status(): Promise<{
+    idle: boolean;
+    pending: number;
+    deadLetters: number;
+    queues: QueueCounts;
+    sources: Record<string, { users: number; groups: number; deadLetters: number }>;
+  }> {
+    const { directory, syncState, jobs, config } = this.deps;
+    const [pipelineIdle, pending, deadLetters, queues] = await Promise.all([
+      jobs.pipelineIdle(),
+      directory.countDirty(),
+      syncState.countDeadLetters(),
+      jobs.queueCounts(),
+    ]);
+    // A reconciliation or resync in flight holds idle false; the scheduler's next (delayed) run does not.
+    const operationsBusy = ["reconcile", "resync"].some((queue) =>
+      BUSY_STATES.some((state) => (queues[queue]?.[state] ?? 0) > 0),
+    );
+    const sources: Record<string, { users: number; groups: number; deadLetters: number }> = {};
+    await Promise.all(
+      Object.keys(config.sources).map(async (source) => {
+        const [users, groups, dead] = await Promise.all([
+          directory.countEntities(source, "user"),
+          directory.countEntities(source, "group"),
+          syncState.listDeadLetters({ source, offset: 0, limit: 1 }),
+        ]);
+        sources[source] = { users, groups, deadLetters: dead.total };
+      }),
+    );
+    return { idle: pipelineIdle && pending === 0 && !operationsBusy, pending, deadLetters, queues, sources };
+  }
+
+  async sources(): Promise<
+    Array<{ id: string; target: unknown; onDelete: string; users: number; groups: number }>
+  > {
+    const { config, directory } = this.deps;
+    return Promise.all(
+      Object.entries(config.sources).map(async ([id, source]) => ({
+        id,
+        target: source.target,
+        onDelete: source.onDelete,
+        attributes: Object.keys(source.attributes),
+        users: await directory.countEntities(id, "user"),
+        groups: await directory.countEntities(id, "group"),
+      })),
+    );
+  }
+
+  async entityStatus(ref: EntityRef): Promise<Record<string, unknown>> {
+    this.requireSource(ref.source);
+    const { directory, syncState } = this.deps;
+    const snapshot =
+      ref.kind === "user"
+        ? await directory.snapshotUser(ref.source, ref.id)
+        : await directory.snapshotGroup(ref.source, ref.id);
+    const status = await syncState.getStatus(ref);
+    if (!snapshot && !status) throw new NotFoundError(`No ${ref.kind} ${ref.id} in source ${ref.source}`);
+    const desired = snapshot?.desired ?? null;
+    return {
+      ...ref,
+      desired: desired ? desired.resource : null,
+      deletedAtSource: snapshot !== null && desired === null,
+      generation: snapshot?.generation ?? null,
+      ...(desired && "memberCount" in desired ? { memberCount: desired.memberCount } : {}),
+      state: status?.state ?? "pending",
+      platformId: status?.platformId ?? null,
+      lastApplied:
+        status?.appliedGeneration !== undefined
+          ? { generation: status.appliedGeneration, at: status.lastSyncedAt ?? null }
+          : null,
+      lastError: status?.lastError ?? null,
+    };
+  }
+
+  async triggerReconcile(source: string, dryRun: boolean, actor: AdminPrincipal): Promise<ReconcileRun> {
+    this.requireSource(source);
+    const run = await this.deps.runs.createRun({ source, dryRun, trigger: "admin", requestedBy: actor.name });
+    await this.deps.jobs.enqueueReconcile(run.runId, "run");
+    await this.audit(actor, "reconcile.trigger", source, { runId: run.runId, dryRun });
+    return run;
+  }
+
+  async getRun(runId: string): Promise<ReconcileRun> {
+    const run = await this.deps.runs.get(runId);
+    if (!run) throw new NotFoundError(`No reconciliation run ${runId}`);
+    return run;
+  }
+
+  /** Confirms a guarded run: its held repairs (deprovisioning included) are applied. */
+  async confirmRun(runId: string, actor: AdminPrincipal): Promise<ReconcileRun> {
+    const run = await this.getRun(runId);
+    const next: ReconcileRun = {
+      ...run,
+      state: "queued",
+      settledBy: actor.name,
+      settledAt: new Date().toISOString(),
+    };
+    if (
+      run.state !== "awaiting-confirmation" ||
+      !(await this.deps.runs.transition(next, ["awaiting-confirmation"]))
+    ) {
+      throw invalidState(`Run ${runId} is ${run.state}, not awaiting-confirmation`);
+    }
+    await this.deps.jobs.enqueueReconcile(runId, "apply");
+    await this.audit(actor, "reconcile.confirm", run.source, { runId });
+    return next;
+  }
+
+  async discardRun(runId: string, actor: AdminPrincipal): Promise<ReconcileRun> {
+    const run = await this.getRun(runId);
+    const next: ReconcileRun = {
+      ...run,
+      state: "discarded",
+      settledBy: actor.name,
+      settledAt: new Date().toISOString(),
+    };
+    if (
+      run.state !== "awaiting-confirmation" ||
+      !(await this.deps.runs.transition(next, ["awaiting-confirmation"]))
+    ) {
+      throw invalidState(`Run ${runId} is ${run.state}, not awaiting-confirmation`);
+    }
+    await this.deps.runs.dropOwnedKeys(runId);
+    await this.audit(actor, "reconcile.discard", run.source, { runId });
+    return next;
+  }
+
+  async triggerResync(source: string, scope: ResyncScope, actor: AdminPrincipal): Promise<ResyncOperation> {
+    this.requireSource(source);
+    const op = await this.deps.resyncs.createOperation({ source, scope, requestedBy: actor.name });
+    await this.deps.jobs.enqueueResync(op.id, "run");
+    await this.audit(actor, "resync.trigger", source, {
+      operationId: op.id,
+      scope: "all" in scope ? "all" : `${scope.users.length} users, ${scope.groups.length} groups`,
+    });
+    return op;
+  }
+
+  async getResync(id: string): Promise<ResyncOperation> {
+    const op = await this.deps.resyncs.get(id);
+    if (!op) throw new NotFoundError(`No resync ${id}`);
+    return op;
+  }
+
+  async settleResync(
+    id: string,
+    decision: "confirm" | "discard",
+    actor: AdminPrincipal,
+  ): Promise<ResyncOperation> {
+    const op = await this.getResync(id);
+    const next: ResyncOperation = {
+      ...op,
+      state: decision === "confirm" ? "queued" : "discarded",
+      settledBy: actor.name,
+      settledAt: new Date().toISOString(),
+    };
+    if (
+      op.state !== "awaiting-confirmation" ||
+      !(await this.deps.resyncs.transition(next, ["awaiting-confirmation"]))
+    ) {
+      throw invalidState(`Resync ${id} is ${op.state}, not awaiting-confirmation`);
+    }
+    if (decision === "confirm") await this.deps.jobs.enqueueResync(id, "apply");
+    await this.audit(actor, `resync.${decision}`, op.source, { operationId: id });
+    return next;
+  }
+
+  /** Retries dead letters: each is removed from the list and its entity resynced. */
+  async retryDeadLetters(refs: EntityRef[] | "all", actor: AdminPrincipal): Promise<{ retried: number }> {
+    const { syncState, jobs } = this.deps;
+    let retried = 0;
+    if (refs === "all") {
+      // Removing as we go: always read the first page again, bounded by the total seen at the start.
+      const { total } = await syncState.listDeadLetters({ offset: 0, limit: 1 });
+      while (retried < total) {
+        const page = await syncState.listDeadLetters({ offset: 0, limit: 200 });
+        if (page.items.length === 0) break;
+        const batch = page.items.map((letter) => letter.ref);
+        for (const ref of batch) await syncState.removeDeadLetter(ref);
+        await jobs.requestResync(batch);
+        retried += batch.length;
+      }
+    } else {
+      const present: EntityRef[] = [];
+      for (const ref of refs) if (await syncState.removeDeadLetter(ref)) present.push(ref);
+      if (present.length > 0) await jobs.requestResync(present);
+      retried = present.length;
+    }
+    await this.audit(actor, "dead-letters.retry", refs === "all" ? "all" : refs.map(refLabel).join(","), {
+      retried,
+    });
+    return { retried };
+  }
+
+  async discardDeadLetter(ref: EntityRef, actor: AdminPrincipal): Promise<void> {
+    const removed = await this.deps.syncState.removeDeadLetter(ref);
+    if (!removed) throw new NotFoundError(`No dead letter for ${refLabel(ref)}`);
+    await this.audit(actor, "dead-letters.discard", refLabel(ref));
+  }
+
+  listRuns(query: { source?: string; offset: number; limit: number }) {
+    return this.deps.runs.list(query);
+  }
+
+  listResyncs(query: { source?: string; offset: number; limit: number }) {
+    return this.deps.resyncs.list(query);
+  }
+
+  listDeadLetters(query: { source?: string; offset: number; limit: number }) {
+    return this.deps.syncState.listDeadLetters(query);
+  }
+
+  listAudit(query: { offset: number; limit: number }) {
+    return this.deps.audit.list(query);
+  }
+
+  async audit(
+    actor: AdminPrincipal,
+    action: string,
+    target: string,
+    details?: Record<string, string | number | boolean>,
+  ): Promise<void> {
+    await this.deps.audit.record({
+      actor: actor.name,
+      role: actor.role,
+      action,
+      target,
+      outcome: "accepted",
+      details,
+    });
+  }
+}
+
+export function refLabel(ref: EntityRef): string {
+  return `${ref.source}/${ref.kind}/${ref.id}`;
+}
+
+export function entityRef(source: string, kind: EntityKind, id: string): EntityRef {
+  return { source, kind, id };
+}

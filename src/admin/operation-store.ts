@@ -1,0 +1,128 @@
+import type { Redis } from "ioredis";
+
+/** A stored operation (a reconciliation run, a resync): its state is a field of its own. */
+export interface StoredOperation<S extends string> {
+  id: string;
+  source: string;
+  state: S;
+  createdAt: string;
+}
+
+/**
+ * Sets the document only when the stored state is one of the allowed ones (or when creating):
+ * KEYS[1] = operation hash; ARGV[1] = allowed states joined by "|" ("" = must not exist),
+ * ARGV[2] = new state, ARGV[3] = new document. Returns 1 when written, 0 otherwise.
+ */
+const SET_IF_STATE = `
+local current = redis.call('HGET', KEYS[1], 'state')
+if ARGV[1] == '' then
+  if current then return 0 end
+else
+  if not current then return 0 end
+  local ok = false
+  for allowed in string.gmatch(ARGV[1], '[^|]+') do
+    if allowed == current then ok = true end
+  end
+  if not ok then return 0 end
+end
+redis.call('HSET', KEYS[1], 'state', ARGV[2], 'doc', ARGV[3])
+return 1
+`;
+
+/**
+ * Operations kept in Redis: one hash per operation (state + JSON document), a sorted set per
+ * source and one for all, ordered by creation time, trimmed to `keep` per source. Keys that hang off
+ * an operation (`<key>:<suffix>`) are removed with it.
+ */
+export class OperationStore<S extends string, T extends StoredOperation<S>> {
+  private readonly base: string;
+
+  constructor(
+    private readonly redis: Redis,
+    prefix: string,
+    namespace: string,
+    private readonly keep: number,
+    /** Suffixes of keys owned by an operation (`<operation key>:<suffix>`), removed with it. */
+    private readonly ownedSuffixes: readonly string[] = [],
+  ) {
+    this.base = `${prefix}:${namespace}`;
+  }
+
+  key(id: string, suffix?: string): string {
+    return suffix ? `${this.base}:op:${id}:${suffix}` : `${this.base}:op:${id}`;
+  }
+
+  private indexKey(source?: string): string {
+    return source ? `${this.base}:index:${source}` : `${this.base}:index`;
+  }
+
+  async create(op: T): Promise<void> {
+    const written = await this.redis.eval(SET_IF_STATE, 1, this.key(op.id), "", op.state, JSON.stringify(op));
+    if (written !== 1) throw new Error(`operation ${op.id} exists`);
+    const score = Date.parse(op.createdAt);
+    await this.redis
+      .multi()
+      .zadd(this.indexKey(), score, op.id)
+      .zadd(this.indexKey(op.source), score, op.id)
+      .exec();
+    await this.trim(op.source);
+  }
+
+  async get(id: string): Promise<T | null> {
+    const [state, doc] = await this.redis.hmget(this.key(id), "state", "doc");
+    if (!state || !doc) return null;
+    return { ...(JSON.parse(doc) as T), state: state as S };
+  }
+
+  /** Writes `next` only if the stored state is one of `from`; false otherwise (a lost race, or a wrong state). */
+  async transition(next: T, from: readonly S[]): Promise<boolean> {
+    if (from.length === 0) throw new Error("transition needs at least one state to move from");
+    const written = await this.redis.eval(
+      SET_IF_STATE,
+      1,
+      this.key(next.id),
+      from.join("|"),
+      next.state,
+      JSON.stringify(next),
+    );
+    return written === 1;
+  }
+
+  /** Newest first. */
+  async list(options: {
+    source?: string;
+    offset: number;
+    limit: number;
+  }): Promise<{ total: number; items: T[] }> {
+    const index = this.indexKey(options.source);
+    const [total, ids] = await Promise.all([
+      this.redis.zcard(index),
+      this.redis.zrevrange(index, options.offset, options.offset + options.limit - 1),
+    ]);
+    const items: T[] = [];
+    for (const op of await Promise.all(ids.map((id) => this.get(id)))) if (op) items.push(op);
+    return { total, items };
+  }
+
+  async remove(id: string, source: string): Promise<void> {
+    await this.redis
+      .multi()
+      .del(this.key(id), ...this.ownedSuffixes.map((suffix) => this.key(id, suffix)))
+      .zrem(this.indexKey(), id)
+      .zrem(this.indexKey(source), id)
+      .exec();
+  }
+
+  /** Removes the owned keys of an operation (e.g. repair lists once settled), keeping its document. */
+  async dropOwnedKeys(id: string): Promise<void> {
+    if (this.ownedSuffixes.length === 0) return;
+    await this.redis.del(...this.ownedSuffixes.map((suffix) => this.key(id, suffix)));
+  }
+
+  private async trim(source: string): Promise<void> {
+    const excess = (await this.redis.zcard(this.indexKey(source))) - this.keep;
+    if (excess <= 0) return;
+    const oldest = await this.redis.zrange(this.indexKey(source), "0", String(excess - 1));
+    for (const id of oldest) await this.remove(id, source);
+  }
+}

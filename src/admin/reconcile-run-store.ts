@@ -1,0 +1,47 @@
+import { randomUUID } from "node:crypto";
+import type { Redis } from "ioredis";
+import { emptySamples } from "../reconcile/drift-report.js";
+import type { ReconcileRun } from "../reconcile/reconcile-run.js";
+import { emptyCounts, type RunState } from "../reconcile/reconcile-types.js";
+import { OperationStore } from "./operation-store.js";
+
+/** Keys owned by a run: planned repairs (entity refs, orphan platform ids), ids seen on the platform. */
+export const RUN_KEYS = {
+  repairs: "repairs",
+  orphans: "orphans",
+  seenUsers: "seen:user",
+  seenGroups: "seen:group",
+} as const;
+
+/** Reconciliation runs and their reports, retained by count per source (`reconcile.keepRuns`). */
+export class ReconcileRunStore extends OperationStore<RunState, ReconcileRun> {
+  constructor(redis: Redis, prefix: string, keepRuns: number) {
+    super(redis, prefix, "reconcile", keepRuns, Object.values(RUN_KEYS));
+  }
+
+  async createRun(input: {
+    source: string;
+    dryRun: boolean;
+    trigger: ReconcileRun["trigger"];
+    requestedBy?: string;
+    sampleSize?: number;
+  }): Promise<ReconcileRun> {
+    const id = randomUUID();
+    const run: ReconcileRun = {
+      id,
+      runId: id,
+      source: input.source,
+      state: "queued",
+      dryRun: input.dryRun,
+      trigger: input.trigger,
+      requestedBy: input.requestedBy,
+      counts: emptyCounts(),
+      samples: emptySamples(),
+      sampleSize: input.sampleSize ?? 20,
+      repairs: { entities: 0, orphanDeactivations: 0, applied: false },
+      createdAt: new Date().toISOString(),
+    };
+    await this.create(run);
+    return run;
+  }
+}
