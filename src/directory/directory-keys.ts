@@ -25,6 +25,16 @@ import type { EntityKind } from "../scim/scim-types.js";
  *
  * A tombstone (`tomb=1`) keeps only its hash (gen, modified, created) until purgeTombstone deletes it.
  */
+const STORE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * Whether `id` can be one of the store's ids (randomUUID). Anything else names no entity; checking
+ * it first keeps ids like `ids` or `x:groups` from addressing another key of the layout.
+ */
+export function isStoreId(id: string): boolean {
+  return STORE_ID.test(id);
+}
+
 export function sourceBase(prefix: string, source: string): string {
   return `${prefix}:src:${source}`;
 }

@@ -2,7 +2,7 @@ import type { Redis } from "ioredis";
 import type { FilterNode } from "../scim/filter-types.js";
 import type { EntityKind, JsonObject } from "../scim/scim-types.js";
 import { readRecords, filterTarget, readGroups } from "./directory-reader.js";
-import { emailIndexKey, idsKey, uniqueIndexKey } from "./directory-keys.js";
+import { emailIndexKey, idsKey, isStoreId, uniqueIndexKey } from "./directory-keys.js";
 import type { GroupRecord, ListQuery, ListResult, UserRecord } from "./directory-types.js";
 import { type IndexedLookup, indexedLookup } from "./indexed-lookup.js";
 
@@ -31,7 +31,7 @@ async function candidateIds(ctx: ListContext, lookup: IndexedLookup): Promise<st
   const { redis, base, kind } = ctx;
   switch (lookup.attribute) {
     case "id":
-      return [lookup.value];
+      return isStoreId(lookup.value) ? [lookup.value] : [];
     case "name": {
       const id = await redis.hget(uniqueIndexKey(base, kind, "name"), lookup.value.toLowerCase());
       return id ? [id] : [];
@@ -68,8 +68,14 @@ async function listIndexed(
   lookup: IndexedLookup,
   query: ListQuery,
 ): Promise<ListResult<AnyRecord>> {
-  const ids = await inCreationOrder(ctx, await candidateIds(ctx, lookup));
+  const candidates = await candidateIds(ctx, lookup);
   const { from, to } = window(query);
+  if (candidates.length <= 1) {
+    // One round trip less for the common unique lookup: reading it tells whether it is live.
+    const found = await readRecords(ctx.redis, ctx.base, ctx.kind, candidates, ctx.withMembers);
+    return { totalResults: found.length, items: found.slice(from, to) };
+  }
+  const ids = await inCreationOrder(ctx, candidates);
   const items = await readRecords(ctx.redis, ctx.base, ctx.kind, ids.slice(from, to), ctx.withMembers);
   return { totalResults: ids.length, items };
 }

@@ -1,7 +1,7 @@
 import type { Redis } from "ioredis";
 import type { EntityKind, GroupMember, JsonObject, ScimGroup, ScimUser } from "../scim/scim-types.js";
 import { ENTITY_FIELDS, type EntityFields, metaOf, resourceOf, toFields } from "./directory-codec.js";
-import { entityKey, groupMembersKey, userGroupsKey } from "./directory-keys.js";
+import { entityKey, groupMembersKey, isStoreId, userGroupsKey } from "./directory-keys.js";
 import type { GroupRecord, UserRecord } from "./directory-types.js";
 
 /** Reads of the directory (no writes): records by id, in one round trip per batch. */
@@ -57,14 +57,18 @@ export async function readFields(
   kind: EntityKind,
   ids: string[],
 ): Promise<EntityFields[]> {
-  if (ids.length === 0) return [];
+  const valid = ids.filter(isStoreId);
+  if (valid.length === 0) return ids.map(() => toFields([]));
   const pipeline = redis.pipeline();
-  for (const id of ids) pipeline.hmget(entityKey(base, kind, id), ...ENTITY_FIELDS);
-  return results(await pipeline.exec()).map((values) => toFields(values as (string | null)[]));
+  for (const id of valid) pipeline.hmget(entityKey(base, kind, id), ...ENTITY_FIELDS);
+  const read = results(await pipeline.exec());
+  let next = 0;
+  return ids.map((id) => toFields(isStoreId(id) ? (read[next++] as (string | null)[]) : []));
 }
 
 /** Live users by id, in the order asked; deleted or unknown ids are left out. */
-export async function readUsers(redis: Redis, base: string, ids: string[]): Promise<UserRecord[]> {
+export async function readUsers(redis: Redis, base: string, allIds: string[]): Promise<UserRecord[]> {
+  const ids = allIds.filter(isStoreId);
   if (ids.length === 0) return [];
   const pipeline = redis.pipeline();
   for (const id of ids) {
@@ -84,9 +88,10 @@ export async function readUsers(redis: Redis, base: string, ids: string[]): Prom
 export async function readGroups(
   redis: Redis,
   base: string,
-  ids: string[],
+  allIds: string[],
   withMembers: boolean,
 ): Promise<GroupRecord[]> {
+  const ids = allIds.filter(isStoreId);
   if (ids.length === 0) return [];
   const pipeline = redis.pipeline();
   for (const id of ids) {

@@ -2,7 +2,7 @@ import type { Redis } from "ioredis";
 import { BadRequestError, ConflictError, NotFoundError } from "../errors.js";
 import { type EntityKind, type EntityRef, refKey } from "../scim/scim-types.js";
 import type { StoredDoc } from "./directory-codec.js";
-import { dirtyKey, entityKey } from "./directory-keys.js";
+import { dirtyKey, entityKey, isStoreId } from "./directory-keys.js";
 import { DELETE_ENTITY, MARK_CLEAN, PUT_ENTITY, PURGE_TOMBSTONE } from "./directory-scripts.js";
 import type { MembershipChange } from "./directory-types.js";
 
@@ -75,11 +75,15 @@ function conflictMessage(kind: EntityKind, attribute: unknown): string {
     : "A group with this displayName already exists";
 }
 
+function notFound(kind: EntityKind, id: string): NotFoundError {
+  return new NotFoundError(`${kind === "user" ? "User" : "Group"} ${id} not found`);
+}
+
 export class DirectoryWriter {
   private readonly commands: DirectoryCommands;
 
   constructor(
-    redis: Redis,
+    private readonly redis: Redis,
     private readonly prefix: string,
   ) {
     redis.defineCommand("scimDirectoryPut", { numberOfKeys: 1, lua: PUT_ENTITY });
@@ -92,6 +96,7 @@ export class DirectoryWriter {
   /** Create or update; maps the script's refusals to AppErrors (404, 409, 400 invalidValue). */
   async put(request: PutRequest): Promise<PutOutcome> {
     const { kind, source, base, id, stored } = request;
+    if (!isStoreId(id)) throw notFound(kind, id);
     const now = new Date();
     const reply = await this.commands.scimDirectoryPut(
       entityKey(base, kind, id),
@@ -147,6 +152,7 @@ export class DirectoryWriter {
     id: string,
     expected: string,
   ): Promise<DeleteOutcome> {
+    if (!isStoreId(id)) throw notFound(kind, id);
     const now = new Date();
     const reply = await this.commands.scimDirectoryDelete(
       entityKey(base, kind, id),
@@ -171,6 +177,7 @@ export class DirectoryWriter {
   }
 
   async markClean(ref: EntityRef, base: string, generation: number): Promise<boolean> {
+    if (!isStoreId(ref.id)) return (await this.redis.zrem(dirtyKey(this.prefix), refKey(ref))) === 1;
     const removed = await this.commands.scimDirectoryMarkClean(
       entityKey(base, ref.kind, ref.id),
       dirtyKey(this.prefix),
@@ -181,6 +188,7 @@ export class DirectoryWriter {
   }
 
   async purge(ref: EntityRef, base: string, extraKey: string, generation: number): Promise<boolean> {
+    if (!isStoreId(ref.id)) return false;
     const purged = await this.commands.scimDirectoryPurge(
       entityKey(base, ref.kind, ref.id),
       dirtyKey(this.prefix),

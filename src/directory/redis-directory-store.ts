@@ -18,6 +18,7 @@ import {
   entityKey,
   groupMembersKey,
   idsKey,
+  isStoreId,
   sourceBase,
   uniqueIndexKey,
   userGroupsKey,
@@ -432,6 +433,7 @@ export class RedisDirectoryStore implements DirectoryStore {
     const generations = ifMatchGenerations(ifMatch);
     if (generations === "any") return "";
     if (generations.length === 1) return generations[0] ?? "";
+    if (!isStoreId(id)) throw new NotFoundError(`${kind === "user" ? "User" : "Group"} ${id} not found`);
     const current = await this.redis.hmget(entityKey(base, kind, id), "gen", "tomb");
     if (current[0] === null || current[0] === undefined || current[1]) {
       throw new NotFoundError(`${kind === "user" ? "User" : "Group"} ${id} not found`);

@@ -20,7 +20,8 @@ const store = new RedisDirectoryStore({
   notify: async () => {},
   matchesFilter: testMatcher,
 });
-const ref = { source: "s", kind: "user" as const, id: "x" };
+const ID = "0f8fad5b-d9cb-469f-a165-70867728950e";
+const ref = { source: "s", kind: "user" as const, id: ID };
 
 afterAll(() => {
   redis.disconnect();
@@ -28,10 +29,10 @@ afterAll(() => {
 
 const calls: [string, () => Promise<unknown>][] = [
   ["createUser", () => store.createUser("s", user("a"))],
-  ["getUser", () => store.getUser("s", "x")],
-  ["replaceUser", () => store.replaceUser("s", "x", user("a"), { ifMatch: 'W/"1"' })],
-  ["updateUser", () => store.updateUser("s", "x", (c) => c.resource)],
-  ["deleteUser", () => store.deleteUser("s", "x")],
+  ["getUser", () => store.getUser("s", ID)],
+  ["replaceUser", () => store.replaceUser("s", ID, user("a"), { ifMatch: 'W/"1"' })],
+  ["updateUser", () => store.updateUser("s", ID, (c) => c.resource)],
+  ["deleteUser", () => store.deleteUser("s", ID)],
   ["listUsers", () => store.listUsers("s", { startIndex: 1, count: 10 })],
   [
     "listUsers eq",
@@ -42,13 +43,13 @@ const calls: [string, () => Promise<unknown>][] = [
     () => store.listUsers("s", { filter: cmp("title", "co", "a"), startIndex: 1, count: 10 }),
   ],
   ["createGroup", () => store.createGroup("s", group("g"), [])],
-  ["getGroup", () => store.getGroup("s", "x", { withMembers: true })],
-  ["replaceGroup", () => store.replaceGroup("s", "x", group("g"), [])],
-  ["updateGroup", () => store.updateGroup("s", "x", (c) => ({ resource: c.resource }))],
-  ["deleteGroup", () => store.deleteGroup("s", "x")],
+  ["getGroup", () => store.getGroup("s", ID, { withMembers: true })],
+  ["replaceGroup", () => store.replaceGroup("s", ID, group("g"), [])],
+  ["updateGroup", () => store.updateGroup("s", ID, (c) => ({ resource: c.resource }))],
+  ["deleteGroup", () => store.deleteGroup("s", ID)],
   ["listGroups", () => store.listGroups("s", { startIndex: 1, count: 10 })],
-  ["snapshotUser", () => store.snapshotUser("s", "x")],
-  ["snapshotGroup", () => store.snapshotGroup("s", "x")],
+  ["snapshotUser", () => store.snapshotUser("s", ID)],
+  ["snapshotGroup", () => store.snapshotGroup("s", ID)],
   ["markClean", () => store.markClean(ref, 1)],
   ["purgeTombstone", () => store.purgeTombstone(ref, 1)],
   ["listDirty", () => store.listDirty(Date.now(), 10)],

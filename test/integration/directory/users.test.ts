@@ -129,6 +129,18 @@ describe("users in the directory", () => {
     );
   });
 
+  it("treats ids that are not store ids as unknown, never as other keys of the layout", async () => {
+    await store.createUser("src-k", user("layout"));
+    for (const id of ["ids", "idx:userName", "x:groups", "seq"]) {
+      expect(await store.getUser("src-k", id)).toBeNull();
+      expect(await store.snapshotUser("src-k", id)).toBeNull();
+      await expect(store.replaceUser("src-k", id, user("other"))).rejects.toBeInstanceOf(NotFoundError);
+      await expect(store.deleteUser("src-k", id)).rejects.toBeInstanceOf(NotFoundError);
+      expect(await store.purgeTombstone({ source: "src-k", kind: "user", id }, 1)).toBe(false);
+    }
+    expect(await store.countEntities("src-k", "user")).toBe(1);
+  });
+
   it("frees a deleted user's userName and externalId at once for a new user with a new id", async () => {
     const hank = await store.createUser("src-a", user("hank", { externalId: "ext-hank" }));
     await store.deleteUser("src-a", hank.resource.id);
