@@ -1,9 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  diffAttributeValues,
-  expectedAttributeValue,
-  readScimPath,
-} from "../../../src/reconcile/attribute-values.js";
+import { diffAttributeValues } from "../../../src/reconcile/attribute-values.js";
 import { SCHEMA_ENTERPRISE_USER } from "../../../src/scim/scim-types.js";
 
 const user = {
@@ -13,45 +9,41 @@ const user = {
     { type: "work", country: "DE" },
   ],
   [SCHEMA_ENTERPRISE_USER]: { department: "R&D", costCenter: "42" },
-  "urn:example:custom": { skills: ["a", "b"], flag: "True" },
 };
 
-describe("readScimPath", () => {
-  it("reads core, extension and value-filter paths", () => {
-    expect(readScimPath(user, "userName")).toBe("ada");
-    expect(readScimPath(user, `${SCHEMA_ENTERPRISE_USER}:department`)).toBe("R&D");
-    expect(readScimPath(user, 'addresses[type eq "work"].country')).toBe("DE");
-    expect(readScimPath(user, 'addresses[type eq "other"].country')).toBeUndefined();
-    expect(readScimPath(user, "urn:example:custom:skills")).toEqual(["a", "b"]);
-  });
-});
-
-describe("expectedAttributeValue", () => {
-  it("coerces to the platform type", () => {
-    expect(
-      expectedAttributeValue(user, { from: `${SCHEMA_ENTERPRISE_USER}:costCenter`, type: "number" }),
-    ).toBe(42);
-    expect(expectedAttributeValue(user, { from: "urn:example:custom:flag", type: "boolean" })).toBe(true);
-    expect(expectedAttributeValue(user, { from: "urn:example:custom:skills", type: "string_array" })).toEqual(
-      ["a", "b"],
-    );
-    expect(expectedAttributeValue(user, { from: "nickName", type: "string" })).toBeNull();
-  });
-});
+const rules = {
+  department: { from: `${SCHEMA_ENTERPRISE_USER}:department`, type: "string" as const },
+  country: { from: 'addresses[type eq "work"].country', type: "string" as const },
+  nick: { from: "nickName", type: "string" as const },
+};
 
 describe("diffAttributeValues", () => {
-  it("names values changed behind the bridge's back", () => {
-    const expected = { department: "R&D", country: "DE", skills: ["a", "b"] };
+  it("finds nothing when the platform holds the mapped values", () => {
     const actual = [
-      { name: "department", value: "Sales" },
+      { name: "department", value: "R&D" },
       { name: "country", value: "DE" },
-      { name: "skills", value: ["b", "a"] },
     ];
-    expect(diffAttributeValues(expected, actual)).toEqual(["department"]);
+    expect(diffAttributeValues(user, rules, actual)).toEqual([]);
   });
 
-  it("treats a missing value like null, and an empty array like no value", () => {
-    expect(diffAttributeValues({ a: null, b: [] }, [])).toEqual([]);
-    expect(diffAttributeValues({ a: "x" }, [])).toEqual(["a"]);
+  it("names a value changed behind the bridge's back, read through value-filter paths too", () => {
+    const actual = [
+      { name: "department", value: "R&D" },
+      { name: "country", value: "FR" },
+    ];
+    expect(diffAttributeValues(user, rules, actual)).toEqual(["country"]);
+  });
+
+  it("names a value removed on the platform, not one the user never had", () => {
+    expect(diffAttributeValues(user, rules, [{ name: "country", value: "DE" }])).toEqual(["department"]);
+  });
+
+  it("names a value set on the platform that the user does not have", () => {
+    const actual = [
+      { name: "department", value: "R&D" },
+      { name: "country", value: "DE" },
+      { name: "nick", value: "x" },
+    ];
+    expect(diffAttributeValues(user, rules, actual)).toEqual(["nick"]);
   });
 });

@@ -17,7 +17,7 @@ const desiredUser = {
 
 function input(overrides: Partial<PlatformUserInput>): PlatformUserInput {
   return {
-    platform: { id: "p1", ...desiredUser, emails: [{ value: "ada@example.com" }] },
+    platform: { id: "p1", ...desiredUser, meta: { resourceType: "User" } },
     owner: "this",
     desired: { state: "present", resource: desiredUser },
     onDelete: "deactivate",
@@ -27,7 +27,7 @@ function input(overrides: Partial<PlatformUserInput>): PlatformUserInput {
 }
 
 describe("classifyPlatformUser", () => {
-  it("finds nothing when the platform matches (emails compare case-insensitively)", () => {
+  it("finds nothing when the platform matches (server-computed attributes ignored)", () => {
     expect(classifyPlatformUser(input({}))).toEqual({ findings: [], repair: "none", deprovision: false });
   });
 
@@ -95,15 +95,35 @@ describe("classifyPlatformUser", () => {
       }),
     );
     expect(result.findings).toEqual([
-      { cls: "changed", detail: "fields: displayName, enterprise.department" },
+      { cls: "changed", detail: `fields: displayName, ${SCHEMA_ENTERPRISE_USER}:department` },
     ]);
     expect(result).toMatchObject({ repair: "sync", deprovision: false });
   });
 
-  it("does not report attributes the desired user leaves unset (platform defaults)", () => {
+  it("reports a kept attribute set on the platform that the desired user lacks, not unkept ones", () => {
     const result = classifyPlatformUser(
       input({
         platform: { id: "p1", ...desiredUser, title: "x", name: { givenName: "A" } },
+      }),
+    );
+    expect(result.findings).toEqual([{ cls: "changed", detail: "fields: name.givenName" }]);
+  });
+
+  it("leaves manager out (bridge id on one side, platform id on the other)", () => {
+    const result = classifyPlatformUser(
+      input({
+        platform: {
+          id: "p1",
+          ...desiredUser,
+          [SCHEMA_ENTERPRISE_USER]: { department: "R&D", manager: { value: "p7" } },
+        },
+        desired: {
+          state: "present",
+          resource: {
+            ...desiredUser,
+            [SCHEMA_ENTERPRISE_USER]: { department: "R&D", manager: { value: "b7" } },
+          },
+        },
       }),
     );
     expect(result.findings).toEqual([]);
