@@ -62,7 +62,11 @@ function canonicalSingle(def: AttrDef, value: Json, name: string): Json | undefi
   switch (def.type) {
     case "complex": {
       // A multi-valued complex attribute given as plain strings (`emails: ["a@x"]`) means values.
-      const obj = isJsonObject(value) ? value : typeof value === "string" ? { value } : undefined;
+      const obj = isJsonObject(value)
+        ? value
+        : typeof value === "string" && def.multiValued
+          ? { value }
+          : undefined;
       if (!obj) invalid(`Attribute "${name}" must be an object`);
       const out: JsonObject = {};
       for (const [key, sv] of Object.entries(obj)) {

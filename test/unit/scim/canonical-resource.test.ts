@@ -1,0 +1,204 @@
+import { describe, expect, it } from "vitest";
+import { BadRequestError } from "../../../src/errors.js";
+import { toCanonicalGroup, toCanonicalUser } from "../../../src/scim/canonical-resource.js";
+import { loadFixture } from "./load-fixture.js";
+
+const CORE = "urn:ietf:params:scim:schemas:core:2.0:User";
+const ENT = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User";
+const GROUP = "urn:ietf:params:scim:schemas:core:2.0:Group";
+
+function rejects(fn: () => unknown, scimType: string, mention: RegExp): void {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(BadRequestError);
+    expect((err as BadRequestError).scimType).toBe(scimType);
+    expect((err as BadRequestError).message).toMatch(mention);
+    return;
+  }
+  throw new Error("expected a BadRequestError");
+}
+
+describe("toCanonicalUser (RFC 7643 §4.1)", () => {
+  it("keeps an Okta create as canonical SCIM, without password and groups", () => {
+    const user = toCanonicalUser(loadFixture("okta/create-user").body);
+    expect(user).toEqual({
+      schemas: [CORE],
+      userName: "test.user@okta.local",
+      active: true,
+      name: { givenName: "Test", familyName: "User" },
+      emails: [{ primary: true, value: "test.user@okta.local", type: "work" }],
+      displayName: "Test User",
+      locale: "en-US",
+      externalId: "00ujl29u0le5T6Aj10h7",
+    });
+  });
+
+  it("ignores id and meta in a PUT body (Okta PUT)", () => {
+    const user = toCanonicalUser(loadFixture("okta/replace-user-put").body);
+    expect(user).not.toHaveProperty("id");
+    expect(user).not.toHaveProperty("meta");
+    expect(user.name).toEqual({ givenName: "Another", middleName: "", familyName: "User" });
+  });
+
+  it("keeps an Entra create and drops the empty roles", () => {
+    const user = toCanonicalUser(loadFixture("entra/create-user").body);
+    expect(user.schemas).toEqual([CORE]);
+    expect(user.userName).toBe("Test_User_ab6490ee-1e48-479e-a20b-2d77186b5dd1");
+    expect(user).not.toHaveProperty("roles");
+    expect(user).not.toHaveProperty("meta");
+  });
+
+  it("quirk: booleans as strings and manager as a bare id in a body (Entra)", () => {
+    const user = toCanonicalUser(loadFixture("entra/create-user-string-booleans").body);
+    expect(user.active).toBe(true);
+    expect(user.emails).toEqual([{ primary: true, type: "work", value: "Barbara@contoso.com" }]);
+    expect(user[ENT]).toEqual({
+      department: "Finance",
+      manager: { value: "a5ea0d3b-3f1c-4c6c-8d0f-6ab8cc8de4a1" },
+    });
+    expect(user.schemas).toEqual([CORE, ENT]);
+  });
+
+  it("defaults active to true", () => {
+    expect(toCanonicalUser({ userName: "a" }).active).toBe(true);
+    expect(toCanonicalUser({ userName: "a", active: false }).active).toBe(false);
+  });
+
+  it("matches attribute names case-insensitively and canonicalises their case", () => {
+    const user = toCanonicalUser({
+      USERNAME: "a",
+      Name: { GIVENNAME: "B" },
+      EMAILS: [{ VALUE: "a@x.com", Primary: "true" }],
+      [ENT.toUpperCase()]: { DEPARTMENT: "Sales" },
+    });
+    expect(user).toEqual({
+      schemas: [CORE, ENT],
+      userName: "a",
+      active: true,
+      name: { givenName: "B" },
+      emails: [{ value: "a@x.com", primary: true }],
+      [ENT]: { department: "Sales" },
+    });
+  });
+
+  it("includes the enterprise URN only when enterprise data is present", () => {
+    expect(toCanonicalUser({ schemas: [CORE, ENT], userName: "a" }).schemas).toEqual([CORE]);
+    expect(toCanonicalUser({ userName: "a", [ENT]: { employeeNumber: "7" } }).schemas).toEqual([CORE, ENT]);
+  });
+
+  it("keeps unknown extensions under their URN and lists them in schemas", () => {
+    const custom = "urn:example:params:scim:schemas:extension:acme:2.0:User";
+    const user = toCanonicalUser({ schemas: [CORE, custom], userName: "a", [custom]: { badge: 42 } });
+    expect(user[custom]).toEqual({ badge: 42 });
+    expect(user.schemas).toEqual([CORE, custom]);
+  });
+
+  it("accepts URN-prefixed attribute keys in a body", () => {
+    const user = toCanonicalUser({ userName: "a", [`${ENT}:department`]: "Ops", [`${CORE}:title`]: "Boss" });
+    expect(user[ENT]).toEqual({ department: "Ops" });
+    expect(user.title).toBe("Boss");
+  });
+
+  it("accepts the manager as an object or an array", () => {
+    expect(toCanonicalUser({ userName: "a", [ENT]: { manager: { value: "m1" } } })[ENT]).toEqual({
+      manager: { value: "m1" },
+    });
+    expect(
+      toCanonicalUser({ userName: "a", [ENT]: { manager: [{ value: "m2", $ref: null }] } })[ENT],
+    ).toEqual({
+      manager: { value: "m2" },
+    });
+    expect(toCanonicalUser({ userName: "a", [ENT]: { manager: "" } })).not.toHaveProperty(ENT);
+  });
+
+  it("treats null as unassigned (RFC 7643 §2.5)", () => {
+    const user = toCanonicalUser({ userName: "a", title: null, name: { givenName: null } });
+    expect(user).not.toHaveProperty("title");
+    expect(user).not.toHaveProperty("name");
+  });
+
+  it("keeps unknown core attributes", () => {
+    expect(toCanonicalUser({ userName: "a", favouriteColour: "blue" }).favouriteColour).toBe("blue");
+  });
+
+  it("rejects a missing or empty userName naming the attribute", () => {
+    rejects(() => toCanonicalUser({ displayName: "x" }), "invalidValue", /userName/);
+    rejects(() => toCanonicalUser({ userName: "  " }), "invalidValue", /userName/);
+    rejects(() => toCanonicalUser({ userName: 5 }), "invalidValue", /userName/);
+  });
+
+  it("rejects values of the wrong type naming the attribute", () => {
+    rejects(
+      () => toCanonicalUser({ userName: "a", active: "yes" }),
+      "invalidValue",
+      /"active" must be a boolean/,
+    );
+    rejects(
+      () => toCanonicalUser({ userName: "a", name: "Bob" }),
+      "invalidValue",
+      /"name" must be an object/,
+    );
+    rejects(() => toCanonicalUser({ userName: "a", title: ["x", "y"] }), "invalidValue", /"title"/);
+    rejects(
+      () => toCanonicalUser({ userName: "a", emails: [{ value: 5 }] }),
+      "invalidValue",
+      /"emails.value" must be a string/,
+    );
+    rejects(
+      () => toCanonicalUser({ userName: "a", [ENT]: { department: 5 } }),
+      "invalidValue",
+      /enterprise:2.0:User:department/,
+    );
+  });
+
+  it("rejects a body that is not an object with invalidSyntax", () => {
+    rejects(() => toCanonicalUser([]), "invalidSyntax", /JSON object/);
+    rejects(() => toCanonicalUser("x"), "invalidSyntax", /JSON object/);
+    rejects(() => toCanonicalUser({ userName: "a", schemas: "x" }), "invalidSyntax", /schemas/);
+  });
+});
+
+describe("toCanonicalGroup (RFC 7643 §4.2)", () => {
+  it("returns the member ids apart from the document", () => {
+    const { resource, members } = toCanonicalGroup({
+      schemas: [GROUP],
+      displayName: "Admins",
+      members: [
+        { value: "u1", display: "Bob", $ref: "https://x/Users/u1", type: "User" },
+        { value: "u2" },
+        { value: "u1" },
+      ],
+    });
+    expect(resource).toEqual({ schemas: [GROUP], displayName: "Admins" });
+    expect(members).toEqual(["u1", "u2"]);
+  });
+
+  it("accepts an Okta create with no members", () => {
+    expect(toCanonicalGroup(loadFixture("okta/create-group").body)).toEqual({
+      resource: { schemas: [GROUP], displayName: "Test SCIMv2" },
+      members: [],
+    });
+  });
+
+  it("accepts an Entra create, ignoring meta and its non-URN schema", () => {
+    const { resource } = toCanonicalGroup(loadFixture("entra/create-group").body);
+    expect(resource).toEqual({
+      schemas: [GROUP],
+      externalId: "8aa1a0c0-c4c3-4bc0-b4a5-2ef676900159",
+      displayName: "displayName",
+    });
+  });
+
+  it("requires displayName", () => {
+    rejects(() => toCanonicalGroup({ members: [] }), "invalidValue", /displayName/);
+  });
+
+  it("requires a value on each member", () => {
+    rejects(
+      () => toCanonicalGroup({ displayName: "x", members: [{ display: "Bob" }] }),
+      "invalidValue",
+      /members/,
+    );
+  });
+});

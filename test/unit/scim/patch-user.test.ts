@@ -1,0 +1,266 @@
+import { describe, expect, it } from "vitest";
+import { BadRequestError } from "../../../src/errors.js";
+import { normalizePatchRequest } from "../../../src/scim/dialects.js";
+import { applyUserPatch } from "../../../src/scim/patch.js";
+import type { JsonObject, PatchOperation } from "../../../src/scim/scim-types.js";
+import { loadFixture } from "./load-fixture.js";
+
+const CORE = "urn:ietf:params:scim:schemas:core:2.0:User";
+const ENT = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User";
+
+const base = (): JsonObject => ({
+  schemas: [CORE],
+  id: "u1",
+  userName: "bjensen@example.com",
+  active: true,
+  name: { givenName: "Barbara", familyName: "Jensen" },
+  emails: [
+    { value: "bjensen@example.com", type: "work", primary: true },
+    { value: "babs@jensen.org", type: "home" },
+  ],
+});
+
+const patch = (ops: PatchOperation[], resource: JsonObject = base()) => applyUserPatch(resource, ops);
+const patchFixture = (name: string, resource: JsonObject = base()) =>
+  applyUserPatch(resource, normalizePatchRequest(loadFixture(name).body));
+
+function fails(ops: PatchOperation[], scimType: string, resource: JsonObject = base()): void {
+  try {
+    patch(ops, resource);
+  } catch (err) {
+    expect(err).toBeInstanceOf(BadRequestError);
+    expect((err as BadRequestError).scimType).toBe(scimType);
+    return;
+  }
+  throw new Error(`expected ${scimType}`);
+}
+
+describe("applyUserPatch (RFC 7644 §3.5.2)", () => {
+  it("quirk: Okta no-path replace {active: false} deactivates", () => {
+    const out = patchFixture("okta/deactivate-user");
+    expect(out.active).toBe(false);
+    expect(out.userName).toBe("bjensen@example.com");
+  });
+
+  it('quirk: Entra replace active with the string "False"', () => {
+    expect(patchFixture("entra/disable-user-string-boolean").active).toBe(false);
+    expect(
+      patch([{ op: "replace", path: "active", value: "True" }], { ...base(), active: false }).active,
+    ).toBe(true);
+  });
+
+  it("quirk: Entra value-filter path replaces the work email and a sub-attribute", () => {
+    const out = patchFixture("entra/update-user-multivalued");
+    expect(out.emails).toEqual([
+      { value: "updatedEmail@microsoft.com", type: "work", primary: true },
+      { value: "babs@jensen.org", type: "home" },
+    ]);
+    expect(out.name).toEqual({ givenName: "Barbara", familyName: "updatedFamilyName" });
+  });
+
+  it("quirk: Entra value-filter paths create the missing element and merge later ops into it", () => {
+    const out = patchFixture("entra/add-address-filter-creates");
+    expect(out.addresses).toEqual([
+      { type: "work", streetAddress: "1 Microsoft Way", locality: "Redmond", country: "US" },
+    ]);
+    expect(out.phoneNumbers).toEqual([{ type: "mobile", value: "+1 555 0100" }]);
+  });
+
+  it("quirk: Entra manager as a bare id string", () => {
+    expect(patchFixture("entra/update-manager-string")[ENT]).toEqual({
+      manager: { value: "2819c223-7f76-453a-919d-ad10a6e7a" },
+    });
+  });
+
+  it("quirk: Entra manager as an array of one object", () => {
+    const out = patchFixture("entra/update-manager-array");
+    expect(out[ENT]).toEqual({ manager: { value: "2819c223-7f76-453a-919d-ad10a6e7a" } });
+    expect(out.schemas).toEqual([CORE, ENT]);
+  });
+
+  it("quirk: no-path replace with dotted and URN-prefixed keys (Entra)", () => {
+    const out = patchFixture("entra/no-path-dotted-keys");
+    expect(out.active).toBe(false);
+    expect(out.name).toEqual({ givenName: "Barbara", familyName: "Jensen" });
+    expect(out[ENT]).toEqual({
+      department: "Tech Infrastructure",
+      manager: { value: "2819c223-7f76-453a-919d-ad10a6e7a" },
+    });
+  });
+
+  it("quirk: attribute names in paths match case-insensitively", () => {
+    const out = patch([
+      { op: "replace", path: "NAME.GIVENNAME", value: "Babs" },
+      { op: "replace", path: 'EMAILS[TYPE EQ "HOME"].VALUE', value: "b@home.org" },
+      { op: "add", path: `${ENT.toLowerCase()}:DEPARTMENT`, value: "Ops" },
+    ]);
+    expect(out.name).toEqual({ givenName: "Babs", familyName: "Jensen" });
+    expect((out.emails as JsonObject[])[1]).toEqual({ value: "b@home.org", type: "home" });
+    expect(out[ENT]).toEqual({ department: "Ops" });
+  });
+
+  it("add of a single-valued attribute sets it", () => {
+    expect(patch([{ op: "add", path: "title", value: "Boss" }]).title).toBe("Boss");
+  });
+
+  it("add to a multi-valued attribute appends without duplicates", () => {
+    const out = patch([
+      {
+        op: "add",
+        path: "emails",
+        value: [
+          { value: "BJENSEN@example.com", type: "work" },
+          { value: "new@x.com", type: "other" },
+        ],
+      },
+    ]);
+    expect(out.emails).toEqual([
+      { value: "BJENSEN@example.com", type: "work", primary: true },
+      { value: "babs@jensen.org", type: "home" },
+      { value: "new@x.com", type: "other" },
+    ]);
+  });
+
+  it("keeps at most one primary element (RFC 7643 §2.4)", () => {
+    const out = patch([
+      { op: "add", path: "emails", value: [{ value: "p@x.com", type: "other", primary: true }] },
+    ]);
+    expect((out.emails as JsonObject[]).filter((e) => e.primary === true)).toEqual([
+      { value: "p@x.com", type: "other", primary: true },
+    ]);
+  });
+
+  it("add of a complex attribute merges its sub-attributes", () => {
+    expect(patch([{ op: "add", path: "name", value: { middleName: "J" } }]).name).toEqual({
+      givenName: "Barbara",
+      familyName: "Jensen",
+      middleName: "J",
+    });
+  });
+
+  it("replace of a complex attribute leaves unspecified sub-attributes (RFC 7644 §3.5.2.3)", () => {
+    expect(patch([{ op: "replace", value: { name: { givenName: "Babs" } } }]).name).toEqual({
+      givenName: "Babs",
+      familyName: "Jensen",
+    });
+  });
+
+  it("replace of a multi-valued attribute replaces the whole list", () => {
+    expect(patch([{ op: "replace", path: "emails", value: [{ value: "only@x.com" }] }]).emails).toEqual([
+      { value: "only@x.com" },
+    ]);
+  });
+
+  it("replace of a filtered element without a sub-attribute replaces that element", () => {
+    const out = patch([
+      { op: "replace", path: 'emails[type eq "home"]', value: { value: "h@x.com", type: "home" } },
+    ]);
+    expect((out.emails as JsonObject[])[1]).toEqual({ value: "h@x.com", type: "home" });
+  });
+
+  it("remove of an attribute, a sub-attribute and a filtered element", () => {
+    const out = patch([
+      { op: "remove", path: "name.givenName" },
+      { op: "remove", path: 'emails[type eq "home"]' },
+      { op: "remove", path: "active" },
+    ]);
+    expect(out.name).toEqual({ familyName: "Jensen" });
+    expect(out.emails).toEqual([{ value: "bjensen@example.com", type: "work", primary: true }]);
+    expect(out.active).toBe(true); // RFC 7643 default
+  });
+
+  it("remove of a sub-attribute of a filtered element", () => {
+    const out = patch([{ op: "remove", path: 'emails[type eq "work"].primary' }]);
+    expect((out.emails as JsonObject[])[0]).toEqual({ value: "bjensen@example.com", type: "work" });
+  });
+
+  it("remove with a value removes only those elements of a multi-valued attribute", () => {
+    const out = patch([{ op: "remove", path: "emails", value: [{ value: "babs@jensen.org" }] }]);
+    expect(out.emails).toEqual([{ value: "bjensen@example.com", type: "work", primary: true }]);
+  });
+
+  it("leniency: remove of something absent is a no-op", () => {
+    const out = patch([
+      { op: "remove", path: "nickName" },
+      { op: "remove", path: 'addresses[type eq "work"]' },
+      { op: "remove", path: 'emails[type eq "other"]' },
+      { op: "remove", path: `${ENT}:department` },
+    ]);
+    expect(out).toEqual({ ...base(), id: undefined, schemas: [CORE] });
+  });
+
+  it("removes the whole enterprise extension and its schema", () => {
+    const out = patch([{ op: "remove", path: ENT }], { ...base(), [ENT]: { department: "x" } });
+    expect(out).not.toHaveProperty(ENT);
+    expect(out.schemas).toEqual([CORE]);
+  });
+
+  it("accepts password but never keeps it", () => {
+    expect(patch([{ op: "replace", path: "password", value: "s3cret" }])).not.toHaveProperty("password");
+    expect(patch([{ op: "replace", value: { password: "s3cret" } }])).not.toHaveProperty("password");
+  });
+
+  it("applies operations in order", () => {
+    const out = patch([
+      { op: "replace", path: "title", value: "A" },
+      { op: "remove", path: "title" },
+      { op: "add", path: "title", value: "B" },
+    ]);
+    expect(out.title).toBe("B");
+  });
+
+  it("noTarget: remove without a path", () => {
+    fails([{ op: "remove" }], "noTarget");
+  });
+
+  it("noTarget: a filter that matches nothing and cannot describe a new element", () => {
+    fails([{ op: "replace", path: 'emails[value co "zzz"].type', value: "work" }], "noTarget");
+  });
+
+  it("invalidPath: a path that is not an attribute path", () => {
+    fails([{ op: "add", path: "emails[type eq", value: "x" }], "invalidPath");
+    fails([{ op: "add", path: 'emails[type eq "work"]x', value: "x" }], "invalidPath");
+    fails([{ op: "add", path: "na me", value: "x" }], "invalidPath");
+    fails([{ op: "add", path: 'name.givenName[type eq "x"]', value: "x" }], "invalidPath");
+  });
+
+  it("mutability: a path to a read-only attribute", () => {
+    fails([{ op: "replace", path: "id", value: "other" }], "mutability");
+    fails([{ op: "replace", path: "meta.created", value: "2020-01-01T00:00:00Z" }], "mutability");
+  });
+
+  it("invalidValue: a value of the wrong type, naming the attribute", () => {
+    fails([{ op: "replace", path: "active", value: "maybe" }], "invalidValue");
+    fails([{ op: "remove", path: "userName" }], "invalidValue");
+  });
+
+  it("is atomic: a failing op leaves the input untouched and applies nothing", () => {
+    const input = base();
+    const snapshot = structuredClone(input);
+    fails(
+      [
+        { op: "replace", path: "title", value: "changed" },
+        { op: "replace", path: 'emails[type eq "work"].value', value: "x@y.com" },
+        { op: "replace", path: "active", value: "maybe" },
+      ],
+      "invalidValue",
+      input,
+    );
+    expect(input).toEqual(snapshot);
+  });
+
+  it("never mutates the input on success", () => {
+    const input = base();
+    const snapshot = structuredClone(input);
+    patch([{ op: "replace", path: 'emails[type eq "work"].value', value: "x@y.com" }], input);
+    expect(input).toEqual(snapshot);
+  });
+
+  it("drops id from the result and keeps unknown extensions", () => {
+    const custom = "urn:example:acme:2.0:User";
+    const out = patch([{ op: "add", path: `${custom}:badge`, value: 7 }]);
+    expect(out).not.toHaveProperty("id");
+    expect(out[custom]).toEqual({ badge: 7 });
+    expect(out.schemas).toEqual([CORE, custom]);
+  });
+});
