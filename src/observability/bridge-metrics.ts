@@ -4,7 +4,9 @@ import { Counter, Gauge, Histogram, type Registry } from "prom-client";
  * Every metric the bridge exports, registered once per registry. Modules call
  * `bridgeMetrics(registry)` and share the same instances; nothing registers on prom-client's global
  * registry. Label values are bounded: route templates (never raw ids), configured source ids,
- * queue names, operation names and failure classes.
+ * queue names, operation names and failure classes. Platform calls are counted by the platform
+ * client itself (src/platform/client/platform-metrics.ts: platform_requests_total, ...), and webhook
+ * events by src/hooks/hook-metrics.ts. A metric of the same name already on the registry is reused.
  */
 export interface BridgeMetrics {
   /** `http_requests_total{method,route,status}`: route is the template, e.g. /scim/v2/:source/Users/:id. */
@@ -21,10 +23,6 @@ export interface BridgeMetrics {
   jobDuration: Histogram<"queue" | "outcome">;
   /** `jobs_total{queue,outcome}`. */
   jobs: Counter<"queue" | "outcome">;
-  /** `platform_calls_total{operation,class}`: class is ok | transient | permanent | rate_limited. */
-  platformCalls: Counter<"operation" | "class">;
-  /** `platform_call_duration_seconds{operation}`. */
-  platformCallDuration: Histogram<"operation">;
   /** `dead_letters_total{source,kind}`: entities moved to the dead-letter list. */
   deadLetters: Counter<"source" | "kind">;
   /** `dead_letters{source}`: current size of the dead-letter list (set by whoever reads it). */
@@ -59,99 +57,132 @@ export function bridgeMetrics(registry: Registry): BridgeMetrics {
   const existing = cache.get(registry);
   if (existing) return existing;
   const registers = [registry];
+  const reuse = <T>(name: string, make: () => T): T =>
+    (registry.getSingleMetric(name) as T | undefined) ?? make();
   const metrics: BridgeMetrics = {
-    httpRequests: new Counter({
-      name: "http_requests_total",
-      help: "HTTP requests answered, by method, route template and status code.",
-      labelNames: ["method", "route", "status"],
-      registers,
-    }),
-    httpRequestDuration: new Histogram({
-      name: "http_request_duration_seconds",
-      help: "HTTP request duration in seconds, by method and route template.",
-      labelNames: ["method", "route"],
-      buckets: HTTP_BUCKETS,
-      registers,
-    }),
-    scimOperations: new Counter({
-      name: "scim_operations_total",
-      help: "SCIM operations answered, by source, resource type, operation and status code.",
-      labelNames: ["source", "resource", "operation", "status"],
-      registers,
-    }),
-    intakeRateLimited: new Counter({
-      name: "intake_rate_limited_total",
-      help: "Intake requests refused with 429 by the per-source rate limit.",
-      labelNames: ["source"],
-      registers,
-    }),
-    queueJobs: new Gauge({
-      name: "queue_jobs",
-      help: "Jobs in each queue by state.",
-      labelNames: ["queue", "state"],
-      registers,
-      async collect() {
-        const reader = depthReaders.get(registry);
-        if (!reader) return;
-        try {
-          const counts = await reader();
-          for (const [queue, states] of Object.entries(counts))
-            for (const [state, count] of Object.entries(states)) this.set({ queue, state }, count);
-        } catch {
-          // Redis unavailable: keep the last known depths; /readyz reports the outage.
-        }
-      },
-    }),
-    jobDuration: new Histogram({
-      name: "job_duration_seconds",
-      help: "Job processing time in seconds, by queue and outcome.",
-      labelNames: ["queue", "outcome"],
-      buckets: JOB_BUCKETS,
-      registers,
-    }),
-    jobs: new Counter({
-      name: "jobs_total",
-      help: "Jobs processed, by queue and outcome.",
-      labelNames: ["queue", "outcome"],
-      registers,
-    }),
-    platformCalls: new Counter({
-      name: "platform_calls_total",
-      help: "Calls to the platform API, by operation and result class.",
-      labelNames: ["operation", "class"],
-      registers,
-    }),
-    platformCallDuration: new Histogram({
-      name: "platform_call_duration_seconds",
-      help: "Platform API call duration in seconds, by operation.",
-      labelNames: ["operation"],
-      buckets: HTTP_BUCKETS,
-      registers,
-    }),
-    deadLetters: new Counter({
-      name: "dead_letters_total",
-      help: "Entities moved to the dead-letter list, by source and kind.",
-      labelNames: ["source", "kind"],
-      registers,
-    }),
-    deadLettersCurrent: new Gauge({
-      name: "dead_letters",
-      help: "Entities currently in the dead-letter list, by source.",
-      labelNames: ["source"],
-      registers,
-    }),
-    driftFound: new Counter({
-      name: "drift_found_total",
-      help: "Differences found by reconciliation, by source and kind.",
-      labelNames: ["source", "kind"],
-      registers,
-    }),
-    driftRepaired: new Counter({
-      name: "drift_repaired_total",
-      help: "Differences repaired by reconciliation or resync, by source and kind.",
-      labelNames: ["source", "kind"],
-      registers,
-    }),
+    httpRequests: reuse(
+      "http_requests_total",
+      () =>
+        new Counter({
+          name: "http_requests_total",
+          help: "HTTP requests answered, by method, route template and status code.",
+          labelNames: ["method", "route", "status"],
+          registers,
+        }),
+    ),
+    httpRequestDuration: reuse(
+      "http_request_duration_seconds",
+      () =>
+        new Histogram({
+          name: "http_request_duration_seconds",
+          help: "HTTP request duration in seconds, by method and route template.",
+          labelNames: ["method", "route"],
+          buckets: HTTP_BUCKETS,
+          registers,
+        }),
+    ),
+    scimOperations: reuse(
+      "scim_operations_total",
+      () =>
+        new Counter({
+          name: "scim_operations_total",
+          help: "SCIM operations answered, by source, resource type, operation and status code.",
+          labelNames: ["source", "resource", "operation", "status"],
+          registers,
+        }),
+    ),
+    intakeRateLimited: reuse(
+      "intake_rate_limited_total",
+      () =>
+        new Counter({
+          name: "intake_rate_limited_total",
+          help: "Intake requests refused with 429 by the per-source rate limit.",
+          labelNames: ["source"],
+          registers,
+        }),
+    ),
+    queueJobs: reuse(
+      "queue_jobs",
+      () =>
+        new Gauge({
+          name: "queue_jobs",
+          help: "Jobs in each queue by state.",
+          labelNames: ["queue", "state"],
+          registers,
+          async collect() {
+            const reader = depthReaders.get(registry);
+            if (!reader) return;
+            try {
+              const counts = await reader();
+              for (const [queue, states] of Object.entries(counts))
+                for (const [state, count] of Object.entries(states)) this.set({ queue, state }, count);
+            } catch {
+              // Redis unavailable: keep the last known depths; /readyz reports the outage.
+            }
+          },
+        }),
+    ),
+    jobDuration: reuse(
+      "job_duration_seconds",
+      () =>
+        new Histogram({
+          name: "job_duration_seconds",
+          help: "Job processing time in seconds, by queue and outcome.",
+          labelNames: ["queue", "outcome"],
+          buckets: JOB_BUCKETS,
+          registers,
+        }),
+    ),
+    jobs: reuse(
+      "jobs_total",
+      () =>
+        new Counter({
+          name: "jobs_total",
+          help: "Jobs processed, by queue and outcome.",
+          labelNames: ["queue", "outcome"],
+          registers,
+        }),
+    ),
+    deadLetters: reuse(
+      "dead_letters_total",
+      () =>
+        new Counter({
+          name: "dead_letters_total",
+          help: "Entities moved to the dead-letter list, by source and kind.",
+          labelNames: ["source", "kind"],
+          registers,
+        }),
+    ),
+    deadLettersCurrent: reuse(
+      "dead_letters",
+      () =>
+        new Gauge({
+          name: "dead_letters",
+          help: "Entities currently in the dead-letter list, by source.",
+          labelNames: ["source"],
+          registers,
+        }),
+    ),
+    driftFound: reuse(
+      "drift_found_total",
+      () =>
+        new Counter({
+          name: "drift_found_total",
+          help: "Differences found by reconciliation, by source and kind.",
+          labelNames: ["source", "kind"],
+          registers,
+        }),
+    ),
+    driftRepaired: reuse(
+      "drift_repaired_total",
+      () =>
+        new Counter({
+          name: "drift_repaired_total",
+          help: "Differences repaired by reconciliation or resync, by source and kind.",
+          labelNames: ["source", "kind"],
+          registers,
+        }),
+    ),
   };
   cache.set(registry, metrics);
   return metrics;

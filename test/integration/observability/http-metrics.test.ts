@@ -67,7 +67,7 @@ describe("HTTP metrics", () => {
     );
     expect(res.text).toContain("process_cpu_user_seconds_total");
     expect(res.text).toContain("# TYPE queue_jobs gauge");
-    expect(res.text).toContain("# TYPE platform_calls_total counter");
+    expect(res.text).toContain("# TYPE dead_letters_total counter");
   });
 
   it("two apps in one process keep separate registries", async () => {

@@ -1,3 +1,4 @@
+import { Counter } from "prom-client";
 import { describe, expect, it } from "vitest";
 import {
   bridgeMetrics,
@@ -19,14 +20,23 @@ describe("bridgeMetrics", () => {
         "queue_jobs",
         "job_duration_seconds",
         "jobs_total",
-        "platform_calls_total",
-        "platform_call_duration_seconds",
         "dead_letters_total",
         "dead_letters",
         "drift_found_total",
         "drift_repaired_total",
       ]),
     );
+  });
+
+  it("reuses a metric another module registered first instead of throwing", () => {
+    const registry = createMetricsRegistry({ defaultMetrics: false });
+    const first = new Counter({
+      name: "jobs_total",
+      help: "x",
+      labelNames: ["queue", "outcome"],
+      registers: [registry],
+    });
+    expect(bridgeMetrics(registry).jobs).toBe(first);
   });
 
   it("counts SCIM operations by source, resource, operation and status", async () => {
