@@ -80,7 +80,8 @@ describe("HttpPlatformClient against the platform emulator", () => {
     await client.patchGroup(group.id, [{ op: "add", path: "members", value: [{ value: bob!.id }] }]);
     await client.patchGroup(group.id, [{ op: "remove", path: `members[value eq "${ada!.id}"]` }]);
     const afterPatch = await client.getGroup(group.id);
-    expect((afterPatch?.members as Array<{ value: string }>).map((m) => m.value)).toEqual([bob!.id]);
+    const groupMembers = (afterPatch?.members ?? []) as Array<{ value: string }>;
+    expect(groupMembers.map((m) => m.value)).toEqual([bob!.id]);
     await client.replaceGroup(group.id, { schemas: [GROUP_SCHEMA], displayName: "Engineering", members: [] });
     const groups = await collect(client.listGroups({ excludeMembers: true, pageSize: 1 }));
     expect(groups.map((g) => g.displayName)).toEqual(["Engineering"]);
