@@ -17,7 +17,7 @@ export interface SeedData {
   /** Groups; `members` are platform user ids or userNames. */
   groups?: Array<{ id?: string; displayName: string; externalId?: string; members?: string[] }>;
   attributes?: Array<{ name: string; type: UserAttributeType; displayName?: string }>;
-  /** Values by attribute id or name. */
+  /** Values by attribute id or name; `userId` may also be a userName. */
   attributeValues?: Array<{
     userId: string;
     attributeId?: number;
@@ -112,8 +112,9 @@ export function seed(state: EmulatorState, data: SeedData): SeedResult {
   for (const v of data.attributeValues ?? []) {
     const id = v.attributeId ?? state.attributes.list().find((d) => d.name === v.name)?.id;
     if (id === undefined) throw notFound(`no user attribute ${v.name}`);
-    if (!state.scim.users.has(v.userId)) throw notFound(`no user ${v.userId}`);
-    state.attributes.upsert(v.userId, id, v.value);
+    const userId = state.scim.users.has(v.userId) ? v.userId : state.scim.userIdByUserName(v.userId);
+    if (userId === undefined) throw notFound(`no user ${v.userId}`);
+    state.attributes.upsert(userId, id, v.value);
   }
   for (const e of data.embedGroups ?? []) {
     const group = state.embed.createGroup(e.tenant, { name: e.name, description: e.description });
