@@ -140,9 +140,27 @@ export interface AttrPath {
 }
 
 const ATTR_NAME = /^[A-Za-z$][\w$-]*$/;
+const KNOWN_URNS = [...CORE_URNS.keys(), ...EXTENSIONS.keys()];
+const CACHE_LIMIT = 2000;
+const parsedPaths = new WeakMap<AttrTable, Map<string, AttrPath | undefined>>();
 
-/** Splits and canonicalises an attribute path; returns undefined when it is not a valid path. */
+/**
+ * Splits and canonicalises an attribute path; returns undefined when it is not a valid path.
+ * Results are cached per table (bounded) and shared: treat them as read-only.
+ */
 export function parseAttrPath(raw: string, core: AttrTable = ANY_CORE_ATTRS): AttrPath | undefined {
+  let cache = parsedPaths.get(core);
+  if (!cache) {
+    cache = new Map();
+    parsedPaths.set(core, cache);
+  }
+  if (cache.has(raw)) return cache.get(raw);
+  const parsed = parseUncached(raw, core);
+  if (cache.size < CACHE_LIMIT) cache.set(raw, parsed);
+  return parsed;
+}
+
+function parseUncached(raw: string, core: AttrTable): AttrPath | undefined {
   let urn: string | undefined;
   let table: AttrTable | undefined = core;
   let rest = raw;
@@ -151,7 +169,7 @@ export function parseAttrPath(raw: string, core: AttrTable = ANY_CORE_ATTRS): At
     const ext = EXTENSIONS.get(lower);
     if (ext) return { urn: ext.urn, attr: "" };
     let split = -1;
-    for (const known of [...CORE_URNS.keys(), ...EXTENSIONS.keys()]) {
+    for (const known of KNOWN_URNS) {
       if (lower.startsWith(`${known}:`)) split = known.length;
     }
     if (split < 0) split = raw.lastIndexOf(":");

@@ -19,7 +19,7 @@ export function applyUserPatch(
   resource: JsonObject,
   operations: readonly PatchOperation[],
 ): Omit<ScimUser, "id"> {
-  const doc = structuredClone(resource);
+  const doc = cloneJson(resource);
   for (const op of operations) applyOperation(doc, op, USER_ATTRS, undefined);
   return toCanonicalUser(doc);
 }
@@ -29,7 +29,7 @@ export function applyGroupPatch(
   currentMemberIds: readonly string[] | undefined,
   operations: readonly PatchOperation[],
 ): { resource: Omit<ScimGroup, "id">; members: MembershipChange } {
-  const doc = structuredClone(resource);
+  const doc = cloneJson(resource);
   delete doc.members;
   const members = new MembershipAccumulator(currentMemberIds);
   for (const op of operations) applyOperation(doc, op, GROUP_ATTRS, members);
@@ -37,6 +37,12 @@ export function applyGroupPatch(
 }
 
 type Op = PatchOperation["op"];
+const EMPTY: AttrTable = new Map();
+
+/** A deep copy (the stored JSON has no cycles; faster than structuredClone for small documents). */
+function cloneJson(resource: JsonObject): JsonObject {
+  return JSON.parse(JSON.stringify(resource)) as JsonObject;
+}
 
 function applyOperation(
   doc: JsonObject,
@@ -91,7 +97,7 @@ function applyPath(
         throw new BadRequestError(`"${t.urn}" needs an object value`, "invalidValue");
       else
         for (const [k, v] of Object.entries(value))
-          applyPath(doc, op, parsePatchPath(`${t.urn}:${k}`, new Map()), v);
+          applyPath(doc, op, parsePatchPath(`${t.urn}:${k}`, EMPTY), v);
       return;
     }
   }
@@ -171,7 +177,7 @@ function applyFiltered(
   label: string,
 ) {
   const def = path.target.def;
-  const table: AttrTable = def?.sub ?? new Map();
+  const table: AttrTable = def?.sub ?? EMPTY;
   const list: Json[] = Array.isArray(current)
     ? [...current]
     : current === undefined || current === null
