@@ -1,7 +1,8 @@
 import type { Redis } from "ioredis";
 import type { FilterNode } from "../scim/filter-types.js";
 import type { EntityKind, JsonObject } from "../scim/scim-types.js";
-import { readRecords, filterTarget, readGroups } from "./directory-reader.js";
+import { metaOf, resourceOf } from "./directory-codec.js";
+import { readFields, readRecords } from "./directory-reader.js";
 import { emailIndexKey, idsKey, isStoreId, uniqueIndexKey } from "./directory-keys.js";
 import type { GroupRecord, ListQuery, ListResult, UserRecord } from "./directory-types.js";
 import { type IndexedLookup, indexedLookup } from "./indexed-lookup.js";
@@ -98,29 +99,30 @@ async function listScan(
   const { from, to } = window(query);
   let cursor: string | null = null;
   let matched = 0;
-  let page: AnyRecord[] = [];
+  const pageIds: string[] = [];
   for (;;) {
     const min: string = cursor === null ? "-inf" : `(${cursor}`;
     const chunk = await ctx.redis.zrangebyscore(key, min, "+inf", "WITHSCORES", "LIMIT", 0, ctx.chunkSize);
     if (chunk.length === 0) break;
     const ids = chunk.filter((_, i) => i % 2 === 0);
     cursor = chunk[chunk.length - 1] ?? null;
-    for (const record of await readRecords(ctx.redis, ctx.base, ctx.kind, ids, false)) {
-      if (!ctx.matchesFilter(filter, filterTarget(record))) continue;
-      if (matched >= from && matched < to) page.push(record);
+    // Only the documents are read while scanning; the page's records are read in full at the end.
+    const fields = await readFields(ctx.redis, ctx.base, ctx.kind, ids);
+    ids.forEach((id, i) => {
+      const entity = fields[i];
+      if (!entity || entity.doc === null || entity.tomb !== null) return;
+      const target = {
+        ...resourceOf(id, JSON.parse(entity.doc) as JsonObject),
+        meta: { ...metaOf(ctx.kind, entity) },
+      };
+      if (!ctx.matchesFilter(filter, target)) return;
+      if (matched >= from && matched < to) pageIds.push(id);
       matched += 1;
-    }
+    });
     if (ids.length < ctx.chunkSize) break;
   }
-  if (ctx.kind === "group" && ctx.withMembers && page.length > 0) {
-    page = await readGroups(
-      ctx.redis,
-      ctx.base,
-      page.map((record) => record.resource.id),
-      true,
-    );
-  }
-  return { totalResults: matched, items: page };
+  const items = await readRecords(ctx.redis, ctx.base, ctx.kind, pageIds, ctx.withMembers);
+  return { totalResults: matched, items };
 }
 
 export function listEntities(ctx: ListContext, query: ListQuery): Promise<ListResult<AnyRecord>> {

@@ -124,8 +124,3 @@ export function readRecords(
 ): Promise<(UserRecord | GroupRecord)[]> {
   return kind === "user" ? readUsers(redis, base, ids) : readGroups(redis, base, ids, withMembers);
 }
-
-/** What a filter is evaluated against: the resource plus its `meta` (RFC 7644 §3.4.2.2). */
-export function filterTarget(record: UserRecord | GroupRecord): JsonObject {
-  return { ...record.resource, meta: { ...record.meta } };
-}

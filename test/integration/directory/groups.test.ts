@@ -76,6 +76,19 @@ describe("groups and membership", () => {
     await expect(store.createGroup("g3", group("SALES"), [])).rejects.toBeInstanceOf(ConflictError);
     const other = await store.createGroup("g3-other", group("sales"), []);
     expect(other.resource.displayName).toBe("sales");
+    // A refused rename changes nothing, not even the membership sent with it.
+    const [u1] = await users("g3", ["s1"]);
+    const support = await store.createGroup("g3", group("Support"), []);
+    await expect(
+      store.updateGroup("g3", support.resource.id, (cur) => ({
+        resource: { ...cur.resource, displayName: "sales" },
+        members: { add: [u1!] },
+      })),
+    ).rejects.toMatchObject({ status: 409, scimType: "uniqueness" });
+    const read = await store.getGroup("g3", support.resource.id, { withMembers: true });
+    expect(read?.resource.displayName).toBe("Support");
+    expect(read?.members).toEqual([]);
+    expect((await store.getUser("g3", u1!))?.groups).toEqual([]);
   });
 
   it("deleting a user removes it from its groups, bumps and dirties them, and leaves a tombstone", async () => {

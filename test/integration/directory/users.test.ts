@@ -50,6 +50,18 @@ describe("users in the directory", () => {
     expect(await store.findUserId("src-a", { userName: "BOB.ärnold@x.io" })).toBe(first.resource.id);
   });
 
+  it("lets exactly one of several concurrent creates of the same userName win", async () => {
+    const results = await Promise.allSettled(
+      ["Race", "RACE", "race", "rAce", "racE"].map((name) => store.createUser("src-r", user(name))),
+    );
+    const won = results.filter((r) => r.status === "fulfilled");
+    expect(won).toHaveLength(1);
+    for (const r of results) {
+      if (r.status === "rejected") expect(r.reason).toBeInstanceOf(ConflictError);
+    }
+    expect(await store.countEntities("src-r", "user")).toBe(1);
+  });
+
   it("refuses a duplicate externalId, and a rename onto another user's userName", async () => {
     const carol = await store.createUser("src-a", user("carol", { externalId: "ext-carol" }));
     await expect(
