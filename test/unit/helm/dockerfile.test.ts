@@ -1,4 +1,5 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { buildConfig } from "../../../src/config/load-config.js";
@@ -90,6 +91,48 @@ describe("Dockerfile", () => {
   it("keeps secrets and local state out of the build context", () => {
     const ignored = readFileSync(".dockerignore", "utf8").split("\n");
     for (const entry of [".git", "node_modules", "dist", ".env", "test"]) expect(ignored).toContain(entry);
+  });
+});
+
+/** Package names a TypeScript file imports at run time (type-only imports left out). */
+function runtimeImports(text: string): string[] {
+  const specifiers = [
+    ...text.matchAll(/^\s*(?:import|export)\s+(?!type\s)[^;]*?from\s+["']([^"']+)["']/gm),
+    ...text.matchAll(/\bimport\(\s*["']([^"']+)["']\s*\)/g),
+    ...text.matchAll(/^\s*import\s+["']([^"']+)["']/gm),
+  ].map((m) => m[1]!);
+  return specifiers
+    .filter((s) => !s.startsWith(".") && !s.startsWith("node:"))
+    .map((s) => (s.startsWith("@") ? s.split("/").slice(0, 2).join("/") : s.split("/")[0]!));
+}
+
+function tsFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return tsFiles(path);
+    return entry.name.endsWith(".ts") && !entry.name.endsWith(".d.ts") ? [path] : [];
+  });
+}
+
+describe("what the image runs", () => {
+  it("imports no devDependency at run time (the image has production dependencies only)", () => {
+    const pkg = JSON.parse(readFileSync("package.json", "utf8"));
+    const dev = new Set(Object.keys(pkg.devDependencies ?? {}));
+    const prod = new Set(Object.keys(pkg.dependencies ?? {}));
+    const offenders: string[] = [];
+    for (const file of ["src", "routes", "jobs"].flatMap(tsFiles)) {
+      for (const name of runtimeImports(readFileSync(file, "utf8")))
+        if (dev.has(name) && !prod.has(name)) offenders.push(`${file}: ${name}`);
+    }
+    expect(offenders).toEqual([]);
+  });
+
+  it("the import scan sees what it must", () => {
+    expect(
+      runtimeImports(
+        'import { a } from "vitest";\nimport type { B } from "tsx";\nconst x = await import("pino-pretty/x");\nimport "@biomejs/biome";',
+      ),
+    ).toEqual(["vitest", "pino-pretty", "@biomejs/biome"]);
   });
 });
 
