@@ -32,10 +32,12 @@ export interface TransportResponse {
   body: string;
 }
 
-/** Why an exchange got no answer. */
+/** Why an exchange got no (usable) answer: timed out, connection failed, or an answer too large to read. */
+export type TransportFailure = "timeout" | "network" | "too_large";
+
 export class TransportError extends Error {
-  readonly kind: "timeout" | "network";
-  constructor(kind: "timeout" | "network", message: string, cause?: unknown) {
+  readonly kind: TransportFailure;
+  constructor(kind: TransportFailure, message: string, cause?: unknown) {
     super(message, { cause });
     this.name = "TransportError";
     this.kind = kind;
@@ -82,7 +84,8 @@ export class HttpTransport {
         res.on("data", (chunk: Buffer) => {
           size += chunk.length;
           if (size > this.#maxBodyBytes) {
-            req.destroy(new Error(`answer body larger than ${this.#maxBodyBytes} bytes`));
+            fail(new TransportError("too_large", `answer body larger than ${this.#maxBodyBytes} bytes`));
+            req.destroy();
             return;
           }
           chunks.push(chunk);

@@ -1,7 +1,8 @@
 /**
  * The one loop every platform call goes through: draw from the shared budget, send, classify,
  * retry transient failures with full-jitter backoff (never before Retry-After), validate 2xx
- * answers against the contract, count and log. Everything it throws is a PlatformError.
+ * answers against the contract, count and log. Every platform failure is thrown as a
+ * PlatformError; an error of the request budget itself (Redis unreachable) is thrown as it is.
  */
 import type { z } from "zod";
 import type { Logger } from "../../observability/logger.js";
@@ -15,7 +16,12 @@ import {
   isSharedPause,
   parseRetryAfter,
 } from "./retry-policy.js";
-import { type HttpTransport, TransportError, type TransportResponse } from "./http-transport.js";
+import {
+  type HttpTransport,
+  TransportError,
+  type TransportFailure,
+  type TransportResponse,
+} from "./http-transport.js";
 import { errorBodySchema } from "./platform-schemas.js";
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -72,7 +78,7 @@ export class PlatformRequester {
       await o.budget.acquire();
       const started = o.now();
       let response: TransportResponse | undefined;
-      let failedKind: "timeout" | "network" | undefined;
+      let failedKind: TransportFailure | undefined;
       let cause: unknown;
       try {
         response = await o.transport.send({
@@ -101,12 +107,21 @@ export class PlatformRequester {
         "platform call",
       );
 
+      if (failedKind === "too_large") {
+        throw this.#fail(call.operation, `${call.operation}: ${errorMessage(cause)}`, {
+          failure: "invalid_response",
+          transient: false,
+          cause,
+        });
+      }
       if (response && response.status >= 200 && response.status <= 299) {
         return this.#accept(call, response);
       }
       if (response?.status === 404 && call.notFoundIsNull) return null;
 
-      const failure = classifyFailure(response ? response.status : (failedKind ?? "network"));
+      const failure = classifyFailure(
+        response ? response.status : failedKind === "timeout" ? "timeout" : "network",
+      );
       const retryAfterMs = response
         ? parseRetryAfter(headerValue(response, "retry-after"), o.now())
         : undefined;

@@ -11,6 +11,8 @@ export interface RecordedRequest {
   headers: http.IncomingHttpHeaders;
   body: string;
   at: number;
+  /** The client's port: the same port twice means a reused (kept-alive) connection. */
+  remotePort: number | undefined;
 }
 
 export type Handler = (req: RecordedRequest, res: http.ServerResponse, index: number) => void;
@@ -35,6 +37,7 @@ export async function startFakePlatform(handler: Handler): Promise<FakePlatform>
         headers: req.headers,
         body: Buffer.concat(chunks).toString("utf8"),
         at: Date.now(),
+        remotePort: req.socket.remotePort,
       };
       requests.push(recorded);
       current(recorded, res, requests.length - 1);
