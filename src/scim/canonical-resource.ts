@@ -70,6 +70,7 @@ function canonicalSingle(def: AttrDef, value: Json, name: string): Json | undefi
       if (!obj) invalid(`Attribute "${name}" must be an object`);
       const out: JsonObject = {};
       for (const [key, sv] of Object.entries(obj)) {
+        if (key === "__proto__") continue;
         const subDef = def.sub?.get(key.toLowerCase());
         if (subDef?.mutability === "readOnly" && def.mutability !== "readOnly") continue;
         const canonical = canonicalValue(subDef, sv, `${name}.${subDef?.name ?? key}`);

@@ -1,5 +1,5 @@
 import { BadRequestError } from "../errors.js";
-import { findKey, parseAttrPath } from "./attribute-schema.js";
+import { findKey, knownExtensionUrn, parseAttrPath } from "./attribute-schema.js";
 import { type Json, type JsonObject, type PatchOperation, SCHEMA_PATCH } from "./scim-types.js";
 
 /**
@@ -80,8 +80,11 @@ export function expandNoPathValue(value: Json | undefined): Array<{ path: string
   for (const [key, v] of Object.entries(parsed)) {
     if (IGNORED_NO_PATH_KEYS.has(key.toLowerCase())) continue;
     const p = key.toLowerCase().startsWith("urn:") ? parseAttrPath(key) : undefined;
-    if (p?.urn !== undefined && p.attr === "" && isJsonObject(v)) {
-      for (const [sub, sv] of Object.entries(v)) out.push({ path: `${p.urn}:${sub}`, value: sv });
+    // A whole extension: a known extension URN, or an object under a URN that names no known attribute.
+    const wholeExtension = p?.urn !== undefined && (p.attr === "" || (!p.def && !knownExtensionUrn(p.urn)));
+    if (p?.urn !== undefined && wholeExtension && isJsonObject(v)) {
+      const urn = p.attr === "" ? p.urn : key;
+      for (const [sub, sv] of Object.entries(v)) out.push({ path: `${urn}:${sub}`, value: sv });
     } else if (isCoreUrnObject(key, v)) {
       out.push(...expandNoPathValue(v));
     } else {

@@ -176,6 +176,10 @@ function applyFiltered(
   value: Json | undefined,
   label: string,
 ) {
+  // Some clients wrap the element of a filtered add/replace in an array of one.
+  if (path.filterSub === undefined && Array.isArray(value) && value.length === 1 && isJsonObject(value[0])) {
+    value = value[0];
+  }
   const def = path.target.def;
   const table: AttrTable = def?.sub ?? EMPTY;
   const list: Json[] = Array.isArray(current)

@@ -159,6 +159,19 @@ describe("dialect helpers", () => {
     ]);
   });
 
+  it("expands an object under an unknown extension URN as that whole extension", () => {
+    const custom = "urn:okta:acme:1.0:profile:user";
+    expect(expandNoPathValue({ [custom]: { badge: "7" } })).toEqual([
+      { path: `${custom}:badge`, value: "7" },
+    ]);
+  });
+
+  it("keeps a URN-prefixed complex enterprise attribute as one path", () => {
+    expect(expandNoPathValue({ [`${ENT}:manager`]: { value: "m1" } })).toEqual([
+      { path: `${ENT}:manager`, value: { value: "m1" } },
+    ]);
+  });
+
   it("rejects a no-path operation whose value is not an object", () => {
     expect(() => expandNoPathValue("x")).toThrow(expect.objectContaining({ scimType: "invalidSyntax" }));
   });

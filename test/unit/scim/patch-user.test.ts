@@ -158,6 +158,20 @@ describe("applyUserPatch (RFC 7644 §3.5.2)", () => {
     expect((out.emails as JsonObject[])[1]).toEqual({ value: "h@x.com", type: "home" });
   });
 
+  it("leniency: a filtered replace whose value is an array of one element", () => {
+    const out = patch([
+      { op: "replace", path: 'emails[type eq "home"]', value: [{ value: "h@x.com", type: "home" }] },
+    ]);
+    expect((out.emails as JsonObject[])[1]).toEqual({ value: "h@x.com", type: "home" });
+  });
+
+  it("no-path add of an unknown extension object keeps it under its URN", () => {
+    const custom = "urn:okta:acme:1.0:profile:user";
+    const out = patch([{ op: "add", value: { [custom]: { badge: "7" } } }]);
+    expect(out[custom]).toEqual({ badge: "7" });
+    expect(out.schemas).toEqual([CORE, custom]);
+  });
+
   it("remove of an attribute, a sub-attribute and a filtered element", () => {
     const out = patch([
       { op: "remove", path: "name.givenName" },

@@ -1,0 +1,120 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { BadRequestError } from "../../../src/errors.js";
+import { matchesFilter } from "../../../src/scim/filter-eval.js";
+import { formatFilter } from "../../../src/scim/filter-format.js";
+import { parseFilter } from "../../../src/scim/filter-parser.js";
+import type { CompareOp, FilterNode, FilterValue } from "../../../src/scim/filter-types.js";
+import type { JsonObject } from "../../../src/scim/scim-types.js";
+
+const ENT = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User";
+const PATHS = [
+  "userName",
+  "displayName",
+  "name.givenName",
+  "emails.value",
+  "title",
+  "active",
+  `${ENT}:department`,
+  "x",
+];
+const SUB_PATHS = ["type", "value", "primary"];
+const OPS: CompareOp[] = ["eq", "ne", "co", "sw", "ew", "gt", "ge", "lt", "le"];
+
+const value: fc.Arbitrary<FilterValue> = fc.oneof(
+  fc.string({ unit: "binary" }),
+  fc.integer(),
+  fc.double({ noNaN: true, noDefaultInfinity: true }).filter((d) => !Object.is(d, -0)),
+  fc.boolean(),
+  fc.constant(null),
+);
+
+function leaf(paths: string[]): fc.Arbitrary<FilterNode> {
+  return fc.oneof(
+    fc.record({ type: fc.constant("present" as const), path: fc.constantFrom(...paths) }),
+    fc
+      .record({
+        type: fc.constant("compare" as const),
+        path: fc.constantFrom(...paths),
+        op: fc.constantFrom(...OPS),
+        value,
+      })
+      .filter(
+        (n) => !["gt", "ge", "lt", "le"].includes(n.op) || (typeof n.value !== "boolean" && n.value !== null),
+      ),
+  );
+}
+
+function tree(paths: string[], withValuePath: boolean): fc.Arbitrary<FilterNode> {
+  return fc.letrec<{ node: FilterNode }>((tie) => ({
+    node: fc.oneof(
+      { depthSize: "small", withCrossShrink: true },
+      leaf(paths),
+      ...(withValuePath
+        ? [
+            fc.record({
+              type: fc.constant("valuePath" as const),
+              path: fc.constantFrom("emails", "addresses"),
+              filter: tree(SUB_PATHS, false),
+            }),
+          ]
+        : []),
+      fc.record({ type: fc.constant("and" as const), left: tie("node"), right: tie("node") }),
+      fc.record({ type: fc.constant("or" as const), left: tie("node"), right: tie("node") }),
+      fc.record({ type: fc.constant("not" as const), expr: tie("node") }),
+    ),
+  })).node;
+}
+
+const resource: fc.Arbitrary<JsonObject> = fc.record({
+  userName: fc.constantFrom("bjensen", "BJensen", "alice"),
+  title: fc.constantFrom("", "Boss", "boss"),
+  active: fc.boolean(),
+  emails: fc.array(
+    fc.record({
+      value: fc.constantFrom("a@x.com", "B@x.com"),
+      type: fc.constantFrom("work", "home"),
+      primary: fc.boolean(),
+    }),
+    { maxLength: 3 },
+  ),
+  [ENT]: fc.record({ department: fc.constantFrom("Ops", "ops", "") }),
+});
+
+describe("filter grammar properties", () => {
+  it("parses what formatFilter writes back to the same tree", () => {
+    fc.assert(
+      fc.property(tree(PATHS, true), (node) => {
+        expect(parseFilter(formatFilter(node))).toEqual(node);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("never throws anything but invalidFilter on arbitrary text", () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 60 }), (text) => {
+        try {
+          parseFilter(text);
+        } catch (err) {
+          expect(err).toBeInstanceOf(BadRequestError);
+          expect((err as BadRequestError).scimType).toBe("invalidFilter");
+        }
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it("evaluates not, and, or as boolean logic on any resource", () => {
+    fc.assert(
+      fc.property(tree(PATHS, true), tree(PATHS, true), resource, (a, b, r) => {
+        const ma = matchesFilter(a, r);
+        const mb = matchesFilter(b, r);
+        expect(matchesFilter({ type: "not", expr: a }, r)).toBe(!ma);
+        expect(matchesFilter({ type: "and", left: a, right: b }, r)).toBe(ma && mb);
+        expect(matchesFilter({ type: "or", left: a, right: b }, r)).toBe(ma || mb);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
