@@ -1,0 +1,68 @@
+import { Queue } from "bullmq";
+import type { Redis } from "ioredis";
+import type { DirectoryStore } from "../src/directory/directory-types.js";
+import { RedisSyncStateStore } from "../src/sync/redis-sync-state-store.js";
+import { QUEUE_NAMES } from "./queue-names.js";
+
+export const COUNTED_STATES = [
+  "waiting",
+  "active",
+  "delayed",
+  "prioritized",
+  "waiting-children",
+  "failed",
+] as const;
+const BUSY_STATES = ["waiting", "active", "delayed", "prioritized", "waiting-children"] as const;
+
+export interface QueueStatus {
+  /** Jobs per queue and state. */
+  queueCounts(): Promise<Record<string, Record<string, number>>>;
+  /** Dirty entities plus queued lifecycle changes. */
+  pending(): Promise<number>;
+  /**
+   * No dirty entity, no job waiting, running or delayed in any queue, and no open lifecycle batch
+   * (ARCHITECTURE.md, GET /admin/v1/status). Dead-lettered entities do not hold it false.
+   */
+  isIdle(): Promise<boolean>;
+  countDeadLetters(): Promise<number>;
+  close(): Promise<void>;
+}
+
+export function createQueueStatus(options: {
+  connection: Redis;
+  prefix: string;
+  directory: DirectoryStore;
+  /** Queue names (tests use their own). Default QUEUE_NAMES. */
+  names?: Partial<Record<keyof typeof QUEUE_NAMES, string>>;
+}): QueueStatus {
+  const { connection, prefix, directory } = options;
+  const names = { ...QUEUE_NAMES, ...options.names };
+  const queues = Object.values(names).map((name) => new Queue(name, { connection, prefix }));
+  for (const q of queues) q.on("error", () => {});
+  const state = new RedisSyncStateStore(connection, prefix);
+
+  const queueCounts = async () => {
+    const out: Record<string, Record<string, number>> = {};
+    for (const q of queues) out[q.name] = await q.getJobCounts(...COUNTED_STATES);
+    return out;
+  };
+  let closing: Promise<void> | undefined;
+  return {
+    queueCounts,
+    pending: async () => (await directory.countDirty()) + (await state.countLifecycle()),
+    async isIdle() {
+      if ((await directory.countDirty()) > 0) return false;
+      if ((await state.countLifecycle()) > 0) return false;
+      for (const q of queues) {
+        const counts = await q.getJobCounts(...BUSY_STATES);
+        if (Object.values(counts).some((n) => n > 0)) return false;
+      }
+      return true;
+    },
+    countDeadLetters: () => state.countDeadLetters(),
+    close: () => {
+      closing ??= Promise.all(queues.map((q) => q.close())).then(() => undefined);
+      return closing;
+    },
+  };
+}

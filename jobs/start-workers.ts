@@ -1,0 +1,175 @@
+import { Queue, Worker } from "bullmq";
+import type { Redis } from "ioredis";
+import type { Config } from "../src/config/config-schema.js";
+import type { DirectoryStore } from "../src/directory/directory-types.js";
+import type { Logger } from "../src/observability/logger.js";
+import type { Registry } from "../src/observability/metrics.js";
+import type { RequestBudget } from "../src/platform/client/request-budget.js";
+import type { PlatformClient } from "../src/platform/platform-types.js";
+import { AttributeDefinitions } from "../src/sync/attribute-definitions.js";
+import { RedisSyncStateStore } from "../src/sync/redis-sync-state-store.js";
+import type { SyncContext } from "../src/sync/sync-context.js";
+import { createLifecycleProcessor } from "./lifecycle-processor.js";
+import { QUEUE_NAMES } from "./queue-names.js";
+import { createQueueStatus } from "./queue-status.js";
+import {
+  LIFECYCLE_JOB_NAME,
+  SYNC_JOB_NAME,
+  type SyncJobData,
+  type SyncJobTuning,
+  lifecycleJobOptions,
+  syncJobOptions,
+} from "./sync-job.js";
+import { syncMetrics } from "./sync-metrics.js";
+import { createSyncProcessor } from "./sync-processor.js";
+
+export interface WorkerTuning extends SyncJobTuning {
+  /** Queue names (tests use their own). Default QUEUE_NAMES. */
+  names?: { sync?: string; lifecycle?: string; reconcile?: string; resync?: string };
+  /** BullMQ lock duration: a crashed worker's jobs run again after it. Default 30 s. */
+  lockDurationMs?: number;
+  /** BullMQ stalled-job check interval. Default 15 s. */
+  stalledIntervalMs?: number;
+  /** Rate-limited loops of one job before it burns an attempt. Default 20. */
+  maxRateLimitLoops?: number;
+}
+
+export interface StartWorkersOptions {
+  config: Config;
+  /** ioredis with maxRetriesPerRequest: null (BullMQ's blocking commands need it). */
+  connection: Redis;
+  directory: DirectoryStore;
+  platform: PlatformClient;
+  budget: RequestBudget;
+  logger: Logger;
+  registry: Registry;
+  tuning?: WorkerTuning;
+}
+
+export interface RunningWorkers {
+  /** Stops taking jobs, lets running ones finish within config.server.shutdownTimeoutMs, then releases them. Safe twice. */
+  close(): Promise<void>;
+  state: RedisSyncStateStore;
+  /** Runs one sweep now (tests; the interval runs it every config.sync.sweepIntervalMs). */
+  sweep(): Promise<void>;
+}
+
+/**
+ * Starts the sync and lifecycle workers of this process and the sweeper of dirty entities
+ * (a crash between a store write and its enqueue is recovered by it: invariant 2).
+ */
+export async function startWorkers(options: StartWorkersOptions): Promise<RunningWorkers> {
+  const { config, connection, directory, platform, budget, registry } = options;
+  const tuning = options.tuning ?? {};
+  const logger = options.logger.child({ module: "sync" });
+  const prefix = config.redis.prefix;
+  const names = { ...QUEUE_NAMES, ...tuning.names };
+  const jobTuning: SyncJobTuning = {
+    attempts: tuning.attempts ?? config.sync.attempts,
+    backoffMs: tuning.backoffMs,
+  };
+
+  const syncQueue = new Queue<SyncJobData>(names.sync, { connection, prefix });
+  const lifecycleQueue = new Queue(names.lifecycle, { connection, prefix });
+  for (const q of [syncQueue, lifecycleQueue]) {
+    q.on("error", (err) => logger.warn({ err: err.message, queue: q.name }, "queue error"));
+  }
+  const status = createQueueStatus({ connection, prefix, directory, names });
+  const metrics = syncMetrics(registry, () => status.queueCounts());
+  const state = new RedisSyncStateStore(connection, prefix);
+
+  const ctx: SyncContext = {
+    config,
+    directory,
+    platform,
+    state,
+    attributes: new AttributeDefinitions(platform),
+    logger,
+    scheduleLifecycle: async () => {
+      await lifecycleQueue.add(LIFECYCLE_JOB_NAME, {}, lifecycleJobOptions(0));
+    },
+  };
+  let stopping = false;
+  const workerOptions = {
+    connection,
+    prefix,
+    lockDuration: tuning.lockDurationMs ?? 30_000,
+    stalledInterval: tuning.stalledIntervalMs ?? 15_000,
+    maxStalledCount: 3,
+  };
+  const syncWorker = new Worker<SyncJobData, string>(
+    names.sync,
+    createSyncProcessor({
+      ctx,
+      queue: syncQueue,
+      budget,
+      metrics,
+      logger,
+      maxRateLimitLoops: tuning.maxRateLimitLoops,
+    }),
+    { ...workerOptions, concurrency: config.sync.concurrency },
+  );
+  const lifecycleWorker = new Worker(
+    names.lifecycle,
+    createLifecycleProcessor({
+      ctx,
+      queue: lifecycleQueue,
+      budget,
+      metrics,
+      logger,
+      windowMs: config.sync.lifecycleBatchWindowMs,
+      maxAttempts: jobTuning.attempts ?? 8,
+      stopping: () => stopping,
+    }),
+    { ...workerOptions, concurrency: 1 },
+  );
+  for (const w of [syncWorker, lifecycleWorker]) {
+    w.on("error", (err) => logger.warn({ err: err.message, queue: w.name }, "worker error"));
+    w.on("failed", (job, err) => {
+      if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) {
+        logger.warn({ queue: w.name, jobId: job.id, err: err.message }, "job failed for good");
+      }
+    });
+  }
+
+  const sweep = async () => {
+    const dirty = await directory.listDirty(Date.now() - config.sync.sweepAfterMs, 1_000);
+    await Promise.all(
+      dirty.map(({ ref }) => syncQueue.add(SYNC_JOB_NAME, { ...ref }, syncJobOptions(ref, jobTuning))),
+    );
+    if ((await state.countLifecycle()) > 0) await ctx.scheduleLifecycle();
+  };
+  let sweeping = false;
+  const timer = setInterval(() => {
+    if (sweeping || stopping) return;
+    sweeping = true;
+    sweep()
+      .catch((err: unknown) => logger.warn({ err: (err as Error).message }, "sweep failed"))
+      .finally(() => {
+        sweeping = false;
+      });
+  }, config.sync.sweepIntervalMs);
+  timer.unref();
+  // A batch left by a crashed process is flushed again.
+  await ctx.scheduleLifecycle().catch(() => {});
+
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      stopping = true;
+      clearInterval(timer);
+      const workers = [syncWorker, lifecycleWorker];
+      const graceful = Promise.all(workers.map((w) => w.close())).then(() => true);
+      const timeout = new Promise<false>((resolve) =>
+        setTimeout(() => resolve(false), config.server.shutdownTimeoutMs).unref(),
+      );
+      if (!(await Promise.race([graceful, timeout]))) {
+        logger.warn("workers did not finish in time; releasing their jobs");
+        await Promise.all(workers.map((w) => w.close(true).catch(() => {})));
+      }
+      await Promise.all([syncQueue.close(), lifecycleQueue.close(), status.close()]).catch(() => {});
+    })();
+    return closing;
+  };
+  return { close, state, sweep };
+}

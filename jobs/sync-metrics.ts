@@ -1,0 +1,76 @@
+import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+
+export interface SyncMetrics {
+  jobs: Counter<"kind" | "outcome">;
+  duration: Histogram<"kind">;
+  deadLetters: Counter<"source" | "code">;
+  queueDepth: Gauge<"queue" | "state">;
+}
+
+function reuse<T>(registry: Registry, name: string, make: () => T): T {
+  return (registry.getSingleMetric(name) as T | undefined) ?? make();
+}
+
+/** The sync pipeline's metrics, registered once per registry. */
+export function syncMetrics(
+  registry: Registry,
+  collectDepth: () => Promise<Record<string, Record<string, number>>>,
+): SyncMetrics {
+  const jobs = reuse(
+    registry,
+    "sync_jobs_total",
+    () =>
+      new Counter({
+        name: "sync_jobs_total",
+        help: "Sync jobs by entity kind and outcome (synced, lifecycle, purged, retry, rate_limited, dead)",
+        labelNames: ["kind", "outcome"] as const,
+        registers: [registry],
+      }),
+  );
+  const duration = reuse(
+    registry,
+    "sync_job_duration_seconds",
+    () =>
+      new Histogram({
+        name: "sync_job_duration_seconds",
+        help: "Time to sync one entity",
+        labelNames: ["kind"] as const,
+        buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+        registers: [registry],
+      }),
+  );
+  const deadLetters = reuse(
+    registry,
+    "dead_letters_total",
+    () =>
+      new Counter({
+        name: "dead_letters_total",
+        help: "Entities whose sync failed for good, by source and reason code",
+        labelNames: ["source", "code"] as const,
+        registers: [registry],
+      }),
+  );
+  const queueDepth = reuse(
+    registry,
+    "queue_depth",
+    () =>
+      new Gauge({
+        name: "queue_depth",
+        help: "Jobs per queue and state (collected on scrape)",
+        labelNames: ["queue", "state"] as const,
+        registers: [registry],
+        async collect() {
+          try {
+            const counts = await collectDepth();
+            this.reset();
+            for (const [queue, states] of Object.entries(counts)) {
+              for (const [state, n] of Object.entries(states)) this.set({ queue, state }, n);
+            }
+          } catch {
+            // Redis unavailable during a scrape: keep the last values.
+          }
+        },
+      }),
+  );
+  return { jobs, duration, deadLetters, queueDepth };
+}

@@ -1,0 +1,139 @@
+import { type Job, type Queue, UnrecoverableError, Worker } from "bullmq";
+import type { Logger } from "../src/observability/logger.js";
+import type { RequestBudget } from "../src/platform/client/request-budget.js";
+import type { EntityRef } from "../src/scim/scim-types.js";
+import type { SyncContext, SyncOutcome, SyncProgress } from "../src/sync/sync-context.js";
+import { type FailureFate, classifyFailure } from "../src/sync/sync-error.js";
+import { syncGroup } from "../src/sync/sync-group.js";
+import { syncUser } from "../src/sync/sync-user.js";
+import { type SyncJobData, isSyncJobData } from "./sync-job.js";
+import type { SyncMetrics } from "./sync-metrics.js";
+
+export interface SyncProcessorDeps {
+  ctx: SyncContext;
+  /** The sync queue (its rate limit pauses every worker of the queue). */
+  queue: Queue<SyncJobData>;
+  budget: RequestBudget;
+  metrics: SyncMetrics;
+  logger: Logger;
+  /** A job rate-limited more often than this burns an attempt after all. Default 20. */
+  maxRateLimitLoops?: number;
+}
+
+/** Records a permanent failure everywhere it must show (invariant 7). */
+export async function recordDeadLetter(
+  deps: Pick<SyncProcessorDeps, "ctx" | "metrics" | "logger">,
+  ref: EntityRef,
+  fate: Pick<FailureFate, "code" | "message" | "operation">,
+  attempts: number,
+  generation: number | undefined,
+): Promise<void> {
+  const at = new Date().toISOString();
+  const { state } = deps.ctx;
+  await state.addDeadLetter({
+    ref,
+    reason: fate.message,
+    code: fate.code,
+    operation: fate.operation,
+    at,
+    attempts,
+  });
+  const previous = await state.getStatus(ref);
+  await state.setStatus({
+    ...previous,
+    ref,
+    state: "dead",
+    lastError: { message: fate.message, code: fate.code, operation: fate.operation, at, attempts },
+  });
+  deps.metrics.deadLetters.inc({ source: ref.source, code: fate.code });
+  deps.logger.error(
+    { ref, code: fate.code, operation: fate.operation, attempts },
+    "sync failed for good: dead letter",
+  );
+  // A dead letter does not hold the bridge busy; a later change or an admin retry syncs it again.
+  if (generation !== undefined) await deps.ctx.directory.markClean(ref, generation);
+}
+
+async function rateLimited(deps: SyncProcessorDeps, ms: number): Promise<never> {
+  await deps.queue.rateLimit(Math.max(1, Math.ceil(ms)));
+  throw Worker.RateLimitError();
+}
+
+/**
+ * The sync processor: snapshot -> plan -> execute -> record -> mark clean (if the generation did
+ * not move; otherwise the entity stays dirty and its follow-up job is already queued). Failures:
+ * 429 pauses the whole queue without burning an attempt, transient errors retry with backoff,
+ * permanent ones become dead letters (UnrecoverableError).
+ */
+export function createSyncProcessor(deps: SyncProcessorDeps) {
+  const { ctx, metrics, logger } = deps;
+  const maxLoops = deps.maxRateLimitLoops ?? 20;
+  return async (job: Job<SyncJobData>): Promise<string> => {
+    if (!isSyncJobData(job.data)) throw new UnrecoverableError("malformed sync job");
+    const ref: EntityRef = { source: job.data.source, kind: job.data.kind, id: job.data.id };
+    const pausedUntil = await deps.budget.pausedUntil();
+    if (pausedUntil > Date.now()) return rateLimited(deps, pausedUntil - Date.now());
+
+    const stopTimer = metrics.duration.startTimer({ kind: ref.kind });
+    const progress: SyncProgress = {};
+    const resync = await ctx.state.takeResync(ref);
+    let outcome: SyncOutcome;
+    try {
+      outcome =
+        ref.kind === "user"
+          ? await syncUser(ctx, ref, { resync }, progress)
+          : await syncGroup(ctx, ref, { resync }, progress);
+    } catch (err) {
+      stopTimer();
+      if (resync) await ctx.state.requestResync([ref]);
+      const fate = classifyFailure(err);
+      const attempts = job.attemptsMade + 1;
+      if (fate.rateLimitedForMs !== undefined && (await ctx.state.bumpRateLimitLoops(ref)) <= maxLoops) {
+        metrics.jobs.inc({ kind: ref.kind, outcome: "rate_limited" });
+        return rateLimited(deps, fate.rateLimitedForMs);
+      }
+      const lastAttempt = attempts >= (job.opts.attempts ?? 1);
+      if (fate.permanent || lastAttempt) {
+        metrics.jobs.inc({ kind: ref.kind, outcome: "dead" });
+        await recordDeadLetter(deps, ref, fate, attempts, progress.generation);
+        throw new UnrecoverableError(`${fate.code}: ${fate.message}`);
+      }
+      metrics.jobs.inc({ kind: ref.kind, outcome: "retry" });
+      logger.warn({ ref, code: fate.code, attempts }, "sync failed, will retry");
+      await ctx.state.setStatus({
+        ...(await ctx.state.getStatus(ref)),
+        ref,
+        state: "retrying",
+        lastError: {
+          message: fate.message,
+          code: fate.code,
+          operation: fate.operation,
+          at: new Date().toISOString(),
+          attempts,
+        },
+      });
+      throw err;
+    }
+    stopTimer();
+    await ctx.state.resetRateLimitLoops(ref);
+    metrics.jobs.inc({ kind: ref.kind, outcome: outcome.result === "clean" ? "synced" : outcome.result });
+    if (outcome.result === "clean" || outcome.result === "lifecycle") {
+      if (outcome.warnings.length > 0) {
+        logger.warn({ ref, problems: outcome.warnings.map((w) => w.code) }, "synced with problems");
+      }
+      const at = new Date().toISOString();
+      const first = outcome.warnings[0];
+      await ctx.state.setStatus({
+        ref,
+        state: outcome.result === "clean" ? "synced" : "pending",
+        platformId: outcome.platformId,
+        appliedGeneration: outcome.generation,
+        lastSyncedAt: at,
+        ...(first ? { lastError: { message: first.message, code: first.code, at, attempts: 0 } } : {}),
+      });
+      await ctx.state.removeDeadLetter(ref);
+    }
+    if (outcome.result === "clean") await ctx.directory.markClean(ref, outcome.generation);
+    return outcome.result;
+  };
+}

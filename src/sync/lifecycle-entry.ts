@@ -1,0 +1,23 @@
+import type { BulkUserAction } from "../platform/platform-types.js";
+import type { EntityRef } from "../scim/scim-types.js";
+
+/** One user's lifecycle change waiting for a bulk call (one per platform user; the latest wins). */
+export interface LifecycleEntry {
+  platformId: string;
+  ref: EntityRef;
+  action: BulkUserAction;
+  /** The directory generation this entry was planned from. */
+  generation: number;
+  /** true for a deleted user: once applied, its records are removed. */
+  final: boolean;
+  /** Failed bulk attempts for this user so far. */
+  attempts: number;
+  /** Epoch ms when the entry was queued. */
+  since: number;
+}
+
+/** An entry as read, with its raw JSON (for compare-and-delete). */
+export interface StoredLifecycleEntry {
+  entry: LifecycleEntry;
+  raw: string;
+}

@@ -1,0 +1,160 @@
+import type { AppliedUser, LifecycleState } from "../mapping/plan-types.js";
+import { CHUNK_SIZE, chunk } from "../mapping/plan-types.js";
+import type { BulkUserAction, BulkUserResult } from "../platform/platform-types.js";
+import type { LifecycleEntry, StoredLifecycleEntry } from "./lifecycle-entry.js";
+import type { SyncContext } from "./sync-context.js";
+import { classifyFailure } from "./sync-error.js";
+import { forgetUser } from "./sync-user.js";
+
+/** What a flush reports about users that could not be changed for good. */
+export interface LifecycleDeadLetter {
+  entry: LifecycleEntry;
+  code: string;
+  message: string;
+}
+
+export interface LifecycleFlushOptions {
+  /** Entries wait this long for company before a partial (< 100 ids) call goes out. */
+  windowMs: number;
+  /** Per-user attempts before a user's change is dead-lettered. */
+  maxAttempts: number;
+  /** Called for a user whose change failed for good (the jobs layer records and counts it). */
+  deadLetter(letter: LifecycleDeadLetter): Promise<void>;
+  /** Stop waiting (shutdown). */
+  stopping(): boolean;
+  sleep(ms: number): Promise<void>;
+}
+
+const ACTION_STATE: Record<BulkUserAction, LifecycleState> = {
+  ACTIVATE: "active",
+  DEACTIVATE: "inactive",
+  DELETE: "deleted",
+};
+
+/** Per-user failure codes of the bulk endpoint that heal by themselves. */
+const TRANSIENT_CODES = new Set(["INTERNAL"]);
+
+/**
+ * Drains the lifecycle batch into POST /api/v1/users/bulk calls of at most 100 ids: full calls go
+ * at once, a partial one only when its oldest entry waited `windowMs`. Entries leave the batch
+ * only when settled, so a crash repeats a call (harmless) and never loses one. Returns when the
+ * batch is empty or when stopping.
+ */
+export async function flushLifecycle(ctx: SyncContext, options: LifecycleFlushOptions): Promise<number> {
+  let calls = 0;
+  while (!options.stopping()) {
+    const stored = await ctx.state.peekLifecycle(CHUNK_SIZE * 10);
+    if (stored.length === 0) return calls;
+    const now = Date.now();
+    const byAction = new Map<BulkUserAction, StoredLifecycleEntry[]>();
+    let nextDue = Number.POSITIVE_INFINITY;
+    for (const s of stored) {
+      if (s.entry.since > now) {
+        nextDue = Math.min(nextDue, s.entry.since);
+        continue;
+      }
+      const list = byAction.get(s.entry.action) ?? [];
+      list.push(s);
+      byAction.set(s.entry.action, list);
+    }
+    let sent = false;
+    for (const [action, entries] of byAction) {
+      for (const part of chunk(entries)) {
+        const oldest = Math.min(...part.map((s) => s.entry.since));
+        if (part.length < CHUNK_SIZE && now - oldest < options.windowMs) {
+          nextDue = Math.min(nextDue, oldest + options.windowMs);
+          continue;
+        }
+        await sendChunk(ctx, action, part, options);
+        calls++;
+        sent = true;
+      }
+    }
+    if (!sent) {
+      const wait = Number.isFinite(nextDue) ? Math.max(1, nextDue - Date.now()) : options.windowMs;
+      await options.sleep(Math.min(wait, Math.max(options.windowMs, 50), 1_000));
+    }
+  }
+  return calls;
+}
+
+async function sendChunk(
+  ctx: SyncContext,
+  action: BulkUserAction,
+  part: StoredLifecycleEntry[],
+  options: LifecycleFlushOptions,
+): Promise<void> {
+  let result: BulkUserResult;
+  try {
+    result = await ctx.platform.bulkUsers(
+      action,
+      part.map((s) => s.entry.platformId),
+    );
+  } catch (err) {
+    const fate = classifyFailure(err);
+    if (!fate.permanent) throw err; // the flush job retries (or pauses on 429)
+    for (const s of part) await giveUp(ctx, s, fate.code, fate.message, options);
+    return;
+  }
+  const failed = new Map(result.failed.map((f) => [f.userId, f]));
+  for (const s of part) {
+    const failure = failed.get(s.entry.platformId);
+    if (!failure) await settleApplied(ctx, s, ACTION_STATE[action]);
+    else if (failure.code === "NOT_FOUND") await settleApplied(ctx, s, "deleted");
+    else if (TRANSIENT_CODES.has(failure.code) && s.entry.attempts + 1 < options.maxAttempts) {
+      const attempts = s.entry.attempts + 1;
+      const backoff = Math.min(options.windowMs * 2 ** attempts, 30_000);
+      const next = { ...s.entry, attempts, since: Date.now() + backoff };
+      if (await ctx.state.settleLifecycle(s, null)) await ctx.state.putLifecycle(next);
+    } else {
+      await giveUp(ctx, s, `platform_bulk_${failure.code.toLowerCase()}`, failure.message, options);
+    }
+  }
+}
+
+/** The platform user now is in `state`: record it, then mark clean, purge, or sync again. */
+async function settleApplied(
+  ctx: SyncContext,
+  s: StoredLifecycleEntry,
+  state: LifecycleState,
+): Promise<void> {
+  const { entry } = s;
+  const applied = await ctx.state.getApplied<AppliedUser>(entry.ref);
+  if (applied && applied.platformId === entry.platformId) {
+    await ctx.state.putApplied(entry.ref, { ...applied, lifecycle: state });
+  }
+  const settled = await ctx.state.settleLifecycle(s, null);
+  if (!settled) {
+    // A newer plan replaced or dropped this entry while the call was out: decide again.
+    await ctx.directory.markDirty(entry.ref);
+    return;
+  }
+  if (entry.final) {
+    const purged = await forgetUser(ctx, entry.ref, applied, entry.generation);
+    if (!purged) await ctx.directory.markDirty(entry.ref);
+    return;
+  }
+  await ctx.state.setStatus({
+    ref: entry.ref,
+    state: "synced",
+    platformId: entry.platformId,
+    appliedGeneration: entry.generation,
+    lastSyncedAt: new Date().toISOString(),
+  });
+  if (!(await ctx.directory.markClean(entry.ref, entry.generation))) await ctx.directory.markDirty(entry.ref);
+}
+
+async function giveUp(
+  ctx: SyncContext,
+  s: StoredLifecycleEntry,
+  code: string,
+  message: string,
+  options: LifecycleFlushOptions,
+): Promise<void> {
+  if (!(await ctx.state.settleLifecycle(s, null))) {
+    await ctx.directory.markDirty(s.entry.ref);
+    return;
+  }
+  await options.deadLetter({ entry: { ...s.entry, attempts: s.entry.attempts + 1 }, code, message });
+  await ctx.directory.markClean(s.entry.ref, s.entry.generation);
+}

@@ -1,0 +1,308 @@
+import type { Redis } from "ioredis";
+import type { AppliedEmbedMember } from "../mapping/plan-types.js";
+import { type EntityKind, type EntityRef, refKey } from "../scim/scim-types.js";
+import type { LifecycleEntry, StoredLifecycleEntry } from "./lifecycle-entry.js";
+import { type OwnerScope, syncKeys } from "./sync-keys.js";
+import type { DeadLetter, EntitySyncStatus, SyncStateReader } from "./sync-state-types.js";
+
+/** HSETNX-or-read: claims a platform object for an entity. Returns the owner after the call. */
+const CLAIM_SCRIPT = `
+local current = redis.call('HGET', KEYS[1], ARGV[1])
+if current then return current end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+return ARGV[2]
+`;
+
+/** Deletes a field only if it still holds ARGV[2]. */
+const RELEASE_SCRIPT = `
+if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
+  redis.call('HDEL', KEYS[1], ARGV[1])
+  return 1
+end
+return 0
+`;
+
+/** Queues a lifecycle entry unless the same action is already queued for that user. */
+const PUT_LIFECYCLE_SCRIPT = `
+local current = redis.call('HGET', KEYS[1], ARGV[1])
+if current then
+  local ok, decoded = pcall(cjson.decode, current)
+  if ok and decoded['action'] == ARGV[3] then return 0 end
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('ZADD', KEYS[2], 'NX', ARGV[4], ARGV[1])
+return 1
+`;
+
+/** Compare-and-delete (ARGV[3] empty) or compare-and-replace of a lifecycle entry. */
+const SETTLE_LIFECYCLE_SCRIPT = `
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
+if ARGV[3] == '' then
+  redis.call('HDEL', KEYS[1], ARGV[1])
+  redis.call('ZREM', KEYS[2], ARGV[1])
+else
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+end
+return 1
+`;
+
+/**
+ * What the sync pipeline remembers in Redis: applied records, ownership of platform objects,
+ * per-entity status, dead letters, resync requests and the lifecycle batch (see sync-keys.ts).
+ */
+export class RedisSyncStateStore implements SyncStateReader {
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+  ) {}
+
+  // --- applied records ---
+
+  async getApplied<T>(ref: EntityRef): Promise<T | null> {
+    const raw = await this.redis.hget(syncKeys.applied(this.prefix, ref.source, ref.kind), ref.id);
+    return raw ? (JSON.parse(raw) as T) : null;
+  }
+
+  async putApplied(ref: EntityRef, applied: object): Promise<void> {
+    await this.redis.hset(
+      syncKeys.applied(this.prefix, ref.source, ref.kind),
+      ref.id,
+      JSON.stringify(applied),
+    );
+  }
+
+  async countApplied(source: string, kind: EntityKind): Promise<number> {
+    return this.redis.hlen(syncKeys.applied(this.prefix, source, kind));
+  }
+
+  /** Records (or with null, forgets) the platform user id of a workspace user. */
+  async setUserPlatformId(source: string, id: string, platformId: string | null): Promise<void> {
+    const key = syncKeys.pid(this.prefix, source);
+    if (platformId === null) await this.redis.hdel(key, id);
+    else await this.redis.hset(key, id, platformId);
+  }
+
+  /** Platform user ids of the given users, null where a user has none yet. */
+  async getUserPlatformIds(source: string, ids: string[]): Promise<Array<string | null>> {
+    if (ids.length === 0) return [];
+    return this.redis.hmget(syncKeys.pid(this.prefix, source), ...ids);
+  }
+
+  async setEmbedMember(source: string, id: string, member: AppliedEmbedMember | null): Promise<void> {
+    const key = syncKeys.emb(this.prefix, source);
+    if (member === null) await this.redis.hdel(key, id);
+    else await this.redis.hset(key, id, JSON.stringify(member));
+  }
+
+  async getEmbedMembers(source: string, ids: string[]): Promise<Array<AppliedEmbedMember | null>> {
+    if (ids.length === 0) return [];
+    const raw = await this.redis.hmget(syncKeys.emb(this.prefix, source), ...ids);
+    return raw.map((r) => (r ? (JSON.parse(r) as AppliedEmbedMember) : null));
+  }
+
+  // --- ownership ---
+
+  /** Claims `platformKey` for `ref`. Returns the owner's refKey: `refKey(ref)` on success. */
+  async claimOwner(scope: OwnerScope, platformKey: string, ref: EntityRef): Promise<string> {
+    return (await this.redis.eval(
+      CLAIM_SCRIPT,
+      1,
+      syncKeys.owner(this.prefix, scope),
+      platformKey,
+      refKey(ref),
+    )) as string;
+  }
+
+  async ownerOf(scope: OwnerScope, platformKey: string): Promise<string | null> {
+    return this.redis.hget(syncKeys.owner(this.prefix, scope), platformKey);
+  }
+
+  async releaseOwner(scope: OwnerScope, platformKey: string, ref: EntityRef): Promise<void> {
+    await this.redis.eval(RELEASE_SCRIPT, 1, syncKeys.owner(this.prefix, scope), platformKey, refKey(ref));
+  }
+
+  /** Drops every record of a deprovisioned entity (invariant 6: keys of deleted entities go). */
+  async forget(ref: EntityRef, owned?: { scope: OwnerScope; platformKey: string }): Promise<void> {
+    const key = refKey(ref);
+    const multi = this.redis
+      .multi()
+      .hdel(syncKeys.applied(this.prefix, ref.source, ref.kind), ref.id)
+      .hdel(syncKeys.status(this.prefix, ref.source, ref.kind), ref.id)
+      .hdel(syncKeys.dead(this.prefix), key)
+      .zrem(syncKeys.deadOrder(this.prefix), key)
+      .zrem(syncKeys.deadOrder(this.prefix, ref.source), key)
+      .srem(syncKeys.resync(this.prefix), key)
+      .hdel(syncKeys.rateLimitLoops(this.prefix), key);
+    if (ref.kind === "user") {
+      multi
+        .hdel(syncKeys.pid(this.prefix, ref.source), ref.id)
+        .hdel(syncKeys.emb(this.prefix, ref.source), ref.id);
+    }
+    await multi.exec();
+    if (owned) await this.releaseOwner(owned.scope, owned.platformKey, ref);
+  }
+
+  // --- status ---
+
+  async getStatus(ref: EntityRef): Promise<EntitySyncStatus | null> {
+    const raw = await this.redis.hget(syncKeys.status(this.prefix, ref.source, ref.kind), ref.id);
+    return raw ? (JSON.parse(raw) as EntitySyncStatus) : null;
+  }
+
+  async setStatus(status: EntitySyncStatus): Promise<void> {
+    const { ref } = status;
+    await this.redis.hset(syncKeys.status(this.prefix, ref.source, ref.kind), ref.id, JSON.stringify(status));
+  }
+
+  // --- dead letters ---
+
+  async addDeadLetter(letter: DeadLetter): Promise<void> {
+    const key = refKey(letter.ref);
+    const at = Date.parse(letter.at) || Date.now();
+    await this.redis
+      .multi()
+      .hset(syncKeys.dead(this.prefix), key, JSON.stringify(letter))
+      .zadd(syncKeys.deadOrder(this.prefix), at, key)
+      .zadd(syncKeys.deadOrder(this.prefix, letter.ref.source), at, key)
+      .exec();
+  }
+
+  async removeDeadLetter(ref: EntityRef): Promise<boolean> {
+    const key = refKey(ref);
+    const result = await this.redis
+      .multi()
+      .hdel(syncKeys.dead(this.prefix), key)
+      .zrem(syncKeys.deadOrder(this.prefix), key)
+      .zrem(syncKeys.deadOrder(this.prefix, ref.source), key)
+      .exec();
+    return result?.[0]?.[1] === 1;
+  }
+
+  async listDeadLetters(options: {
+    source?: string;
+    offset: number;
+    limit: number;
+  }): Promise<{ total: number; items: DeadLetter[] }> {
+    const order = syncKeys.deadOrder(this.prefix, options.source);
+    const total = await this.redis.zcard(order);
+    if (options.limit <= 0) return { total, items: [] };
+    const keys = await this.redis.zrange(
+      order,
+      String(options.offset),
+      String(options.offset + options.limit - 1),
+    );
+    if (keys.length === 0) return { total, items: [] };
+    const raw = await this.redis.hmget(syncKeys.dead(this.prefix), ...keys);
+    return {
+      total,
+      items: raw.filter((r): r is string => r !== null).map((r) => JSON.parse(r) as DeadLetter),
+    };
+  }
+
+  countDeadLetters(): Promise<number> {
+    return this.redis.hlen(syncKeys.dead(this.prefix));
+  }
+
+  // --- resync requests ---
+
+  /** The next sync of these entities re-reads the platform instead of trusting the applied record. */
+  async requestResync(refs: EntityRef[]): Promise<void> {
+    if (refs.length === 0) return;
+    await this.redis.sadd(syncKeys.resync(this.prefix), ...refs.map(refKey));
+  }
+
+  async isResyncRequested(ref: EntityRef): Promise<boolean> {
+    return (await this.redis.sismember(syncKeys.resync(this.prefix), refKey(ref))) === 1;
+  }
+
+  async clearResync(ref: EntityRef): Promise<void> {
+    await this.redis.srem(syncKeys.resync(this.prefix), refKey(ref));
+  }
+
+  /** Takes the resync request of an entity: true when there was one. */
+  async takeResync(ref: EntityRef): Promise<boolean> {
+    return (await this.redis.srem(syncKeys.resync(this.prefix), refKey(ref))) === 1;
+  }
+
+  // --- rate-limit loops (a rate-limited job does not burn attempts, but its loops are capped) ---
+
+  async bumpRateLimitLoops(ref: EntityRef): Promise<number> {
+    const key = syncKeys.rateLimitLoops(this.prefix);
+    const n = await this.redis.hincrby(key, refKey(ref), 1);
+    return n;
+  }
+
+  async resetRateLimitLoops(ref: EntityRef): Promise<void> {
+    await this.redis.hdel(syncKeys.rateLimitLoops(this.prefix), refKey(ref));
+  }
+
+  // --- lifecycle batch ---
+
+  /** Queues a lifecycle change; keeps an entry of the same action that is already there. */
+  async putLifecycle(entry: LifecycleEntry): Promise<boolean> {
+    const result = await this.redis.eval(
+      PUT_LIFECYCLE_SCRIPT,
+      2,
+      syncKeys.lcPending(this.prefix),
+      syncKeys.lcOrder(this.prefix),
+      entry.platformId,
+      JSON.stringify(entry),
+      entry.action,
+      String(entry.since),
+    );
+    return result === 1;
+  }
+
+  async getLifecycle(platformId: string): Promise<StoredLifecycleEntry | null> {
+    const raw = await this.redis.hget(syncKeys.lcPending(this.prefix), platformId);
+    return raw ? { raw, entry: JSON.parse(raw) as LifecycleEntry } : null;
+  }
+
+  /** Removes whatever is queued for this user (a newer plan decided nothing is needed). */
+  async dropLifecycle(platformId: string): Promise<void> {
+    await this.redis
+      .multi()
+      .hdel(syncKeys.lcPending(this.prefix), platformId)
+      .zrem(syncKeys.lcOrder(this.prefix), platformId)
+      .exec();
+  }
+
+  /** The oldest queued entries (not removed: they stay until settled, so a crash loses nothing). */
+  async peekLifecycle(limit: number): Promise<StoredLifecycleEntry[]> {
+    const ids = await this.redis.zrange(syncKeys.lcOrder(this.prefix), "0", String(limit - 1));
+    if (ids.length === 0) return [];
+    const raw = await this.redis.hmget(syncKeys.lcPending(this.prefix), ...ids);
+    const out: StoredLifecycleEntry[] = [];
+    const orphans: string[] = [];
+    raw.forEach((r, i) => {
+      if (r) out.push({ raw: r, entry: JSON.parse(r) as LifecycleEntry });
+      else orphans.push(ids[i] as string);
+    });
+    if (orphans.length > 0) await this.redis.zrem(syncKeys.lcOrder(this.prefix), ...orphans);
+    return out;
+  }
+
+  /** Compare-and-delete (next = null) or compare-and-replace. false when the entry changed meanwhile. */
+  async settleLifecycle(stored: StoredLifecycleEntry, next: LifecycleEntry | null): Promise<boolean> {
+    const result = await this.redis.eval(
+      SETTLE_LIFECYCLE_SCRIPT,
+      2,
+      syncKeys.lcPending(this.prefix),
+      syncKeys.lcOrder(this.prefix),
+      stored.entry.platformId,
+      stored.raw,
+      next ? JSON.stringify(next) : "",
+    );
+    return result === 1;
+  }
+
+  countLifecycle(): Promise<number> {
+    return this.redis.hlen(syncKeys.lcPending(this.prefix));
+  }
+
+  /** Epoch ms of the oldest queued entry, or null. */
+  async oldestLifecycle(): Promise<number | null> {
+    const first = await this.redis.zrange(syncKeys.lcOrder(this.prefix), "0", "0", "WITHSCORES");
+    return first[1] === undefined ? null : Number(first[1]);
+  }
+}

@@ -1,0 +1,186 @@
+import type { GroupRecord } from "../directory/directory-types.js";
+import { type EmbedTarget, planEmbedGroup, resolveEmbedTenant } from "../mapping/plan-embed-group.js";
+import type { AppliedEmbedGroup } from "../mapping/plan-types.js";
+import type { EmbedGroup, EmbedUserInput } from "../platform/platform-types.js";
+import { type EntityRef, refKey } from "../scim/scim-types.js";
+import type { SyncContext, SyncOutcome } from "./sync-context.js";
+import { SyncError, isPlatformFailure } from "./sync-error.js";
+
+const MAX_ROUNDS = 4;
+
+function embedKey(tenant: string, id: string): string {
+  return `${tenant}/${id}`;
+}
+
+/**
+ * Syncs one group of an embed-tenant source: an embed group named after it in its tenant, whose
+ * members are the group's active users, identified by externalId (or userName).
+ */
+export async function syncEmbedGroup(
+  ctx: SyncContext,
+  ref: EntityRef,
+  target: EmbedTarget,
+  prefix: string,
+  record: GroupRecord | null,
+  generation: number,
+  resync: boolean,
+): Promise<SyncOutcome> {
+  let desired: { tenant: string; name: string } | null = null;
+  if (record) {
+    const tenant = resolveEmbedTenant(target, record.resource.displayName);
+    if (!tenant) {
+      throw new SyncError("the group's name gives no embed tenant (it does not match the source's pattern)", {
+        code: "no_embed_tenant",
+        permanent: true,
+      });
+    }
+    desired = { tenant, name: `${prefix}${record.resource.displayName}` };
+  }
+  const memberIds = (record?.members ?? []).map((m) => m.value);
+  const infos = await ctx.state.getEmbedMembers(ref.source, memberIds);
+  const desiredMembers: EmbedUserInput[] = [];
+  for (const info of infos) {
+    if (!info?.active) continue; // a deactivated user leaves every group of the tenant
+    desiredMembers.push({
+      externalId: info.externalId,
+      ...(info.email ? { email: info.email } : {}),
+      ...(info.displayName ? { displayName: info.displayName } : {}),
+    });
+  }
+
+  let applied = await ctx.state.getApplied<AppliedEmbedGroup>(ref);
+  if (resync && applied?.platformId && applied.tenant)
+    applied = await readEmbedGroup(ctx, applied.tenant, applied.platformId);
+
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    const plan = planEmbedGroup({ desired, desiredMembers, applied });
+    const first = plan.steps[0];
+    if (!first) return { result: "clean", generation, platformId: applied?.platformId, warnings: [] };
+    if (first.type === "createEmbedGroup") {
+      applied = await createOrAdoptEmbedGroup(ctx, ref, first.tenant, first.name, applied);
+      continue;
+    }
+    if (first.type === "findLostEmbedGroup") {
+      const found = await findByName(ctx, first.tenant, first.name);
+      const owner = found ? await ctx.state.claimOwner("embed", embedKey(first.tenant, found.id), ref) : null;
+      applied = found && owner === refKey(ref) ? await readEmbedGroup(ctx, first.tenant, found.id) : null;
+      if (applied) await ctx.state.putApplied(ref, applied);
+      continue;
+    }
+    if (first.type === "deleteEmbedGroup") {
+      if (applied?.platformId && applied.tenant) {
+        await ctx.platform.deleteEmbedGroup(applied.tenant, applied.platformId);
+        await ctx.state.releaseOwner("embed", embedKey(applied.tenant, applied.platformId), ref);
+      }
+      if (desired === null) return forgetEmbedGroup(ctx, ref, generation);
+      applied = null; // moved to another tenant: create it there
+      await ctx.state.putApplied(ref, { members: [] });
+      continue;
+    }
+    if (first.type === "forget") return forgetEmbedGroup(ctx, ref, generation);
+
+    const { platformId, tenant } = applied ?? {};
+    if (!applied || !platformId || !tenant)
+      throw new Error("planner produced updates without an embed group");
+    try {
+      for (const step of plan.steps) {
+        if (step.type === "renameEmbedGroup") {
+          await ctx.platform.updateEmbedGroup(tenant, platformId, { name: step.name });
+          applied = { ...applied, name: step.name };
+        } else if (step.type === "addEmbedMembers") {
+          await ctx.platform.addEmbedGroupMembers(tenant, platformId, step.users);
+          applied = {
+            ...applied,
+            members: [...new Set([...applied.members, ...step.users.map((u) => u.externalId)])],
+          };
+        } else if (step.type === "removeEmbedMembers") {
+          await ctx.platform.removeEmbedGroupMembers(tenant, platformId, step.externalIds);
+          const gone = new Set(step.externalIds);
+          applied = { ...applied, members: applied.members.filter((id) => !gone.has(id)) };
+        }
+        await ctx.state.putApplied(ref, applied);
+      }
+    } catch (err) {
+      if (!isPlatformFailure(err, "not_found")) throw err;
+      applied = null;
+      continue;
+    }
+    return { result: "clean", generation, platformId, warnings: [] };
+  }
+  throw new SyncError("the embed group did not converge after several rounds", {
+    code: "not_converging",
+    permanent: false,
+  });
+}
+
+async function findByName(ctx: SyncContext, tenant: string, name: string): Promise<EmbedGroup | null> {
+  for await (const group of ctx.platform.listEmbedGroups(tenant)) if (group.name === name) return group;
+  return null;
+}
+
+async function readEmbedGroup(
+  ctx: SyncContext,
+  tenant: string,
+  id: string,
+): Promise<AppliedEmbedGroup | null> {
+  const group = await ctx.platform.getEmbedGroup(tenant, id);
+  if (!group) return null;
+  const members: string[] = [];
+  for await (const user of ctx.platform.listEmbedGroupMembers(tenant, id)) members.push(user.externalId);
+  return { platformId: id, tenant, name: group.name, members };
+}
+
+async function createOrAdoptEmbedGroup(
+  ctx: SyncContext,
+  ref: EntityRef,
+  tenant: string,
+  name: string,
+  applied: AppliedEmbedGroup | null,
+): Promise<AppliedEmbedGroup> {
+  await ctx.state.putApplied(ref, {
+    members: [],
+    ...applied,
+    platformId: undefined,
+    tenant,
+    pendingName: name,
+  });
+  let result: AppliedEmbedGroup | null;
+  try {
+    const created = await ctx.platform.createEmbedGroup(tenant, { name });
+    await claimEmbed(ctx, ref, tenant, created.id);
+    result = { platformId: created.id, tenant, name, members: [] };
+  } catch (err) {
+    if (!isPlatformFailure(err, "conflict")) throw err;
+    const found = await findByName(ctx, tenant, name);
+    if (!found) {
+      throw new SyncError("the platform answered 409 but has no embed group of that name", {
+        code: "platform_inconsistent",
+        permanent: false,
+        operation: "createEmbedGroup",
+      });
+    }
+    await claimEmbed(ctx, ref, tenant, found.id);
+    result = await readEmbedGroup(ctx, tenant, found.id);
+    if (!result)
+      throw new SyncError("the embed group vanished", { code: "platform_inconsistent", permanent: false });
+  }
+  await ctx.state.putApplied(ref, result);
+  return result;
+}
+
+async function claimEmbed(ctx: SyncContext, ref: EntityRef, tenant: string, id: string): Promise<void> {
+  const owner = await ctx.state.claimOwner("embed", embedKey(tenant, id), ref);
+  if (owner !== refKey(ref)) {
+    throw new SyncError(`embed group ${tenant}/${id} is owned by source ${owner.split("|")[0]}`, {
+      code: "ownership_conflict",
+      permanent: true,
+      operation: "createEmbedGroup",
+    });
+  }
+}
+
+async function forgetEmbedGroup(ctx: SyncContext, ref: EntityRef, generation: number): Promise<SyncOutcome> {
+  await ctx.state.forget(ref);
+  await ctx.directory.purgeTombstone(ref, generation);
+  return { result: "purged", generation, warnings: [] };
+}

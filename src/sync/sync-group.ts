@@ -1,0 +1,194 @@
+import type { GroupRecord } from "../directory/directory-types.js";
+import { planGroup, platformGroupName } from "../mapping/plan-group.js";
+import type { AppliedGroup } from "../mapping/plan-types.js";
+import type { PlatformScimGroup } from "../platform/platform-types.js";
+import { type EntityRef, type Json, type PatchOperation, SCHEMA_GROUP, refKey } from "../scim/scim-types.js";
+import { syncEmbedGroup } from "./sync-embed-group.js";
+import type { SyncContext, SyncOutcome, SyncProgress } from "./sync-context.js";
+import { SyncError, isPlatformFailure } from "./sync-error.js";
+
+const MAX_ROUNDS = 4;
+
+/** Syncs one group: platform SCIM group (workspace source) or embed-tenant group. */
+export async function syncGroup(
+  ctx: SyncContext,
+  ref: EntityRef,
+  options: { resync: boolean },
+  progress: SyncProgress,
+): Promise<SyncOutcome> {
+  const source = ctx.config.sources[ref.source];
+  if (!source)
+    throw new SyncError(`unknown source ${ref.source}`, { code: "unknown_source", permanent: true });
+  const snap = await ctx.directory.snapshotGroup(ref.source, ref.id);
+  if (!snap) return { result: "absent", generation: 0, warnings: [] };
+  progress.generation = snap.generation;
+  if (source.target !== "workspace") {
+    return syncEmbedGroup(
+      ctx,
+      ref,
+      source.target,
+      source.groupPrefix,
+      snap.desired,
+      snap.generation,
+      options.resync,
+    );
+  }
+  return syncWorkspaceGroup(ctx, ref, source.groupPrefix, snap.desired, snap.generation, options.resync);
+}
+
+function memberValues(group: PlatformScimGroup): string[] {
+  const members = group["members"];
+  if (!Array.isArray(members)) return [];
+  return members.flatMap((m) =>
+    m && typeof m === "object" && !Array.isArray(m) && typeof m["value"] === "string" ? [m["value"]] : [],
+  );
+}
+
+function fromPlatformGroup(group: PlatformScimGroup): AppliedGroup {
+  return { platformId: group.id, displayName: group.displayName, members: memberValues(group) };
+}
+
+/** Applies a PATCH's member ops to the recorded member list. */
+function applyOps(applied: AppliedGroup, operations: PatchOperation[]): AppliedGroup {
+  const members = new Set(applied.members);
+  let displayName = applied.displayName;
+  for (const op of operations) {
+    if (op.path === "displayName" && typeof op.value === "string") displayName = op.value;
+    else if (op.op === "add" && op.path === "members" && Array.isArray(op.value)) {
+      for (const m of op.value as Json[]) {
+        if (m && typeof m === "object" && !Array.isArray(m) && typeof m["value"] === "string")
+          members.add(m["value"]);
+      }
+    } else if (op.op === "remove" && op.path?.startsWith("members[")) {
+      const id = /value eq "(.*)"\]$/.exec(op.path)?.[1];
+      if (id !== undefined) members.delete(JSON.parse(`"${id}"`) as string);
+    }
+  }
+  return { ...applied, displayName, members: [...members] };
+}
+
+async function syncWorkspaceGroup(
+  ctx: SyncContext,
+  ref: EntityRef,
+  prefix: string,
+  record: GroupRecord | null,
+  generation: number,
+  resync: boolean,
+): Promise<SyncOutcome> {
+  const desiredName = record ? platformGroupName(prefix, record.resource.displayName) : null;
+  const memberIds = (record?.members ?? []).map((m) => m.value);
+  const pids = await ctx.state.getUserPlatformIds(ref.source, memberIds);
+  const desiredMembers = pids.filter((p): p is string => typeof p === "string");
+
+  let applied = await ctx.state.getApplied<AppliedGroup>(ref);
+  if (resync && applied?.platformId) {
+    const current = await ctx.platform.getGroup(applied.platformId);
+    applied = current ? fromPlatformGroup(current) : null;
+  }
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    const plan = planGroup({ desiredName, desiredMembers, applied });
+    const first = plan.steps[0];
+    if (!first) return { result: "clean", generation, platformId: applied?.platformId, warnings: [] };
+    switch (first.type) {
+      case "createGroup":
+        applied = await createOrAdoptGroup(ctx, ref, first.displayName, first.members, applied);
+        continue;
+      case "findLostGroup": {
+        const found = await ctx.platform.findGroupByDisplayName(first.displayName);
+        const owner = found ? await ctx.state.claimOwner("group", found.id, ref) : null;
+        applied = found && owner === refKey(ref) ? fromPlatformGroup(found) : null;
+        if (applied) await ctx.state.putApplied(ref, applied);
+        continue;
+      }
+      case "deleteGroup":
+        // Deleting a group never touches its members (they are users of their own).
+        if (applied?.platformId) await ctx.platform.deleteGroup(applied.platformId);
+        return forgetGroup(ctx, ref, applied, generation);
+      case "forget":
+        return forgetGroup(ctx, ref, applied, generation);
+      case "patchGroup": {
+        const platformId = applied?.platformId;
+        if (!applied || !platformId) throw new Error("planner produced a PATCH without a platform id");
+        try {
+          for (const step of plan.steps) {
+            if (step.type !== "patchGroup") continue;
+            await ctx.platform.patchGroup(platformId, step.operations);
+            applied = applyOps(applied, step.operations);
+            await ctx.state.putApplied(ref, applied);
+          }
+        } catch (err) {
+          if (!isPlatformFailure(err, "not_found")) throw err;
+          applied = null; // deleted behind our back: create it again
+          continue;
+        }
+        return { result: "clean", generation, platformId, warnings: [] };
+      }
+    }
+  }
+  throw new SyncError("the group did not converge after several rounds", {
+    code: "not_converging",
+    permanent: false,
+  });
+}
+
+async function createOrAdoptGroup(
+  ctx: SyncContext,
+  ref: EntityRef,
+  displayName: string,
+  members: string[],
+  applied: AppliedGroup | null,
+): Promise<AppliedGroup> {
+  await ctx.state.putApplied(ref, {
+    members: [],
+    ...applied,
+    platformId: undefined,
+    pendingDisplayName: displayName,
+  });
+  let result: AppliedGroup;
+  try {
+    const body = { schemas: [SCHEMA_GROUP], displayName, members: members.map((value) => ({ value })) };
+    const created = await ctx.platform.createGroup(body);
+    await claimGroup(ctx, ref, created.id);
+    result = { platformId: created.id, displayName, members };
+  } catch (err) {
+    if (!isPlatformFailure(err, "conflict")) throw err;
+    const found = await ctx.platform.findGroupByDisplayName(displayName);
+    if (!found) {
+      throw new SyncError("the platform answered 409 but has no group of that name", {
+        code: "platform_inconsistent",
+        permanent: false,
+        operation: "createGroup",
+      });
+    }
+    await claimGroup(ctx, ref, found.id);
+    const full = await ctx.platform.getGroup(found.id);
+    result = fromPlatformGroup(full ?? found);
+  }
+  await ctx.state.putApplied(ref, result);
+  return result;
+}
+
+async function claimGroup(ctx: SyncContext, ref: EntityRef, platformId: string): Promise<void> {
+  const owner = await ctx.state.claimOwner("group", platformId, ref);
+  if (owner !== refKey(ref)) {
+    throw new SyncError(`platform group ${platformId} is owned by source ${owner.split("|")[0]}`, {
+      code: "ownership_conflict",
+      permanent: true,
+      operation: "createGroup",
+    });
+  }
+}
+
+async function forgetGroup(
+  ctx: SyncContext,
+  ref: EntityRef,
+  applied: AppliedGroup | null,
+  generation: number,
+): Promise<SyncOutcome> {
+  const owned = applied?.platformId
+    ? { scope: "group" as const, platformKey: applied.platformId }
+    : undefined;
+  await ctx.state.forget(ref, owned);
+  await ctx.directory.purgeTombstone(ref, generation);
+  return { result: "purged", generation, warnings: [] };
+}

@@ -1,0 +1,38 @@
+import type { EntityKind } from "../scim/scim-types.js";
+
+/**
+ * Key layout of the sync state (all under `${prefix}:sync:`, the directory's prefix and hash tag):
+ *
+ *   P:applied:<source>:<kind>     HASH id -> JSON of what was last applied (AppliedUser/Group/EmbedGroup)
+ *   P:pid:<source>                HASH user id -> platform user id (workspace sources)
+ *   P:emb:<source>                HASH user id -> JSON AppliedEmbedMember (embed-tenant sources)
+ *   P:owner:<scope>               HASH platform key -> refKey (scope user | group | embed)
+ *   P:status:<source>:<kind>      HASH id -> JSON EntitySyncStatus
+ *   P:dead                        HASH refKey -> JSON DeadLetter
+ *   P:dead:order                  ZSET refKey -> epoch ms (paging, oldest first)
+ *   P:dead:order:<source>         ZSET refKey -> epoch ms (paging by source)
+ *   P:resync                      SET  refKeys whose next sync re-reads the platform
+ *   P:rl                          HASH refKey -> rate-limited loops of its current sync
+ *   P:lc:pending                  HASH platform user id -> JSON LifecycleEntry
+ *   P:lc:order                    ZSET platform user id -> epoch ms queued
+ */
+export type OwnerScope = "user" | "group" | "embed";
+
+export function syncBase(prefix: string): string {
+  return `${prefix}:sync`;
+}
+
+export const syncKeys = {
+  applied: (p: string, source: string, kind: EntityKind) => `${syncBase(p)}:applied:${source}:${kind}`,
+  pid: (p: string, source: string) => `${syncBase(p)}:pid:${source}`,
+  emb: (p: string, source: string) => `${syncBase(p)}:emb:${source}`,
+  owner: (p: string, scope: OwnerScope) => `${syncBase(p)}:owner:${scope}`,
+  status: (p: string, source: string, kind: EntityKind) => `${syncBase(p)}:status:${source}:${kind}`,
+  dead: (p: string) => `${syncBase(p)}:dead`,
+  deadOrder: (p: string, source?: string) =>
+    source === undefined ? `${syncBase(p)}:dead:order` : `${syncBase(p)}:dead:order:${source}`,
+  resync: (p: string) => `${syncBase(p)}:resync`,
+  rateLimitLoops: (p: string) => `${syncBase(p)}:rl`,
+  lcPending: (p: string) => `${syncBase(p)}:lc:pending`,
+  lcOrder: (p: string) => `${syncBase(p)}:lc:order`,
+};

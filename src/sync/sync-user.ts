@@ -1,0 +1,259 @@
+import type { SourceConfig } from "../config/config-schema.js";
+import type { UserRecord } from "../directory/directory-types.js";
+import type { AppliedEmbedMember, AppliedUser, LifecycleState } from "../mapping/plan-types.js";
+import { planUser } from "../mapping/plan-user.js";
+import { toUserProfile } from "../mapping/user-profile.js";
+import type { PlatformScimUser } from "../platform/platform-types.js";
+import { type EntityRef, type JsonObject, refKey } from "../scim/scim-types.js";
+import type { SyncContext, SyncOutcome, SyncProgress } from "./sync-context.js";
+import { SyncError, isPlatformFailure } from "./sync-error.js";
+
+const MAX_ROUNDS = 4;
+
+/** Syncs one user: workspace users to platform users; embed-source users to their member record. */
+export async function syncUser(
+  ctx: SyncContext,
+  ref: EntityRef,
+  options: { resync: boolean },
+  progress: SyncProgress,
+): Promise<SyncOutcome> {
+  const source = ctx.config.sources[ref.source];
+  if (!source)
+    throw new SyncError(`unknown source ${ref.source}`, { code: "unknown_source", permanent: true });
+  const snap = await ctx.directory.snapshotUser(ref.source, ref.id);
+  if (!snap) return { result: "absent", generation: 0, warnings: [] };
+  progress.generation = snap.generation;
+  if (source.target !== "workspace") return syncEmbedUser(ctx, ref, snap.desired, snap.generation);
+  return syncWorkspaceUser(ctx, ref, source, snap.desired, snap.generation, options.resync);
+}
+
+async function syncEmbedUser(
+  ctx: SyncContext,
+  ref: EntityRef,
+  desired: UserRecord | null,
+  generation: number,
+): Promise<SyncOutcome> {
+  if (desired === null) {
+    // The directory already took the user out of its groups (they are dirty and drop it).
+    await ctx.state.forget(ref);
+    await ctx.directory.purgeTombstone(ref, generation);
+    return { result: "purged", generation, warnings: [] };
+  }
+  const user = desired.resource;
+  const member: AppliedEmbedMember = {
+    externalId: typeof user.externalId === "string" && user.externalId ? user.externalId : user.userName,
+    active: user.active !== false,
+  };
+  const profile = toUserProfile(user);
+  const email = profile.emails?.find((e) => e.primary)?.value ?? profile.emails?.[0]?.value;
+  if (email) member.email = email;
+  if (profile.displayName) member.displayName = profile.displayName;
+  const [current] = await ctx.state.getEmbedMembers(ref.source, [ref.id]);
+  if (JSON.stringify(current) !== JSON.stringify(member)) {
+    await ctx.state.setEmbedMember(ref.source, ref.id, member);
+    // Its groups decide embed membership (active, externalId): sync them again.
+    for (const groupId of desired.groups) {
+      await ctx.directory.markDirty({ source: ref.source, kind: "group", id: groupId });
+    }
+  }
+  return { result: "clean", generation, warnings: [] };
+}
+
+async function syncWorkspaceUser(
+  ctx: SyncContext,
+  ref: EntityRef,
+  source: SourceConfig,
+  record: UserRecord | null,
+  generation: number,
+  resync: boolean,
+): Promise<SyncOutcome> {
+  const desired = record?.resource ?? null;
+  let applied = await ctx.state.getApplied<AppliedUser>(ref);
+  const hadPlatformId = applied?.platformId;
+  if (resync && applied?.platformId) applied = await readPlatformUser(ctx, applied.platformId, applied);
+
+  const warnings: SyncOutcome["warnings"] = [];
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    const plan = planUser({ desired, applied, source });
+    warnings.splice(0, warnings.length, ...plan.problems);
+    const first = plan.steps[0];
+    if (!first) {
+      await dropStaleLifecycle(ctx, applied);
+      await afterPlatformId(ctx, ref, record, hadPlatformId, applied);
+      return { result: "clean", generation, platformId: applied?.platformId, warnings };
+    }
+    if (first.type === "createUser") {
+      applied = await createOrAdoptUser(ctx, ref, first.body, first.userName, applied);
+      continue;
+    }
+    if (first.type === "findLostUser") {
+      const found = await ctx.platform.findUserByUserName(first.userName);
+      const owner = found ? await ctx.state.claimOwner("user", found.id, ref) : null;
+      applied = found && owner === refKey(ref) ? await fromPlatformUser(ctx, found) : null;
+      if (applied) await ctx.state.putApplied(ref, applied);
+      continue;
+    }
+    if (first.type === "forget") {
+      await forgetUser(ctx, ref, applied, generation);
+      return { result: "purged", generation, warnings };
+    }
+
+    const platformId = applied?.platformId;
+    if (!applied || !platformId) throw new Error("planner produced updates without a platform id");
+    let lifecycleQueued = false;
+    let vanished = false;
+    try {
+      for (const step of plan.steps) {
+        if (step.type === "patchUser") {
+          await ctx.platform.patchUser(platformId, step.operations);
+          applied = { ...applied, profile: desired ? toUserProfile(desired) : applied.profile };
+          await ctx.state.putApplied(ref, applied);
+        } else if (step.type === "setAttribute") {
+          const rule = source.attributes[step.name];
+          const attributeId = await ctx.attributes.ensure(step.name, step.attributeType, rule?.displayName);
+          await ctx.platform.upsertUserAttributeValue({ userId: platformId, attributeId, value: step.value });
+          applied = { ...applied, attributes: { ...applied.attributes, [step.name]: step.value } };
+          await ctx.state.putApplied(ref, applied);
+        } else if (step.type === "lifecycle") {
+          await ctx.state.putLifecycle({
+            platformId,
+            ref,
+            action: step.action,
+            generation,
+            final: step.final,
+            attempts: 0,
+            since: Date.now(),
+          });
+          await ctx.scheduleLifecycle();
+          lifecycleQueued = true;
+        }
+      }
+    } catch (err) {
+      if (!isPlatformFailure(err, "not_found")) throw err;
+      vanished = true; // deleted behind our back: create it again (or forget a tombstone)
+    }
+    if (vanished) {
+      applied = { ...applied, lifecycle: "deleted" };
+      await ctx.state.putApplied(ref, applied);
+      if (desired === null) {
+        await forgetUser(ctx, ref, applied, generation);
+        return { result: "purged", generation, warnings };
+      }
+      continue;
+    }
+    if (!lifecycleQueued) await dropStaleLifecycle(ctx, applied);
+    await afterPlatformId(ctx, ref, record, hadPlatformId, applied);
+    return { result: lifecycleQueued ? "lifecycle" : "clean", generation, platformId, warnings };
+  }
+  throw new SyncError("the user did not converge after several rounds", {
+    code: "not_converging",
+    permanent: false,
+  });
+}
+
+async function createOrAdoptUser(
+  ctx: SyncContext,
+  ref: EntityRef,
+  body: JsonObject,
+  userName: string,
+  applied: AppliedUser | null,
+): Promise<AppliedUser> {
+  // Record the intent first: if the answer is lost, the user is found again by userName.
+  await ctx.state.putApplied(ref, {
+    attributes: {},
+    ...applied,
+    platformId: undefined,
+    pendingUserName: userName,
+  });
+  let result: AppliedUser;
+  try {
+    const created = await ctx.platform.createUser(body);
+    await claimOrFail(ctx, ref, created.id);
+    result = {
+      platformId: created.id,
+      profile: toUserProfile(body),
+      lifecycle: body["active"] === false ? "inactive" : "active",
+      attributes: {},
+    };
+  } catch (err) {
+    if (!isPlatformFailure(err, "conflict")) throw err;
+    // RFC 7644 §3.3: 409 uniqueness. Adopt the platform user with that userName.
+    const found = await ctx.platform.findUserByUserName(userName);
+    if (!found) {
+      throw new SyncError("the platform answered 409 but has no user of that userName", {
+        code: "platform_inconsistent",
+        permanent: false,
+        operation: "createUser",
+      });
+    }
+    await claimOrFail(ctx, ref, found.id);
+    result = await fromPlatformUser(ctx, found);
+  }
+  await ctx.state.putApplied(ref, result);
+  if (result.platformId) await ctx.state.setUserPlatformId(ref.source, ref.id, result.platformId);
+  return result;
+}
+
+async function claimOrFail(ctx: SyncContext, ref: EntityRef, platformId: string): Promise<void> {
+  const owner = await ctx.state.claimOwner("user", platformId, ref);
+  if (owner !== refKey(ref)) {
+    throw new SyncError(`platform user ${platformId} is owned by ${owner.split("|")[0]} (another entity)`, {
+      code: "ownership_conflict",
+      permanent: true,
+      operation: "createUser",
+    });
+  }
+}
+
+function lifecycleOf(user: PlatformScimUser): LifecycleState {
+  return user.active === false ? "inactive" : "active";
+}
+
+async function fromPlatformUser(ctx: SyncContext, user: PlatformScimUser): Promise<AppliedUser> {
+  const values = (await ctx.platform.getUserAttributeValues(user.id)) ?? [];
+  const attributes: AppliedUser["attributes"] = {};
+  for (const v of values) attributes[v.name] = v.value;
+  return { platformId: user.id, profile: toUserProfile(user), lifecycle: lifecycleOf(user), attributes };
+}
+
+/** Resync: what the platform holds now (a user gone behind our back reads as deleted). */
+async function readPlatformUser(
+  ctx: SyncContext,
+  platformId: string,
+  applied: AppliedUser,
+): Promise<AppliedUser> {
+  const user = await ctx.platform.getUser(platformId);
+  if (!user) return { ...applied, lifecycle: "deleted" };
+  return fromPlatformUser(ctx, user);
+}
+
+async function dropStaleLifecycle(ctx: SyncContext, applied: AppliedUser | null): Promise<void> {
+  if (!applied?.platformId) return;
+  if (await ctx.state.getLifecycle(applied.platformId)) await ctx.state.dropLifecycle(applied.platformId);
+}
+
+/** When a user first gets its platform id, its groups can now add it: sync them again. */
+async function afterPlatformId(
+  ctx: SyncContext,
+  ref: EntityRef,
+  record: UserRecord | null,
+  before: string | undefined,
+  applied: AppliedUser | null,
+): Promise<void> {
+  if (!record || !applied?.platformId || applied.platformId === before) return;
+  await ctx.state.setUserPlatformId(ref.source, ref.id, applied.platformId);
+  for (const groupId of record.groups) {
+    await ctx.directory.markDirty({ source: ref.source, kind: "group", id: groupId });
+  }
+}
+
+export async function forgetUser(
+  ctx: SyncContext,
+  ref: EntityRef,
+  applied: AppliedUser | null,
+  generation: number,
+): Promise<boolean> {
+  const owned = applied?.platformId ? { scope: "user" as const, platformKey: applied.platformId } : undefined;
+  await ctx.state.forget(ref, owned);
+  return ctx.directory.purgeTombstone(ref, generation);
+}

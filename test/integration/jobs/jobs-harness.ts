@@ -1,0 +1,168 @@
+/**
+ * Integration harness of the sync pipeline: the real directory in Redis (driven directly, as the
+ * SCIM routes would), the real workers, the HTTP platform client and the strict emulator.
+ */
+import { Redis } from "ioredis";
+import { createQueueStatus } from "../../../jobs/queue-status.js";
+import { type RunningWorkers, type WorkerTuning, startWorkers } from "../../../jobs/start-workers.js";
+import { createSyncQueue } from "../../../jobs/sync-queue.js";
+import type { ConfigInput } from "../../../src/config/config-schema.js";
+import { buildConfig } from "../../../src/config/load-config.js";
+import { RedisDirectoryStore } from "../../../src/directory/redis-directory-store.js";
+import { createLogger } from "../../../src/observability/logger.js";
+import { createMetricsRegistry } from "../../../src/observability/metrics.js";
+import { HttpPlatformClient } from "../../../src/platform/client/http-platform-client.js";
+import { NoopRequestBudget, type RequestBudget } from "../../../src/platform/client/request-budget.js";
+import type { FaultRule } from "../../../src/platform/emulator/fault-injector.js";
+import { createPlatformEmulator } from "../../../src/platform/emulator/platform-emulator.js";
+import { matchesFilter } from "../../../src/scim/filter-eval.js";
+import { SCHEMA_GROUP, SCHEMA_USER, type ScimUser } from "../../../src/scim/scim-types.js";
+import { RedisSyncStateStore } from "../../../src/sync/redis-sync-state-store.js";
+import { TEST_REDIS_URL, deleteKeys, testPrefix, waitFor } from "../../helpers/redis-test-prefix.js";
+
+export const TOKEN = "platform-test-token";
+
+export interface JobsHarnessOptions {
+  sources?: ConfigInput["sources"];
+  sync?: Partial<NonNullable<ConfigInput["sync"]>>;
+  faults?: FaultRule[];
+  tuning?: WorkerTuning;
+  /** Start workers at once (default true). */
+  workers?: boolean;
+  budget?: RequestBudget;
+  seed?: number;
+}
+
+export async function startJobsHarness(name: string, options: JobsHarnessOptions = {}) {
+  const emulator = createPlatformEmulator({ token: TOKEN, faults: options.faults, seed: options.seed ?? 7 });
+  const platformUrl = await emulator.start({ port: 0 });
+  const prefix = testPrefix(name);
+  const config = buildConfig({
+    platform: {
+      baseUrl: platformUrl,
+      token: TOKEN,
+      allowInsecureHttp: true,
+      timeoutMs: 2_000,
+      maxRetries: 3,
+    },
+    redis: { url: TEST_REDIS_URL, prefix },
+    sync: {
+      concurrency: 8,
+      attempts: 8,
+      lifecycleBatchWindowMs: 50,
+      sweepIntervalMs: 200,
+      sweepAfterMs: 500,
+      ...options.sync,
+    },
+    logLevel: "silent",
+    sources: options.sources ?? { okta: { tokens: ["okta-token"] } },
+  });
+  const logger = createLogger(process.env.TEST_LOG_LEVEL ?? "silent");
+  const storeRedis = new Redis(TEST_REDIS_URL, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+  });
+  await storeRedis.connect();
+  const queueRedis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
+  const tuning: WorkerTuning = {
+    backoffMs: 20,
+    lockDurationMs: 5_000,
+    stalledIntervalMs: 1_000,
+    ...options.tuning,
+  };
+  const syncQueue = createSyncQueue({ connection: queueRedis, prefix, logger, ...tuning });
+  const directory = new RedisDirectoryStore({
+    redis: storeRedis,
+    prefix,
+    notify: syncQueue.notify,
+    logger,
+    matchesFilter,
+  });
+  const budget = options.budget ?? new NoopRequestBudget();
+  const platform = new HttpPlatformClient({
+    baseUrl: platformUrl,
+    token: TOKEN,
+    allowInsecureHttp: true,
+    timeoutMs: 2_000,
+    maxRetries: 3,
+    budget,
+    backoff: { baseMs: 5, capMs: 50 },
+  });
+  const registry = createMetricsRegistry({ defaultMetrics: false });
+  const status = createQueueStatus({ connection: queueRedis, prefix, directory });
+  const state = new RedisSyncStateStore(queueRedis, prefix);
+  let workers: RunningWorkers | undefined;
+
+  const harness = {
+    emulator,
+    config,
+    prefix,
+    directory,
+    platform,
+    registry,
+    status,
+    state,
+    syncQueue,
+    queueRedis,
+    storeRedis,
+    get workers(): RunningWorkers {
+      if (!workers) throw new Error("workers not started");
+      return workers;
+    },
+    async startWorkers(): Promise<RunningWorkers> {
+      workers = await startWorkers({
+        config,
+        connection: queueRedis,
+        directory,
+        platform,
+        budget,
+        logger,
+        registry,
+        tuning,
+      });
+      return workers;
+    },
+    async stopWorkers(): Promise<void> {
+      await workers?.close();
+      workers = undefined;
+    },
+    async waitForIdle(timeoutMs = 15_000): Promise<void> {
+      await waitFor(
+        async () =>
+          (await status.isIdle()) &&
+          (await new Promise((r) => setTimeout(r, 40))) === undefined &&
+          (await status.isIdle()),
+        { timeoutMs, what: "the pipeline to be idle" },
+      );
+    },
+    user(userName: string, extra: Partial<ScimUser> = {}): Omit<ScimUser, "id"> {
+      return { schemas: [SCHEMA_USER], userName, active: true, ...extra };
+    },
+    group(displayName: string) {
+      return { schemas: [SCHEMA_GROUP], displayName };
+    },
+    platformUsers() {
+      return new Map(emulator.state().users.map((u) => [String(u["userName"]).toLowerCase(), u]));
+    },
+    platformGroups() {
+      return new Map(emulator.state().groups.map((g) => [g.displayName, g]));
+    },
+    writes(): number {
+      return emulator.counters().writes;
+    },
+    async close(): Promise<void> {
+      await workers?.close();
+      await syncQueue.close();
+      await status.close();
+      await emulator.close();
+      await deleteKeys(storeRedis, prefix);
+      await storeRedis.quit();
+      await queueRedis.quit();
+    },
+  };
+  if (options.workers ?? true) await harness.startWorkers();
+  return harness;
+}
+
+export type JobsHarness = Awaited<ReturnType<typeof startJobsHarness>>;
