@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { Writable } from "node:stream";
+import { pino } from "pino";
 import { Registry } from "prom-client";
 import {
   HttpPlatformClient,
@@ -246,5 +248,34 @@ describe("HttpPlatformClient over HTTP", () => {
     expect(err.failure).toBe("rate_limited");
     expect(err.transient).toBe(true);
     expect(err.retryAfterMs).toBe(120_000);
+  });
+
+  it("logs each call at debug and each retry at warn, never the token or a userName", async () => {
+    platform = await startFakePlatform((_req, res, index) => {
+      if (index === 0) sendJson(res, 503, {});
+      else sendJson(res, 200, { totalResults: 1, Resources: [scimUser("u1", "secret.person@example.com")] });
+    });
+    const lines: Array<Record<string, unknown>> = [];
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        lines.push(JSON.parse(String(chunk)));
+        done();
+      },
+    });
+    const client = clientFor(platform.url, { logger: pino({ level: "debug" }, sink) });
+    await client.findUserByUserName("secret.person@example.com");
+    const text = JSON.stringify(lines);
+    expect(text).not.toContain(TOKEN);
+    expect(text).not.toContain("secret.person");
+    const warn = lines.filter((l) => l.level === 40);
+    expect(warn).toHaveLength(1);
+    expect(warn[0]).toMatchObject({
+      operation: "findUserByUserName",
+      reason: "server",
+      status: 503,
+      attempt: 0,
+    });
+    const debug = lines.filter((l) => l.level === 20);
+    expect(debug.map((l) => l.status)).toEqual(["503", "200"]);
   });
 });
