@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { Request, RequestHandler } from "express";
 import type { Registry } from "prom-client";
 import type { Logger } from "../../src/observability/logger.js";
@@ -30,10 +31,23 @@ redis.call('PEXPIRE', KEYS[1], math.ceil(burst * 1000 / rate) + 1000)
 return {allowed, retry}
 `;
 
+const TOKEN_BUCKET_SHA = createHash("sha1").update(TOKEN_BUCKET_SCRIPT).digest("hex");
+
 /** The part of an ioredis client (Redis or Cluster) the limiter uses. */
 export interface ScriptingRedis {
   readonly status: string;
   eval(script: string, numKeys: number, ...args: Array<string | number>): Promise<unknown>;
+  evalsha(sha: string, numKeys: number, ...args: Array<string | number>): Promise<unknown>;
+}
+
+/** Runs the bucket script by its hash, loading it with EVAL when Redis does not know it yet. */
+async function takeToken(redis: ScriptingRedis, key: string, rate: number, burst: number): Promise<unknown> {
+  try {
+    return await redis.evalsha(TOKEN_BUCKET_SHA, 1, key, rate, burst);
+  } catch (err) {
+    if (!String((err as Error).message).startsWith("NOSCRIPT")) throw err;
+    return redis.eval(TOKEN_BUCKET_SCRIPT, 1, key, rate, burst);
+  }
 }
 
 export interface IntakeRateLimiterOptions {
@@ -106,9 +120,7 @@ export function intakeRateLimiter(options: IntakeRateLimiterOptions): RequestHan
     let decision: BucketDecision;
     try {
       const key = `${options.prefix}:ratelimit:${source}`;
-      decision = decisionFrom(
-        await withTimeout(options.redis.eval(TOKEN_BUCKET_SCRIPT, 1, key, rate, burst), timeoutMs),
-      );
+      decision = decisionFrom(await withTimeout(takeToken(options.redis, key, rate, burst), timeoutMs));
     } catch (err) {
       options.logger?.warn({ err, source }, "intake rate limit skipped: Redis unavailable");
       return next();
