@@ -169,6 +169,21 @@ describe("HttpPlatformClient against the platform emulator", () => {
     expect(emulator.violations()).toEqual([]);
   });
 
+  it("adopts ghost-written groups, embed groups and attribute definitions the same way", async () => {
+    emulator.reset();
+    emulator.addFault({ type: "ghost", match: { method: "POST" }, count: 3 });
+    const conflicts = await Promise.all([
+      client.createGroup({ schemas: [GROUP_SCHEMA], displayName: "Ghosts" }).catch((e: unknown) => e),
+      client.createEmbedGroup("acme", { name: "Ghosts" }).catch((e: unknown) => e),
+      client.createUserAttribute({ name: "ghostly", type: "boolean" }).catch((e: unknown) => e),
+    ]);
+    for (const err of conflicts) expect(err).toMatchObject({ failure: "conflict", transient: false });
+    expect((await client.findGroupByDisplayName("Ghosts"))?.displayName).toBe("Ghosts");
+    expect((await collect(client.listEmbedGroups("acme"))).map((g) => g.name)).toEqual(["Ghosts"]);
+    expect((await client.listUserAttributes("boolean")).map((a) => a.name)).toEqual(["ghostly"]);
+    expect(emulator.violations()).toEqual([]);
+  });
+
   it("talks HTTPS to an emulator with a self-signed certificate it was told to trust", async () => {
     const tls = createPlatformEmulator({ token: TOKEN, tls: true });
     const url = await tls.start({ port: 0 });

@@ -86,14 +86,16 @@ describe("one request budget across processes", () => {
     expect(emulator.violations()).toEqual([]);
     // The log stamps a request when answered; its arrival is that minus its duration.
     const times = log.map((r) => Date.parse(r.time) - r.durationMs);
-    expect(peakInWindow(times, 1000)).toBeLessThanOrEqual(21);
+    // At most the rate in any second, with a little slack for timer jitter on a busy CI machine;
+    // two unshared 20 rps budgets would show ~40.
+    expect(peakInWindow(times, 1000)).toBeLessThanOrEqual(24);
 
-    // Nobody, in either process, called during the second after the 429 (a request already in
-    // flight when it was answered may land within a few ms of it).
+    // Nobody, in either process, called during the second after the 429 (a request sent before
+    // the pause reached Redis may land just after it).
     const limited = log.find((r) => r.status === 429);
     expect(limited).toBeDefined();
     const limitedAt = Date.parse(limited!.time);
-    const during = times.filter((t) => t > limitedAt + 60 && t < limitedAt + 1000);
+    const during = times.filter((t) => t > limitedAt + 200 && t < limitedAt + 1000);
     expect(during).toEqual([]);
     expect(times.filter((t) => t >= limitedAt + 1000).length).toBeGreaterThan(5);
   });

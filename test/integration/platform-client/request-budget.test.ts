@@ -71,8 +71,9 @@ describe("RedisRequestBudget", () => {
     expect(times).toHaveLength(2 * calls);
     // 60 requests at 20 rps take at least ~2.95 s; without the shared budget they take milliseconds.
     expect(elapsed).toBeGreaterThanOrEqual(2800);
-    // No one-second window holds more than the rate (+1 for the window's edges and jitter).
-    expect(peakInWindow(times, 1000)).toBeLessThanOrEqual(21);
+    // No one-second window holds more than the rate (+ slack for timer jitter on a busy machine;
+    // two unshared budgets would show ~40).
+    expect(peakInWindow(times, 1000)).toBeLessThanOrEqual(24);
   });
 
   it("a 429 with Retry-After pauses every client that shares the budget", async () => {
