@@ -196,7 +196,8 @@ function applyFiltered(
   const elementDef: AttrDef | undefined = def ? { ...def, multiValued: false } : undefined;
   if (op === "remove") {
     if (sub === undefined) {
-      const kept = list.filter((_, i) => !hits.includes(i));
+      const hitSet = new Set(hits);
+      const kept = list.filter((_, i) => !hitSet.has(i));
       return kept.length === 0 ? undefined : kept;
     }
     for (const i of hits)
