@@ -56,6 +56,33 @@ function globToRegExp(glob: string): RegExp {
   return new RegExp(`^${source}$`);
 }
 
+function kindProblem(rule: FaultRule): string | undefined {
+  switch (rule.type) {
+    case "error":
+      return [429, 500, 503].includes(rule.status) ? undefined : "error status must be 429, 500 or 503";
+    case "slow":
+      return rule.delayMs >= 0 ? undefined : "slow needs delayMs >= 0";
+    case "rateLimit":
+      return rule.perSecond > 0 ? undefined : "rateLimit needs perSecond > 0";
+    case "drop":
+    case "ghost":
+      return undefined;
+    default:
+      return `unknown type ${(rule as { type?: unknown }).type}`;
+  }
+}
+
+function ruleProblem(rule: FaultRule): string | undefined {
+  if (!rule || typeof rule !== "object") return "not an object";
+  if (rule.probability !== undefined && !(rule.probability >= 0 && rule.probability <= 1)) {
+    return "probability must be within 0..1";
+  }
+  if (rule.count !== undefined && !(Number.isInteger(rule.count) && rule.count >= 0)) {
+    return "count must be a whole number";
+  }
+  return kindProblem(rule);
+}
+
 export class FaultInjector {
   private rules: ActiveRule[] = [];
 
@@ -66,8 +93,10 @@ export class FaultInjector {
     for (const rule of initial) this.add(rule);
   }
 
+  /** Adds a rule; throws on a rule it cannot apply (unknown type, bad status, missing numbers). */
   add(rule: FaultRule): void {
-    if (rule.type === "rateLimit" && !(rule.perSecond > 0)) throw new Error("rateLimit needs perSecond > 0");
+    const problem = ruleProblem(rule);
+    if (problem) throw new Error(`fault rule: ${problem}`);
     this.rules.push({
       rule,
       remaining: rule.count ?? Number.POSITIVE_INFINITY,

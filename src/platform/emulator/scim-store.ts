@@ -85,6 +85,7 @@ export class ScimStore {
   readonly users = new OrderedIndex<StoredUser>();
   readonly groups = new OrderedIndex<StoredGroup>();
   private readonly byUserName = new Map<string, string>();
+  private readonly byExternalId = new Map<string, Set<string>>();
   private readonly byGroupName = new Map<string, string>();
   private readonly groupsOfUser = new Map<string, Set<string>>();
 
@@ -92,12 +93,18 @@ export class ScimStore {
     this.users.clear();
     this.groups.clear();
     this.byUserName.clear();
+    this.byExternalId.clear();
     this.byGroupName.clear();
     this.groupsOfUser.clear();
   }
 
   userIdByUserName(userName: string): string | undefined {
     return this.byUserName.get(userName.toLowerCase());
+  }
+
+  /** Ids of users with exactly this externalId (case-exact, RFC 7643 §3.1). */
+  userIdsByExternalId(externalId: string): string[] {
+    return [...(this.byExternalId.get(externalId) ?? [])];
   }
 
   groupIdByDisplayName(displayName: string): string | undefined {
@@ -110,8 +117,15 @@ export class ScimStore {
     const holder = this.byUserName.get(key);
     if (holder !== undefined && holder !== user.id) throw conflict(`userName is already taken`);
     const previous = this.users.get(user.id);
-    if (previous && previous.userName.toLowerCase() !== key)
+    if (previous && previous.userName.toLowerCase() !== key) {
       this.byUserName.delete(previous.userName.toLowerCase());
+    }
+    if (previous?.externalId !== undefined) this.byExternalId.get(previous.externalId)?.delete(user.id);
+    if (user.externalId !== undefined) {
+      const ids = this.byExternalId.get(user.externalId) ?? new Set<string>();
+      ids.add(user.id);
+      this.byExternalId.set(user.externalId, ids);
+    }
     this.byUserName.set(key, user.id);
     this.users.set(user.id, user);
   }
@@ -121,6 +135,7 @@ export class ScimStore {
     if (!user) return false;
     this.users.delete(id);
     this.byUserName.delete(user.userName.toLowerCase());
+    if (user.externalId !== undefined) this.byExternalId.get(user.externalId)?.delete(id);
     for (const groupId of this.groupsOfUser.get(id) ?? []) this.groups.get(groupId)?.members.delete(id);
     this.groupsOfUser.delete(id);
     return true;

@@ -94,7 +94,10 @@ export function filterUsers(store: ScimStore, filter: EqFilter): StoredUser[] {
       return user ? [user] : [];
     }
     case "externalId":
-      return [...store.users.values()].filter((u) => u.externalId === filter.value);
+      return store.userIdsByExternalId(filter.value).flatMap((id) => {
+        const user = store.users.get(id);
+        return user ? [user] : [];
+      });
     case "emails.value":
       return [...store.users.values()].filter((u) => u.emails.some((e) => e.value.toLowerCase() === lower));
     default:

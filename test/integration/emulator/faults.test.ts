@@ -118,3 +118,18 @@ describe("emulator: fault injection", () => {
     expect((await h.call("GET", "/api/scim/v2/Users")).status).toBe(200);
   });
 });
+
+describe("emulator: fault rules that cannot apply", () => {
+  it("refuses them, also over HTTP", async () => {
+    const h2 = await startHarness();
+    expect(() => h2.emulator.addFault({ type: "error", status: 418 as 429 })).toThrow(/status/);
+    const res = await fetch(`${h2.url}/_emulator/faults`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ type: "explode" }),
+    });
+    expect(res.status).toBe(400);
+    expect(h2.emulator.faults()).toEqual([]);
+    await h2.close();
+  });
+});
