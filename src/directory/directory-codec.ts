@@ -1,5 +1,6 @@
 import { BadRequestError } from "../errors.js";
-import type { EntityKind, JsonObject, ScimMeta } from "../scim/scim-types.js";
+import { type EntityKind, type JsonObject, parseRefKey, type ScimMeta } from "../scim/scim-types.js";
+import type { DirtyEntry } from "./directory-types.js";
 
 /**
  * Pure conversions between SCIM resources and what the directory stores (no I/O).
@@ -112,4 +113,18 @@ export function metaOf(kind: EntityKind, fields: EntityFields): ScimMeta {
 export function resourceOf(id: string, doc: JsonObject): JsonObject {
   const { schemas, ...rest } = doc;
   return schemas === undefined ? { id, ...rest } : { schemas, id, ...rest };
+}
+
+/** Dirty-set entries from a ZRANGE ... WITHSCORES reply; malformed members are reported and skipped. */
+export function dirtyEntries(raw: string[], onMalformed: (member: string) => void): DirtyEntry[] {
+  const entries: DirtyEntry[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const member = raw[i] ?? "";
+    try {
+      entries.push({ ref: parseRefKey(member), since: Number(raw[i + 1]) });
+    } catch {
+      onMalformed(member);
+    }
+  }
+  return entries;
 }

@@ -6,6 +6,7 @@ import { readFields, readRecords } from "./directory-reader.js";
 import { emailIndexKey, idsKey, isStoreId, uniqueIndexKey } from "./directory-keys.js";
 import type { GroupRecord, ListQuery, ListResult, UserRecord } from "./directory-types.js";
 import { type IndexedLookup, indexedLookup } from "./indexed-lookup.js";
+import { guarded } from "./redis-failure.js";
 
 /**
  * Listing with filters (RFC 7644 §3.4.2): indexed `eq` lookups answer from an index; other
@@ -130,4 +131,18 @@ export function listEntities(ctx: ListContext, query: ListQuery): Promise<ListRe
   if (lookup) return listIndexed(ctx, lookup, query);
   if (!query.filter) return listAll(ctx, query);
   return listScan(ctx, query.filter, query);
+}
+
+/** Every id of a creation-order set, page by page (a score cursor, so deletes never skip ids). */
+export async function* scanIdPages(redis: Redis, key: string, pageSize: number): AsyncIterable<string[]> {
+  let min = "-inf";
+  for (;;) {
+    const chunk = await guarded(() =>
+      redis.zrangebyscore(key, min, "+inf", "WITHSCORES", "LIMIT", 0, pageSize),
+    );
+    if (chunk.length === 0) return;
+    yield chunk.filter((_, i) => i % 2 === 0);
+    if (chunk.length < 2 * pageSize) return;
+    min = `(${chunk[chunk.length - 1]}`;
+  }
 }

@@ -3,6 +3,7 @@ import type { EntityKind, GroupMember, JsonObject, ScimGroup, ScimUser } from ".
 import { ENTITY_FIELDS, type EntityFields, metaOf, resourceOf, toFields } from "./directory-codec.js";
 import { entityKey, groupMembersKey, isStoreId, userGroupsKey } from "./directory-keys.js";
 import type { GroupRecord, UserRecord } from "./directory-types.js";
+import type { PutOutcome } from "./directory-writer.js";
 
 /** Reads of the directory (no writes): records by id, in one round trip per batch. */
 
@@ -123,4 +124,23 @@ export function readRecords(
   withMembers = false,
 ): Promise<(UserRecord | GroupRecord)[]> {
   return kind === "user" ? readUsers(redis, base, ids) : readGroups(redis, base, ids, withMembers);
+}
+
+/** The record a write returns, built from the document sent and the script's answer. */
+export function userFromWrite(id: string, doc: JsonObject, out: PutOutcome): UserRecord {
+  return userRecord(id, writtenFields(doc, out), out.groups);
+}
+
+export function groupFromWrite(
+  id: string,
+  doc: JsonObject,
+  out: PutOutcome,
+  members?: string[],
+): GroupRecord {
+  return groupRecord(id, writtenFields(doc, out), out.memberCount, members);
+}
+
+function writtenFields(doc: JsonObject, out: PutOutcome): EntityFields {
+  const gen = String(out.generation);
+  return { doc: JSON.stringify(doc), created: out.created, modified: out.modified, gen, tomb: null };
 }

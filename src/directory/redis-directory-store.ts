@@ -7,24 +7,21 @@ import {
   type EntityKind,
   type EntityRef,
   type JsonObject,
-  parseRefKey,
   refKey,
   type ScimGroup,
   type ScimUser,
 } from "../scim/scim-types.js";
-import { ifMatchGenerations, metaOf, resourceOf, storedGroup, storedUser } from "./directory-codec.js";
+import { dirtyEntries, type StoredDoc, storedGroup, storedUser } from "./directory-codec.js";
 import {
   dirtyKey,
-  entityKey,
   groupMembersKey,
   idsKey,
-  isStoreId,
   sourceBase,
   uniqueIndexKey,
   userGroupsKey,
 } from "./directory-keys.js";
-import { type FilterMatcher, listEntities } from "./directory-list.js";
-import { groupRecord, readFields, readGroups, readUsers } from "./directory-reader.js";
+import { type FilterMatcher, listEntities, scanIdPages } from "./directory-list.js";
+import { groupFromWrite, readFields, readGroups, readUsers, userFromWrite } from "./directory-reader.js";
 import type {
   ChangeNotifier,
   DirectoryStore,
@@ -39,6 +36,7 @@ import type {
 } from "./directory-types.js";
 import { DirectoryWriter, type PutOutcome } from "./directory-writer.js";
 import { guarded } from "./redis-failure.js";
+import { checkIfMatch, expectedGeneration } from "./if-match.js";
 
 /**
  * The directory in Redis. Key layout: see directory-keys.ts (all under `${prefix}:`, one hash
@@ -98,18 +96,9 @@ export class RedisDirectoryStore implements DirectoryStore {
     return guarded(async () => {
       const stored = storedUser(resource);
       const id = randomUUID();
-      const base = sourceBase(this.prefix, source);
-      const out = await this.writer.put({
-        kind: "user",
-        source,
-        base,
-        id,
-        mode: "create",
-        expected: "",
-        stored,
-      });
+      const out = await this.write("user", source, id, "create", "", stored);
       await this.notify([{ source, kind: "user", id }]);
-      return this.userFromPut(id, stored.doc, out);
+      return userFromWrite(id, stored.doc, out);
     });
   }
 
@@ -128,11 +117,11 @@ export class RedisDirectoryStore implements DirectoryStore {
     return guarded(async () => {
       const stored = storedUser(resource);
       const base = sourceBase(this.prefix, source);
-      const expected = await this.expectedGeneration("user", base, id, options?.ifMatch);
+      const expected = await expectedGeneration(this.redis, "user", base, id, options?.ifMatch);
       const out = await this.writer.put({ kind: "user", source, base, id, mode: "update", expected, stored });
       if (out.raced) throw new PreconditionFailedError();
       await this.notify([{ source, kind: "user", id }]);
-      return this.userFromPut(id, stored.doc, out);
+      return userFromWrite(id, stored.doc, out);
     });
   }
 
@@ -150,21 +139,13 @@ export class RedisDirectoryStore implements DirectoryStore {
         checkIfMatch(current.generation, options?.ifMatch);
         const stored = storedUser(mutate(current));
         const expected = String(current.generation);
-        const out = await this.writer.put({
-          kind: "user",
-          source,
-          base,
-          id,
-          mode: "update",
-          expected,
-          stored,
-        });
+        const out = await this.write("user", source, id, "update", expected, stored);
         if (out.raced) {
           if (options?.ifMatch) throw new PreconditionFailedError();
           continue;
         }
         await this.notify([{ source, kind: "user", id }]);
-        return this.userFromPut(id, stored.doc, out);
+        return userFromWrite(id, stored.doc, out);
       }
       throw new ServiceUnavailableError("Too many concurrent writes to this user; retry");
     });
@@ -186,20 +167,10 @@ export class RedisDirectoryStore implements DirectoryStore {
     return guarded(async () => {
       const stored = storedGroup(resource);
       const id = randomUUID();
-      const base = sourceBase(this.prefix, source);
       const change = { replace: members };
-      const out = await this.writer.put({
-        kind: "group",
-        source,
-        base,
-        id,
-        mode: "create",
-        expected: "",
-        stored,
-        members: change,
-      });
+      const out = await this.write("group", source, id, "create", "", stored, change);
       await this.notify([{ source, kind: "group", id }]);
-      return this.groupFromPut(id, stored.doc, out, [...new Set(members)].sort());
+      return groupFromWrite(id, stored.doc, out, [...new Set(members)].sort());
     });
   }
 
@@ -220,21 +191,12 @@ export class RedisDirectoryStore implements DirectoryStore {
     return guarded(async () => {
       const stored = storedGroup(resource);
       const base = sourceBase(this.prefix, source);
-      const expected = await this.expectedGeneration("group", base, id, options?.ifMatch);
+      const expected = await expectedGeneration(this.redis, "group", base, id, options?.ifMatch);
       const change = { replace: members };
-      const out = await this.writer.put({
-        kind: "group",
-        source,
-        base,
-        id,
-        mode: "update",
-        expected,
-        stored,
-        members: change,
-      });
+      const out = await this.write("group", source, id, "update", expected, stored, change);
       if (out.raced) throw new PreconditionFailedError();
       await this.notify([{ source, kind: "group", id }]);
-      return this.groupFromPut(id, stored.doc, out, [...new Set(members)].sort());
+      return groupFromWrite(id, stored.doc, out, [...new Set(members)].sort());
     });
   }
 
@@ -254,22 +216,13 @@ export class RedisDirectoryStore implements DirectoryStore {
         const next = mutate(current);
         const stored = storedGroup(next.resource);
         const expected = String(current.generation);
-        const out = await this.writer.put({
-          kind: "group",
-          source,
-          base,
-          id,
-          mode: "update",
-          expected,
-          stored,
-          members: next.members,
-        });
+        const out = await this.write("group", source, id, "update", expected, stored, next.members);
         if (out.raced) {
           if (options?.ifMatch) throw new PreconditionFailedError();
           continue;
         }
         await this.notify([{ source, kind: "group", id }]);
-        return this.groupFromPut(id, stored.doc, out);
+        return groupFromWrite(id, stored.doc, out);
       }
       throw new ServiceUnavailableError("Too many concurrent writes to this group; retry");
     });
@@ -311,8 +264,9 @@ export class RedisDirectoryStore implements DirectoryStore {
 
   listDirty(olderThan: number, limit: number): Promise<DirtyEntry[]> {
     return guarded(async () => {
+      const key = dirtyKey(this.prefix);
       const raw = await this.redis.zrangebyscore(
-        dirtyKey(this.prefix),
+        key,
         "-inf",
         `(${olderThan}`,
         "WITHSCORES",
@@ -320,15 +274,9 @@ export class RedisDirectoryStore implements DirectoryStore {
         0,
         limit,
       );
-      const entries: DirtyEntry[] = [];
-      for (let i = 0; i + 1 < raw.length; i += 2) {
-        try {
-          entries.push({ ref: parseRefKey(raw[i] as string), since: Number(raw[i + 1]) });
-        } catch {
-          this.logger?.warn({ member: raw[i] }, "ignoring a malformed member of the dirty set");
-        }
-      }
-      return entries;
+      return dirtyEntries(raw, (member) =>
+        this.logger?.warn({ member }, "ignoring a malformed dirty-set member"),
+      );
     });
   }
 
@@ -343,18 +291,8 @@ export class RedisDirectoryStore implements DirectoryStore {
     });
   }
 
-  async *scanIds(source: string, kind: EntityKind, pageSize = 500): AsyncIterable<string[]> {
-    const key = idsKey(sourceBase(this.prefix, source), kind);
-    let min = "-inf";
-    for (;;) {
-      const chunk = await guarded(() =>
-        this.redis.zrangebyscore(key, min, "+inf", "WITHSCORES", "LIMIT", 0, pageSize),
-      );
-      if (chunk.length === 0) return;
-      yield chunk.filter((_, i) => i % 2 === 0);
-      if (chunk.length < 2 * pageSize) return;
-      min = `(${chunk[chunk.length - 1]}`;
-    }
+  scanIds(source: string, kind: EntityKind, pageSize = 500): AsyncIterable<string[]> {
+    return scanIdPages(this.redis, idsKey(sourceBase(this.prefix, source), kind), pageSize);
   }
 
   countEntities(source: string, kind: EntityKind): Promise<number> {
@@ -370,6 +308,19 @@ export class RedisDirectoryStore implements DirectoryStore {
   }
 
   // --- internals ---
+
+  private write(
+    kind: EntityKind,
+    source: string,
+    id: string,
+    mode: "create" | "update",
+    expected: string,
+    stored: StoredDoc,
+    members?: MembershipChange,
+  ): Promise<PutOutcome> {
+    const base = sourceBase(this.prefix, source);
+    return this.writer.put({ kind, source, base, id, mode, expected, stored, members });
+  }
 
   private findId(
     kind: EntityKind,
@@ -391,7 +342,7 @@ export class RedisDirectoryStore implements DirectoryStore {
   private deleteEntity(kind: EntityKind, source: string, id: string, options?: WriteOptions): Promise<void> {
     return guarded(async () => {
       const base = sourceBase(this.prefix, source);
-      const expected = await this.expectedGeneration(kind, base, id, options?.ifMatch);
+      const expected = await expectedGeneration(this.redis, kind, base, id, options?.ifMatch);
       const out = await this.writer.remove(kind, source, base, id, expected);
       if (out.raced) throw new PreconditionFailedError();
       const groups = out.touchedGroups.map((group): EntityRef => ({ source, kind: "group", id: group }));
@@ -418,30 +369,6 @@ export class RedisDirectoryStore implements DirectoryStore {
     });
   }
 
-  /**
-   * The generation a write must find (as the script's expected value) for an If-Match header
-   * (RFC 7644 §3.14, RFC 7232 §3.1): "" when there is none or it is `*`, the tag's generation for
-   * one tag, and the current generation when it is in a list of several (else 412).
-   */
-  private async expectedGeneration(
-    kind: EntityKind,
-    base: string,
-    id: string,
-    ifMatch?: string,
-  ): Promise<string> {
-    if (ifMatch === undefined || ifMatch.trim() === "") return "";
-    const generations = ifMatchGenerations(ifMatch);
-    if (generations === "any") return "";
-    if (generations.length === 1) return generations[0] ?? "";
-    if (!isStoreId(id)) throw new NotFoundError(`${kind === "user" ? "User" : "Group"} ${id} not found`);
-    const current = await this.redis.hmget(entityKey(base, kind, id), "gen", "tomb");
-    if (current[0] === null || current[0] === undefined || current[1]) {
-      throw new NotFoundError(`${kind === "user" ? "User" : "Group"} ${id} not found`);
-    }
-    if (!generations.includes(current[0])) throw new PreconditionFailedError();
-    return current[0];
-  }
-
   private listContext(source: string, kind: EntityKind, withMembers: boolean) {
     return {
       redis: this.redis,
@@ -451,33 +378,6 @@ export class RedisDirectoryStore implements DirectoryStore {
       chunkSize: this.scanChunkSize,
       withMembers,
     };
-  }
-
-  private userFromPut(id: string, doc: JsonObject, out: PutOutcome): UserRecord {
-    const fields = {
-      doc: null,
-      created: out.created,
-      modified: out.modified,
-      gen: String(out.generation),
-      tomb: null,
-    };
-    return {
-      resource: resourceOf(id, doc) as ScimUser,
-      meta: metaOf("user", fields),
-      generation: out.generation,
-      groups: out.groups,
-    };
-  }
-
-  private groupFromPut(id: string, doc: JsonObject, out: PutOutcome, members?: string[]): GroupRecord {
-    const fields = {
-      doc: JSON.stringify(doc),
-      created: out.created,
-      modified: out.modified,
-      gen: String(out.generation),
-      tomb: null,
-    };
-    return groupRecord(id, fields, out.memberCount, members);
   }
 
   /** Tells the jobs layer; a failure is logged, not thrown (the dirty markers are already durable). */
@@ -491,10 +391,4 @@ export class RedisDirectoryStore implements DirectoryStore {
       );
     }
   }
-}
-
-function checkIfMatch(generation: number, ifMatch: string | undefined): void {
-  if (ifMatch === undefined || ifMatch.trim() === "") return;
-  const generations = ifMatchGenerations(ifMatch);
-  if (generations !== "any" && !generations.includes(String(generation))) throw new PreconditionFailedError();
 }
