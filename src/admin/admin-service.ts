@@ -15,8 +15,8 @@ export type QueueCounts = Record<string, Record<string, number>>;
 export interface AdminJobPorts {
   /** Job counts per queue and state (sync, lifecycle, reconcile, resync). */
   queueCounts(): Promise<QueueCounts>;
-  /** The sync pipeline's idle check: no dirty entity, no sync or lifecycle job waiting, active or delayed, no open batch. */
-  pipelineIdle(): Promise<boolean>;
+  /** Dirty entities plus queued lifecycle changes. */
+  pending(): Promise<number>;
   /** Enqueues a reconciliation run (`run`), or the repairs of a confirmed run (`apply`). */
   enqueueReconcile(runId: string, phase: "run" | "apply"): Promise<void>;
   enqueueResync(opId: string, phase: "run" | "apply"): Promise<void>;
@@ -32,9 +32,25 @@ export interface AdminServiceDeps {
   resyncs: ResyncStore;
   audit: AuditLog;
   jobs: AdminJobPorts;
+  /** Names of the reconciliation and resync queues (default "reconcile", "resync"). */
+  operationQueues?: string[];
 }
 
-const BUSY_STATES = ["waiting", "active", "prioritized", "waiting-children", "paused"];
+const BUSY_STATES = ["waiting", "active", "delayed", "prioritized", "waiting-children"];
+
+/**
+ * `idle` of GET /status: nothing pending, no job waiting, running or delayed in the sync and
+ * lifecycle queues, and no reconciliation or resync waiting or running. The job scheduler's next
+ * run sits delayed in the reconcile queue all the time, so delayed jobs there do not count.
+ */
+export function isIdle(pending: number, queues: QueueCounts, operationQueues: readonly string[]): boolean {
+  if (pending > 0) return false;
+  return Object.entries(queues).every(([name, counts]) =>
+    BUSY_STATES.every(
+      (state) => (operationQueues.includes(name) && state === "delayed") || (counts[state] ?? 0) === 0,
+    ),
+  );
+}
 
 function invalidState(message: string): AppError {
   return new AppError(message, { status: 409, code: "invalid_state" });
@@ -56,16 +72,12 @@ export class AdminService {
     sources: Record<string, { users: number; groups: number; deadLetters: number }>;
   }> {
     const { directory, syncState, jobs, config } = this.deps;
-    const [pipelineIdle, pending, deadLetters, queues] = await Promise.all([
-      jobs.pipelineIdle(),
-      directory.countDirty(),
+    const [pending, deadLetters, queues] = await Promise.all([
+      jobs.pending(),
       syncState.countDeadLetters(),
       jobs.queueCounts(),
     ]);
-    // A reconciliation or resync in flight holds idle false; the scheduler's next (delayed) run does not.
-    const operationsBusy = ["reconcile", "resync"].some((queue) =>
-      BUSY_STATES.some((state) => (queues[queue]?.[state] ?? 0) > 0),
-    );
+    const idle = isIdle(pending, queues, this.deps.operationQueues ?? ["reconcile", "resync"]);
     const sources: Record<string, { users: number; groups: number; deadLetters: number }> = {};
     await Promise.all(
       Object.keys(config.sources).map(async (source) => {
@@ -77,7 +89,7 @@ export class AdminService {
         sources[source] = { users, groups, deadLetters: dead.total };
       }),
     );
-    return { idle: pipelineIdle && pending === 0 && !operationsBusy, pending, deadLetters, queues, sources };
+    return { idle, pending, deadLetters, queues, sources };
   }
 
   async sources(): Promise<

@@ -1,0 +1,132 @@
+import type { Queue, Worker } from "bullmq";
+import type { Redis } from "ioredis";
+import { AdminPrincipals } from "../../src/admin/admin-principals.js";
+import { AdminService, type AdminJobPorts, type QueueCounts } from "../../src/admin/admin-service.js";
+import { AuditLog } from "../../src/admin/audit-log.js";
+import { ReconcileRunStore } from "../../src/admin/reconcile-run-store.js";
+import { ResyncStore } from "../../src/admin/resync-store.js";
+import type { Config } from "../../src/config/config-schema.js";
+import type { DirectoryStore } from "../../src/directory/directory-types.js";
+import type { Logger } from "../../src/observability/logger.js";
+import type { PlatformClient } from "../../src/platform/platform-types.js";
+import type { EntityRef } from "../../src/scim/scim-types.js";
+import type { RedisSyncStateStore } from "../../src/sync/redis-sync-state-store.js";
+import { QUEUE_NAMES } from "../queue-names.js";
+import { createResyncQueue, startResyncWorker } from "../resync/resync-queue.js";
+import { createReconcileQueue, startReconcileWorker } from "./reconcile-queue.js";
+import { reconcileSyncState } from "./sync-state-adapter.js";
+
+export interface AdminJobsOptions {
+  config: Config;
+  /** ioredis for BullMQ (maxRetriesPerRequest: null). */
+  connection: Redis;
+  /** ioredis for stores (runs, resyncs, audit, working sets). */
+  redis: Redis;
+  directory: DirectoryStore;
+  syncState: RedisSyncStateStore;
+  /** The pipeline's queue status (jobs/queue-status.ts): counts per queue and pending. */
+  queueStatus: { queueCounts(): Promise<QueueCounts>; pending(): Promise<number> };
+  logger: Logger;
+  /** Present in processes that run workers (role all | worker): starts the reconcile and resync workers. */
+  platform?: PlatformClient;
+  /** Register the per-source job schedulers (default: when workers run). */
+  schedule?: boolean;
+  names?: { reconcile?: string; resync?: string };
+}
+
+export interface AdminJobs {
+  service: AdminService;
+  principals: AdminPrincipals;
+  audit: AuditLog;
+  runs: ReconcileRunStore;
+  resyncs: ResyncStore;
+  ports: AdminJobPorts;
+  /** The queues of this feature (for Bull Board, with the pipeline's). */
+  queues: Queue[];
+  /** Marks entities dirty and enqueues their syncs in resync mode. */
+  requestResync(refs: EntityRef[]): Promise<void>;
+  /** Safe to call twice. */
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the admin feature: stores, the admin service, the reconcile and resync queues, and (in
+ * worker processes) their workers and the per-source reconciliation schedulers.
+ */
+export async function startAdminJobs(options: AdminJobsOptions): Promise<AdminJobs> {
+  const { config, connection, redis, directory, syncState, logger } = options;
+  const prefix = config.redis.prefix;
+  const names = {
+    reconcile: options.names?.reconcile ?? QUEUE_NAMES.reconcile,
+    resync: options.names?.resync ?? QUEUE_NAMES.resync,
+  };
+  const runs = new ReconcileRunStore(redis, prefix, config.reconcile.keepRuns);
+  const resyncs = new ResyncStore(redis, prefix);
+  const audit = new AuditLog(redis, prefix);
+  const reconcileQueue = createReconcileQueue({ connection, prefix, logger, name: names.reconcile });
+  const resyncQueue = createResyncQueue({ connection, prefix, logger, name: names.resync });
+  const state = reconcileSyncState(syncState, redis, prefix);
+
+  const requestResync = async (refs: EntityRef[]): Promise<void> => {
+    if (refs.length === 0) return;
+    await syncState.requestResync(refs);
+    await Promise.all(refs.map((ref) => directory.markDirty(ref)));
+  };
+  const ports: AdminJobPorts = {
+    queueCounts: () => options.queueStatus.queueCounts(),
+    pending: () => options.queueStatus.pending(),
+    enqueueReconcile: (runId, phase) => reconcileQueue.enqueue(runId, phase),
+    enqueueResync: (id, phase) => resyncQueue.enqueue(id, phase),
+    requestResync,
+  };
+  const service = new AdminService({
+    config,
+    directory,
+    syncState,
+    runs,
+    resyncs,
+    audit,
+    jobs: ports,
+    operationQueues: [names.reconcile, names.resync],
+  });
+
+  const workers: Worker[] = [];
+  if (options.platform) {
+    const platform = options.platform;
+    const log = logger.child({ module: "admin-jobs" });
+    workers.push(
+      startReconcileWorker({
+        connection,
+        prefix,
+        name: names.reconcile,
+        deps: { config, redis, platform, directory, state, requestResync, runs, logger: log },
+      }),
+      startResyncWorker({
+        connection,
+        prefix,
+        name: names.resync,
+        deps: { config, platform, directory, state, requestResync, resyncs, logger: log },
+      }),
+    );
+  }
+  if (options.schedule ?? options.platform !== undefined) await reconcileQueue.schedule(config);
+
+  let closing: Promise<void> | undefined;
+  return {
+    service,
+    principals: new AdminPrincipals(config),
+    audit,
+    runs,
+    resyncs,
+    ports,
+    queues: [reconcileQueue.queue, resyncQueue.queue],
+    requestResync,
+    close() {
+      closing ??= (async () => {
+        await Promise.all(workers.map((worker) => worker.close()));
+        await Promise.all([reconcileQueue.close(), resyncQueue.close()]);
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,37 @@
+import type { Redis } from "ioredis";
+import type { ReconcileRunStore } from "../../src/admin/reconcile-run-store.js";
+import type { Config } from "../../src/config/config-schema.js";
+import type { DirectoryStore } from "../../src/directory/directory-types.js";
+import type { AppliedEmbedMember } from "../../src/mapping/plan-types.js";
+import type { Logger } from "../../src/observability/logger.js";
+import type { PlatformClient } from "../../src/platform/platform-types.js";
+import type { EntityRef } from "../../src/scim/scim-types.js";
+import type { OwnerScope } from "../../src/sync/sync-keys.js";
+
+/** What reconciliation reads of the sync side (RedisSyncStateStore plus a bulk owner lookup). */
+export interface ReconcileSyncState {
+  /** The owner (a refKey) of each platform key, null where no source owns it. */
+  ownersOf(scope: OwnerScope, platformKeys: string[]): Promise<Array<string | null>>;
+  getUserPlatformIds(source: string, ids: string[]): Promise<Array<string | null>>;
+  getEmbedMembers(source: string, ids: string[]): Promise<Array<AppliedEmbedMember | null>>;
+  getApplied<T>(ref: EntityRef): Promise<T | null>;
+}
+
+/** Marks entities dirty and enqueues their syncs in resync mode (re-read the platform, apply what differs). */
+export type ResyncRequester = (refs: EntityRef[]) => Promise<void>;
+
+export interface ReconcileDeps {
+  config: Config;
+  /** For the run's working sets (seen ids, planned repairs); never holds a listing in memory. */
+  redis: Redis;
+  platform: PlatformClient;
+  directory: Pick<DirectoryStore, "snapshotUser" | "snapshotGroup" | "scanIds">;
+  state: ReconcileSyncState;
+  requestResync: ResyncRequester;
+  runs: ReconcileRunStore;
+  logger: Logger;
+  /** Entities looked at together (one Redis round trip per step). Default 100. */
+  pageSize?: number;
+  /** Repairs enqueued per chunk. Default 500. */
+  repairChunk?: number;
+}

@@ -1,0 +1,127 @@
+import { evaluateGuard } from "../../src/reconcile/deprovision-guard.js";
+import type { ReconcileRun } from "../../src/reconcile/reconcile-run.js";
+import { applyRepairs } from "./apply-repairs.js";
+import type { ReconcileDeps } from "./reconcile-ports.js";
+import { RunContext } from "./run-context.js";
+import { scanDirectory } from "./scan-directory.js";
+import { scanEmbedGroups, scanWorkspaceGroups } from "./scan-platform-groups.js";
+import { scanPlatformUsers } from "./scan-platform-users.js";
+
+function finished(startedMs: number): Pick<ReconcileRun, "finishedAt" | "durationMs"> {
+  return { finishedAt: new Date().toISOString(), durationMs: Date.now() - startedMs };
+}
+
+async function dropWorkingSets(deps: ReconcileDeps, ctx: RunContext, keepRepairs: boolean): Promise<void> {
+  const keys = [ctx.keys.seenUsers, ctx.keys.seenGroups];
+  if (!keepRepairs) keys.push(ctx.keys.repairs, ctx.keys.orphans);
+  await deps.redis.del(...keys);
+}
+
+/**
+ * Runs a queued reconciliation: streams the platform and the directory, classifies every
+ * difference, then (unless dry-run) applies the repairs, or holds them all when the
+ * deprovisioning guard trips (invariant 8). Memory stays flat: working sets live in Redis.
+ */
+export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<ReconcileRun | null> {
+  const queued = await deps.runs.get(runId);
+  if (queued?.state !== "queued") return queued;
+  const startedMs = Date.now();
+  let run: ReconcileRun = { ...queued, state: "running", startedAt: new Date(startedMs).toISOString() };
+  if (!(await deps.runs.transition(run, ["queued"]))) return deps.runs.get(runId);
+  const log = deps.logger.child({ module: "reconcile", runId, source: run.source });
+  let ctx: RunContext | undefined;
+  try {
+    ctx = new RunContext(deps, run);
+    await deps.redis.del(ctx.keys.seenUsers, ctx.keys.seenGroups, ctx.keys.repairs, ctx.keys.orphans);
+    await scanPlatformUsers(ctx);
+    if (ctx.isWorkspace) await scanWorkspaceGroups(ctx);
+    else await scanEmbedGroups(ctx);
+    if (ctx.isWorkspace) await scanDirectory(ctx, "user");
+    await scanDirectory(ctx, "group");
+    await ctx.flush();
+
+    const guard = evaluateGuard(
+      ctx.report.plannedDeprovisions,
+      ctx.ownedUsers,
+      deps.config.reconcile.maxDeprovisionShare,
+    );
+    const [repairCount, orphanCount] = await Promise.all([
+      deps.redis.scard(ctx.keys.repairs),
+      deps.redis.scard(ctx.keys.orphans),
+    ]);
+    run = {
+      ...run,
+      counts: ctx.report.counts,
+      samples: ctx.report.samples,
+      guard,
+      repairs: { entities: repairCount, orphanDeactivations: orphanCount, applied: false },
+    };
+    if (run.dryRun) {
+      run = { ...run, state: "succeeded", ...finished(startedMs) };
+    } else if (guard.tripped) {
+      log.warn(
+        { planned: guard.plannedDeprovisions, owned: guard.ownedUsers, share: guard.share },
+        "reconcile: deprovisioning guard tripped; the run waits for an admin's confirmation",
+      );
+      run = { ...run, state: "awaiting-confirmation", ...finished(startedMs) };
+    } else {
+      const applied = await applyRepairs({
+        redis: deps.redis,
+        repairsKey: ctx.keys.repairs,
+        orphansKey: ctx.keys.orphans,
+        requestResync: deps.requestResync,
+        platform: deps.platform,
+        state: deps.state,
+        logger: log,
+        chunk: deps.repairChunk ?? 500,
+      });
+      run = {
+        ...run,
+        state: "succeeded",
+        repairs: { ...applied, applied: true },
+        ...finished(startedMs),
+      };
+    }
+    await dropWorkingSets(deps, ctx, run.state === "awaiting-confirmation");
+    await deps.runs.transition(run, ["running"]);
+    log.info({ counts: run.counts, state: run.state, durationMs: run.durationMs }, "reconcile: run finished");
+    return run;
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    log.error({ err: message }, "reconcile: run failed");
+    if (ctx) await dropWorkingSets(deps, ctx, false).catch(() => undefined);
+    run = { ...run, state: "failed", error: message, ...finished(startedMs) };
+    await deps.runs.transition(run, ["running"]);
+    return run;
+  }
+}
+
+/** Applies the held repairs of a run an admin confirmed (queued again, with settledBy). */
+export async function applyConfirmedRun(deps: ReconcileDeps, runId: string): Promise<ReconcileRun | null> {
+  const queued = await deps.runs.get(runId);
+  if (queued?.state !== "queued" || !queued.settledBy) return queued;
+  let run: ReconcileRun = { ...queued, state: "running" };
+  if (!(await deps.runs.transition(run, ["queued"]))) return deps.runs.get(runId);
+  const log = deps.logger.child({ module: "reconcile", runId, source: run.source });
+  try {
+    const ctx = new RunContext(deps, run);
+    const applied = await applyRepairs({
+      redis: deps.redis,
+      repairsKey: ctx.keys.repairs,
+      orphansKey: ctx.keys.orphans,
+      requestResync: deps.requestResync,
+      platform: deps.platform,
+      state: deps.state,
+      logger: log,
+      chunk: deps.repairChunk ?? 500,
+    });
+    await deps.runs.dropOwnedKeys(runId);
+    run = { ...run, state: "succeeded", repairs: { ...applied, applied: true } };
+    log.info({ repairs: run.repairs }, "reconcile: confirmed run applied");
+  } catch (err) {
+    run = { ...run, state: "failed", error: err instanceof Error ? err.message : String(err) };
+    log.error({ err: run.error }, "reconcile: applying a confirmed run failed");
+  }
+  await deps.runs.transition(run, ["running"]);
+  return run;
+}

@@ -1,0 +1,73 @@
+import type { SourceConfig } from "../../src/config/config-schema.js";
+import type { Classification } from "../../src/reconcile/classify-user.js";
+import { DriftReport } from "../../src/reconcile/drift-report.js";
+import type { DriftEntry } from "../../src/reconcile/reconcile-types.js";
+import type { ReconcileRun } from "../../src/reconcile/reconcile-run.js";
+import { RUN_KEYS } from "../../src/admin/reconcile-run-store.js";
+import type { ReconcileDeps } from "./reconcile-ports.js";
+
+/** The state of one run while it streams: counters and small buffers only. */
+export class RunContext {
+  readonly report: DriftReport;
+  readonly source: SourceConfig;
+  readonly keys: Record<keyof typeof RUN_KEYS, string>;
+  /** Users this source owns on the platform: seen in the listing, or recorded but deleted behind. */
+  ownedUsers = 0;
+  private repairBuffer: string[] = [];
+  private orphanBuffer: string[] = [];
+
+  constructor(
+    readonly deps: ReconcileDeps,
+    readonly run: ReconcileRun,
+  ) {
+    const source = deps.config.sources[run.source];
+    if (!source) throw new Error(`unknown source ${run.source}`);
+    this.source = source;
+    this.report = new DriftReport(run.sampleSize);
+    this.keys = {
+      repairs: deps.runs.key(run.runId, RUN_KEYS.repairs),
+      orphans: deps.runs.key(run.runId, RUN_KEYS.orphans),
+      seenUsers: deps.runs.key(run.runId, RUN_KEYS.seenUsers),
+      seenGroups: deps.runs.key(run.runId, RUN_KEYS.seenGroups),
+    };
+  }
+
+  get pageSize(): number {
+    return this.deps.pageSize ?? 100;
+  }
+
+  get isWorkspace(): boolean {
+    return this.source.target === "workspace";
+  }
+
+  /** Records a classification: counts, samples, planned repairs (buffered), planned deprovisioning. */
+  record(result: Classification, entry: Omit<DriftEntry, "detail">, repairKey?: string): void {
+    for (const finding of result.findings) this.report.add(finding.cls, { ...entry, detail: finding.detail });
+    if (result.deprovision) this.report.plannedDeprovisions += 1;
+    if (result.repair === "sync" && repairKey) this.repairBuffer.push(repairKey);
+    if (result.repair === "deactivate-orphan" && entry.platformId) this.orphanBuffer.push(entry.platformId);
+  }
+
+  /** Writes buffered repairs to the run's sets (deduplicated there). */
+  async flush(): Promise<void> {
+    const multi = this.deps.redis.multi();
+    if (this.repairBuffer.length > 0) multi.sadd(this.keys.repairs, ...this.repairBuffer);
+    if (this.orphanBuffer.length > 0) multi.sadd(this.keys.orphans, ...this.orphanBuffer);
+    this.repairBuffer = [];
+    this.orphanBuffer = [];
+    await multi.exec();
+  }
+}
+
+/** Groups an async stream into arrays of `size` (the last one may be shorter). */
+export async function* batches<T>(items: AsyncIterable<T>, size: number): AsyncIterable<T[]> {
+  let batch: T[] = [];
+  for await (const item of items) {
+    batch.push(item);
+    if (batch.length >= size) {
+      yield batch;
+      batch = [];
+    }
+  }
+  if (batch.length > 0) yield batch;
+}

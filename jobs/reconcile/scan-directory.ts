@@ -1,0 +1,46 @@
+import type { AppliedGroup, AppliedEmbedGroup } from "../../src/mapping/plan-types.js";
+import { classifyUnseen } from "../../src/reconcile/classify-user.js";
+import type { EntityKind } from "../../src/scim/scim-types.js";
+import { refKey } from "../../src/scim/scim-types.js";
+import type { RunContext } from "./run-context.js";
+import { desiredOf } from "./scan-platform-users.js";
+
+/**
+ * Streams the directory's ids of one kind and finds those the platform listing did not contain
+ * (SMISMEMBER against the run's seen set): never synced (missing) or owned but gone
+ * (deletedBehind). Users are only compared for workspace sources: an embed-tenant source's users
+ * are embed users, reached through its groups.
+ */
+export async function scanDirectory(ctx: RunContext, kind: EntityKind): Promise<void> {
+  const { directory, redis, state } = ctx.deps;
+  const source = ctx.run.source;
+  const seenKey = kind === "user" ? ctx.keys.seenUsers : ctx.keys.seenGroups;
+  for await (const ids of directory.scanIds(source, kind, ctx.pageSize)) {
+    if (ids.length === 0) continue;
+    const seen = await redis.smismember(seenKey, ...ids);
+    const unseen = ids.filter((_id, index) => seen[index] !== 1);
+    if (unseen.length === 0) continue;
+    const platformIds =
+      kind === "user"
+        ? await state.getUserPlatformIds(source, unseen)
+        : await Promise.all(
+            unseen.map(async (id) => {
+              const applied = await state.getApplied<AppliedGroup | AppliedEmbedGroup>({ source, kind, id });
+              return applied?.platformId ?? null;
+            }),
+          );
+    await Promise.all(
+      unseen.map(async (id, index) => {
+        const desired =
+          kind === "user"
+            ? desiredOf(await directory.snapshotUser(source, id))
+            : desiredOf(await directory.snapshotGroup(source, id));
+        const platformId = platformIds[index] ?? undefined;
+        const result = classifyUnseen({ desired, platformId });
+        if (kind === "user" && platformId && desired.state === "present") ctx.ownedUsers += 1;
+        ctx.record(result, { kind, id, ...(platformId ? { platformId } : {}) }, refKey({ source, kind, id }));
+      }),
+    );
+    await ctx.flush();
+  }
+}

@@ -1,0 +1,87 @@
+import type { SyncSnapshot } from "../../src/directory/directory-types.js";
+import { diffAttributeValues } from "../../src/reconcile/attribute-values.js";
+import { type DesiredState, classifyPlatformUser } from "../../src/reconcile/classify-user.js";
+import { type EntityRef, parseRefKey, refKey } from "../../src/scim/scim-types.js";
+import { type RunContext, batches } from "./run-context.js";
+
+/** What the directory says about an entity, as the classifiers take it. */
+export function desiredOf<R extends { resource: unknown }>(
+  snapshot: SyncSnapshot<R> | null,
+): DesiredState<R["resource"]> {
+  if (!snapshot) return { state: "unknown" };
+  if (!snapshot.desired) return { state: "tombstone" };
+  return { state: "present", resource: snapshot.desired.resource };
+}
+
+/** The owner of a platform object, from its refKey: this source's entity, another source's, or none. */
+export function ownerOf(ownerKey: string | null | undefined, source: string): EntityRef | "other" | "none" {
+  if (!ownerKey) return "none";
+  try {
+    const ref = parseRefKey(ownerKey);
+    return ref.source === source ? ref : "other";
+  } catch {
+    return "other";
+  }
+}
+
+/**
+ * Streams the platform's workspace users page by page. Each page: one owner lookup, then the
+ * owned users' desired state (and attribute values, when the source maps any), classified and
+ * recorded; ids seen go to a Redis set so that the directory pass finds what the platform lacks.
+ * Orphans are found here for every source.
+ */
+export async function scanPlatformUsers(ctx: RunContext): Promise<void> {
+  const { platform, state, directory, redis } = ctx.deps;
+  const source = ctx.run.source;
+  const policy = { onDelete: ctx.source.onDelete, orphans: ctx.deps.config.reconcile.orphans };
+  const withAttributes = Object.keys(ctx.source.attributes).length > 0;
+  for await (const page of batches(platform.listUsers({ pageSize: 100 }), ctx.pageSize)) {
+    const owners = await state.ownersOf(
+      "user",
+      page.map((user) => user.id),
+    );
+    const mine: Array<{ user: (typeof page)[number]; ref: EntityRef }> = [];
+    page.forEach((user, index) => {
+      const owner = ownerOf(owners[index], source);
+      if (owner === "other") return;
+      if (owner === "none") {
+        const result = classifyPlatformUser({
+          platform: user,
+          owner: "none",
+          desired: { state: "unknown" },
+          ...policy,
+        });
+        ctx.record(result, { kind: "user", platformId: user.id });
+        return;
+      }
+      mine.push({ user, ref: owner });
+    });
+    if (mine.length > 0) {
+      ctx.ownedUsers += mine.length;
+      await redis.sadd(ctx.keys.seenUsers, ...mine.map((entry) => entry.ref.id));
+      await Promise.all(
+        mine.map(async ({ user, ref }) => {
+          const desired = desiredOf(await directory.snapshotUser(source, ref.id));
+          const result = classifyPlatformUser({ platform: user, owner: "this", desired, ...policy });
+          const entry = { kind: "user" as const, id: ref.id, platformId: user.id };
+          ctx.record(result, entry, refKey(ref));
+          if (!withAttributes || desired.state !== "present") return;
+          const values = await platform.getUserAttributeValues(user.id);
+          if (!values) return;
+          const differing = diffAttributeValues(desired.resource, ctx.source.attributes, values);
+          if (differing.length === 0) return;
+          ctx.record(
+            {
+              findings: [{ cls: "attributeValues", detail: `attributes: ${differing.join(", ")}` }],
+              repair: "sync",
+              deprovision: false,
+            },
+            entry,
+            refKey(ref),
+          );
+        }),
+      );
+    }
+    await ctx.flush();
+  }
+}
