@@ -5,7 +5,7 @@
  * client can trust the certificate itself as its CA.
  */
 import { generateKeyPairSync, randomBytes, sign } from "node:crypto";
-import { isIPv4 } from "node:net";
+import { isIPv4, isIPv6 } from "node:net";
 
 function derLength(length: number): Buffer {
   if (length < 0x80) return Buffer.from([length]);
@@ -69,11 +69,14 @@ export function selfSignedCertificate(options: {
   serial[0] = ((serial[0] ?? 1) & 0x7f) | 0x01;
   const notBefore = new Date(Date.now() - 3600_000);
   const notAfter = new Date(Date.now() + (options.days ?? 30) * 86400_000);
-  const altNames = [...new Set(options.hosts)].map((host) =>
-    isIPv4(host)
-      ? tlv(0x87, Buffer.from(host.split(".").map(Number)))
-      : tlv(0x82, Buffer.from(host, "ascii")),
-  );
+  // IPv6 literals are left out of subjectAltName (IPv4 and DNS names only).
+  const altNames = [...new Set(options.hosts)]
+    .filter((host) => !isIPv6(host))
+    .map((host) =>
+      isIPv4(host)
+        ? tlv(0x87, Buffer.from(host.split(".").map(Number)))
+        : tlv(0x82, Buffer.from(host, "ascii")),
+    );
   const extensions = tlv(
     0xa3,
     seq(

@@ -117,6 +117,8 @@ describe("emulator: SCIM users", () => {
     expect(res.body.displayName).toBeUndefined();
     expect(res.body.externalId).toBeUndefined();
     expect(res.body.meta.version).toBe('W/"2"');
+    const byOld = await h.call("GET", `/api/scim/v2/Users?filter=${encodeURIComponent('externalId eq "E"')}`);
+    expect(byOld.body.totalResults).toBe(0);
   });
 
   it("patches active, attribute paths, the enterprise extension and a no-path value", async () => {
