@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Redis } from "ioredis";
+import type { Redis, RedisOptions } from "ioredis";
 import { NotFoundError, PreconditionFailedError, ServiceUnavailableError } from "../errors.js";
 import type { Logger } from "../observability/logger.js";
 import type { FilterNode } from "../scim/filter-types.js";
@@ -53,6 +53,17 @@ import { checkIfMatch, expectedGeneration } from "./if-match.js";
  * `remove` (an id in both add and remove ends up not a member). Membership changes bump the
  * group's generation only, not the users' (a user's `groups` is derived, read-only data).
  */
+/**
+ * The ioredis options the store's client should be created with (spread them into `new Redis(url,
+ * {...directoryRedisOptions})`): fail a command after one retry, never queue while disconnected, and
+ * time out a command after 2 s, so a Redis outage answers 503 fast instead of hanging requests.
+ */
+export const directoryRedisOptions: Readonly<Partial<RedisOptions>> = Object.freeze({
+  maxRetriesPerRequest: 1,
+  enableOfflineQueue: false,
+  commandTimeout: 2000,
+});
+
 export interface RedisDirectoryStoreOptions {
   redis: Redis;
   /** Key prefix with a hash tag, e.g. `{scim-bridge}`. */

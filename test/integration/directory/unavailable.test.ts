@@ -1,6 +1,6 @@
 import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
-import { RedisDirectoryStore } from "../../../src/directory/redis-directory-store.js";
+import { directoryRedisOptions, RedisDirectoryStore } from "../../../src/directory/redis-directory-store.js";
 import { ServiceUnavailableError } from "../../../src/errors.js";
 import { cmp, group, newPrefix, testMatcher, user } from "./directory-fixture.js";
 
@@ -8,8 +8,7 @@ import { cmp, group, newPrefix, testMatcher, user } from "./directory-fixture.js
 const redis = new Redis({
   host: "127.0.0.1",
   port: 1,
-  maxRetriesPerRequest: 1,
-  enableOfflineQueue: false,
+  ...directoryRedisOptions,
   connectTimeout: 500,
   retryStrategy: () => 1000,
 });
