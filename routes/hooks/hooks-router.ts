@@ -100,6 +100,19 @@ function hooksErrorHandler(logger: Logger): ErrorRequestHandler {
 
 type AsyncHandler = (req: Request, res: Response) => Promise<void> | void;
 
+/** A middleware that checks something (throws to refuse) and then passes on. */
+function check(fn: (req: Request) => void): RequestHandler {
+  return (req: Request, _res: Response, next: NextFunction) => {
+    try {
+      fn(req);
+    } catch (err) {
+      next(err);
+      return;
+    }
+    next();
+  };
+}
+
 function handle(fn: AsyncHandler): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
     Promise.resolve()
@@ -126,12 +139,12 @@ export function createHooksRouter(deps: HooksRouterDeps): Router {
   const raw = express.raw({ type: () => true, limit: config.server.bodyLimit });
   const before = deps.beforeHandlers ?? [];
 
-  const oktaAuth = handle((req) => {
+  const oktaAuth = check((req) => {
     const hook = hookConfig(config, req, "okta");
     const presented = req.get(hook.header ?? "Authorization");
     if (!secretMatches(presented, hook.secret)) throw new UnauthorizedError("Invalid Okta Event Hook secret");
   });
-  const eventsSource = handle((req) => {
+  const eventsSource = check((req) => {
     hookConfig(config, req, "events");
   });
 
