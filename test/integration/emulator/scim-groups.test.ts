@@ -113,4 +113,24 @@ describe("emulator: SCIM groups", () => {
     expect((await h.call("DELETE", `/api/scim/v2/Groups/${g}`)).status).toBe(404);
     expect((await h.call("GET", `/api/scim/v2/Groups/${g}`)).status).toBe(404);
   });
+
+  it("replaces members with op replace and removes listed or all members with path members", async () => {
+    const [a, b, c] = [
+      await createUser(h, "a@example.com"),
+      await createUser(h, "b@example.com"),
+      await createUser(h, "c@example.com"),
+    ];
+    const id = (await h.call("POST", "/api/scim/v2/Groups", group("Team", [a]))).body.id;
+    const url = `/api/scim/v2/Groups/${id}`;
+    await h.call(
+      "PATCH",
+      url,
+      patch({ op: "replace", path: "members", value: [{ value: b }, { value: c }] }),
+    );
+    expect(memberIds((await h.call("GET", url)).body)).toEqual([b, c]);
+    await h.call("PATCH", url, patch({ op: "remove", path: "members", value: [{ value: b }] }));
+    expect(memberIds((await h.call("GET", url)).body)).toEqual([c]);
+    await h.call("PATCH", url, patch({ op: "remove", path: "members" }));
+    expect(memberIds((await h.call("GET", url)).body)).toEqual([]);
+  });
 });

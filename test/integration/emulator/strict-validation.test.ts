@@ -80,4 +80,29 @@ describe("emulator: strict contract checks", () => {
     expect((await h.call("GET", "/api/scim/v2/Users/missing")).status).toBe(404);
     expect(h.emulator.violations()).toEqual([]);
   });
+
+  it("refuses a string where active must be a boolean", async () => {
+    const id = await createUser(h, "a@example.com");
+    const res = await h.call(
+      "PATCH",
+      `/api/scim/v2/Users/${id}`,
+      patch({ op: "replace", path: "active", value: "False" }),
+    );
+    expect(res.status).toBe(400);
+    expect(res.body.scimType).toBe("invalidValue");
+    const created = await h.call("POST", "/api/scim/v2/Users", {
+      schemas: ["urn:ietf:params:scim:schemas:core:2.0:User"],
+      userName: "b@example.com",
+      active: "true",
+    });
+    expect(created.status).toBe(400);
+    expect(h.emulator.violations().map((v) => v.operation)).toEqual(["patchUser", "createUser"]);
+  });
+
+  it("answers count=0 with the total only", async () => {
+    await createUser(h, "a@example.com");
+    const res = await h.call("GET", "/api/scim/v2/Users?count=0");
+    expect(res.body).toMatchObject({ totalResults: 1, itemsPerPage: 0, Resources: [] });
+    expect(h.emulator.violations()).toEqual([]);
+  });
 });
