@@ -95,10 +95,10 @@ export async function startAdminJobs(options: AdminJobsOptions): Promise<AdminJo
     const platform = options.platform;
     const log = logger.child({ module: "admin-jobs" });
     workers.push(
-      startReconcileWorker({
+      ...startReconcileWorker({
         connection,
         prefix,
-        name: names.reconcile,
+        queue: reconcileQueue,
         deps: { config, redis, platform, directory, state, requestResync, runs, logger: log },
       }),
       startResyncWorker({
@@ -119,7 +119,7 @@ export async function startAdminJobs(options: AdminJobsOptions): Promise<AdminJo
     runs,
     resyncs,
     ports,
-    queues: [reconcileQueue.queue, resyncQueue.queue],
+    queues: [reconcileQueue.queue, reconcileQueue.scheduleQueue, resyncQueue.queue],
     requestResync,
     close() {
       closing ??= (async () => {

@@ -16,6 +16,12 @@ const KEEP = { removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } };
 
 export interface ReconcileQueue {
   queue: Queue<ReconcileJobData>;
+  /**
+   * The job schedulers live on a queue of their own (`<name>-schedule`): a scheduler always keeps
+   * its next run delayed there, which must not hold the bridge's `idle` false. A scheduled job only
+   * creates a run and enqueues it on the reconcile queue, where it counts as work.
+   */
+  scheduleQueue: Queue<ReconcileJobData>;
   enqueue(runId: string, phase: "run" | "apply"): Promise<void>;
   /**
    * One BullMQ job scheduler per source on `reconcile.schedule` (upsertJobScheduler), and
@@ -36,12 +42,17 @@ export function createReconcileQueue(options: {
     connection: options.connection,
     prefix: options.prefix,
   });
-  queue.on("error", (err) =>
-    options.logger.warn({ err: err.message, queue: queue.name }, "reconcile queue error"),
-  );
+  const scheduleQueue = new Queue<ReconcileJobData>(`${queue.name}-schedule`, {
+    connection: options.connection,
+    prefix: options.prefix,
+  });
+  for (const q of [queue, scheduleQueue]) {
+    q.on("error", (err) => options.logger.warn({ err: err.message, queue: q.name }, "reconcile queue error"));
+  }
   let closing: Promise<void> | undefined;
   return {
     queue,
+    scheduleQueue,
     async enqueue(runId, phase) {
       // Ids hold no ':' (BullMQ custom ids); one job per run and phase.
       await queue.add(phase, { runId, phase }, { jobId: `${phase}-${runId}`, attempts: 1, ...KEEP });
@@ -49,15 +60,15 @@ export function createReconcileQueue(options: {
     async schedule(config) {
       const wanted = new Set(Object.keys(config.sources).map((source) => `${SCHEDULER_PREFIX}${source}`));
       for (const source of Object.keys(config.sources)) {
-        await queue.upsertJobScheduler(
+        await scheduleQueue.upsertJobScheduler(
           `${SCHEDULER_PREFIX}${source}`,
           { pattern: config.reconcile.schedule },
           { name: "scheduled", data: { source, scheduled: true }, opts: { attempts: 1, ...KEEP } },
         );
       }
-      for (const scheduler of await queue.getJobSchedulers()) {
+      for (const scheduler of await scheduleQueue.getJobSchedulers()) {
         if (scheduler.key.startsWith(SCHEDULER_PREFIX) && !wanted.has(scheduler.key)) {
-          await queue.removeJobScheduler(scheduler.key);
+          await scheduleQueue.removeJobScheduler(scheduler.key);
         }
       }
     },
@@ -70,36 +81,55 @@ export function createReconcileQueue(options: {
   };
 }
 
-/** Processes one reconcile job. Exported for tests. */
+/** A scheduled tick: creates a run for the source and enqueues it (skipped while one is in progress). */
+export async function processScheduledTick(
+  deps: ReconcileDeps,
+  source: string,
+  enqueue: ReconcileQueue["enqueue"],
+): Promise<string> {
+  if (!Object.hasOwn(deps.config.sources, source)) return "unknown source";
+  const latest = await deps.runs.list({ source, offset: 0, limit: 1 });
+  const busy = latest.items[0];
+  if (busy && (busy.state === "running" || busy.state === "queued")) return "skipped: a run is in progress";
+  const run = await deps.runs.createRun({ source, dryRun: false, trigger: "schedule" });
+  await enqueue(run.runId, "run");
+  return run.runId;
+}
+
+/** Processes one job of the reconcile queue. Exported for tests. */
 export async function processReconcileJob(deps: ReconcileDeps, data: ReconcileJobData): Promise<string> {
-  if ("scheduled" in data) {
-    if (!Object.hasOwn(deps.config.sources, data.source)) return "unknown source";
-    const latest = await deps.runs.list({ source: data.source, offset: 0, limit: 1 });
-    const busy = latest.items[0];
-    if (busy && (busy.state === "running" || busy.state === "queued")) return "skipped: a run is in progress";
-    const run = await deps.runs.createRun({ source: data.source, dryRun: false, trigger: "schedule" });
-    return (await runReconcile(deps, run.runId))?.state ?? "gone";
-  }
+  if ("scheduled" in data) return "ignored: scheduled ticks run on the schedule queue";
   const run =
     data.phase === "apply" ? await applyConfirmedRun(deps, data.runId) : await runReconcile(deps, data.runId);
   return run?.state ?? "gone";
 }
 
+/** Starts the workers of the reconcile queue and of its schedule queue. */
 export function startReconcileWorker(options: {
   connection: Redis;
   prefix: string;
   deps: ReconcileDeps;
-  name?: string;
+  queue: ReconcileQueue;
   /** Runs at once in this process. Default 2. */
   concurrency?: number;
-}): Worker<ReconcileJobData> {
+}): Worker[] {
   const log = options.deps.logger.child({ module: "reconcile-worker" });
   const worker = new Worker<ReconcileJobData>(
-    options.name ?? QUEUE_NAMES.reconcile,
+    options.queue.queue.name,
     (job: Job<ReconcileJobData>) => processReconcileJob(options.deps, job.data),
     { connection: options.connection, prefix: options.prefix, concurrency: options.concurrency ?? 2 },
   );
-  worker.on("error", (err) => log.warn({ err: err.message }, "reconcile worker error"));
-  worker.on("failed", (job, err) => log.error({ jobId: job?.id, err: err.message }, "reconcile job failed"));
-  return worker;
+  const ticker = new Worker<ReconcileJobData>(
+    options.queue.scheduleQueue.name,
+    async (job: Job<ReconcileJobData>) =>
+      "scheduled" in job.data
+        ? processScheduledTick(options.deps, job.data.source, options.queue.enqueue)
+        : "ignored",
+    { connection: options.connection, prefix: options.prefix, concurrency: 1 },
+  );
+  for (const w of [worker, ticker]) {
+    w.on("error", (err) => log.warn({ err: err.message }, "reconcile worker error"));
+    w.on("failed", (job, err) => log.error({ jobId: job?.id, err: err.message }, "reconcile job failed"));
+  }
+  return [worker, ticker];
 }
