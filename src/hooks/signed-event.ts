@@ -127,11 +127,14 @@ export function parseSignedEvent(item: unknown, canon: Canonicalisers): SignedEv
   }
 }
 
-/**
- * Parses a whole delivery. Throws InvalidDeliveryError (every bad item by index) or
- * BadRequestError (not a delivery at all).
- */
-export function parseSignedDelivery(body: unknown, canon: Canonicalisers): SignedEvent[] {
+export interface ParsedItems {
+  /** The items that parsed, with their index in the delivery. */
+  parsed: Array<{ index: number; event: SignedEvent }>;
+  errors: ItemError[];
+}
+
+/** Parses every item of a delivery; throws BadRequestError only when it is not a delivery at all. */
+export function parseSignedItems(body: unknown, canon: Canonicalisers): ParsedItems {
   if (!isObj(body)) throw new BadRequestError("the body must be a JSON object", "invalidSyntax");
   let items: unknown[];
   if ("events" in body) {
@@ -140,15 +143,23 @@ export function parseSignedDelivery(body: unknown, canon: Canonicalisers): Signe
   } else {
     items = [body];
   }
-  const errors: ItemError[] = [];
-  const events: SignedEvent[] = [];
+  const result: ParsedItems = { parsed: [], errors: [] };
   items.forEach((item, index) => {
     try {
-      events.push(parseSignedEvent(item, canon));
+      result.parsed.push({ index, event: parseSignedEvent(item, canon) });
     } catch (err) {
-      errors.push({ index, message: messageOf(err) });
+      result.errors.push({ index, message: messageOf(err) });
     }
   });
+  return result;
+}
+
+/**
+ * Parses a whole delivery. Throws InvalidDeliveryError (every bad item by index) or
+ * BadRequestError (not a delivery at all).
+ */
+export function parseSignedDelivery(body: unknown, canon: Canonicalisers): SignedEvent[] {
+  const { parsed, errors } = parseSignedItems(body, canon);
   if (errors.length > 0) throw new InvalidDeliveryError(errors);
-  return events;
+  return parsed.map((p) => p.event);
 }

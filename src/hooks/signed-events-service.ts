@@ -8,7 +8,8 @@ import {
   type ItemError,
   InvalidDeliveryError,
   type MemberRef,
-  parseSignedDelivery,
+  type ParsedItems,
+  parseSignedItems,
   type SignedEvent,
 } from "./signed-event.js";
 
@@ -52,8 +53,10 @@ export class SignedEventsService {
       metrics.count(source, "events", "(delivery)", "duplicate");
       return { status: "duplicate", events: 0, changed: 0 };
     }
-    const events = parseSignedDelivery(body, this.deps.canon);
-    await this.validateAgainstDirectory(source, events);
+    const { parsed, errors } = parseSignedItems(body, this.deps.canon);
+    errors.push(...(await this.validateAgainstDirectory(source, parsed)));
+    if (errors.length > 0) throw new InvalidDeliveryError(errors.sort((a, b) => a.index - b.index));
+    const events = parsed.map((p) => p.event);
     let changed = 0;
     for (const event of events) {
       const didChange = await this.apply(source, event);
@@ -65,11 +68,12 @@ export class SignedEventsService {
     return { status: "applied", events: events.length, changed };
   }
 
-  private async validateAgainstDirectory(source: string, events: SignedEvent[]): Promise<void> {
+  /** What only the directory can tell: unknown members, unique names held by another entity. */
+  private async validateAgainstDirectory(source: string, items: ParsedItems["parsed"]): Promise<ItemError[]> {
     const { directory } = this.deps;
     const errors: ItemError[] = [];
     const pending: Pending = { externalIds: new Set(), userNames: new Set() };
-    for (const [index, event] of events.entries()) {
+    for (const { index, event } of items) {
       if (event.type === "user.upserted") {
         const { externalId, userName } = userKeys(event.user);
         const byExternal = externalId ? await directory.findUserId(source, { externalId }) : null;
@@ -93,7 +97,7 @@ export class SignedEventsService {
         }
       }
     }
-    if (errors.length > 0) throw new InvalidDeliveryError(errors);
+    return errors;
   }
 
   private async memberKnown(source: string, ref: MemberRef, pending: Pending): Promise<boolean> {
