@@ -19,8 +19,8 @@ import { intakeRateLimiter } from "../routes/middleware/intake-rate-limiter.js";
 import { createMetricsRouter } from "../routes/middleware/metrics-router.js";
 import { createRequestLogger } from "../routes/middleware/request-logger.js";
 import { securityHeaders } from "../routes/middleware/security-headers.js";
-import { recordScimOperation } from "./observability/bridge-metrics.js";
-import { createSyncQueue, startWorkers } from "../jobs/index.js";
+import { recordScimOperation, setQueueDepthReader } from "./observability/bridge-metrics.js";
+import { createQueueStatus, createSyncQueue, startWorkers } from "../jobs/index.js";
 import { HttpPlatformClient } from "./platform/client/http-platform-client.js";
 import { RedisRequestBudget } from "./platform/client/request-budget.js";
 
@@ -83,7 +83,9 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
   queueRedis.on("error", (err) => logger.warn({ err: err.message }, "redis (queue) error"));
   closers.push(() => queueRedis.quit().catch(() => queueRedis.disconnect()));
 
-  const syncQueue = createSyncQueue({ connection: queueRedis, prefix, logger });
+  // The producer shares the intake's fail-fast connection: an outage between a store write and
+  // its enqueue fails the enqueue at once (the dirty marker stays for the sweeper), never hangs.
+  const syncQueue = createSyncQueue({ connection: storeRedis, prefix, logger });
   closers.push(() => syncQueue.close());
 
   const directory = new RedisDirectoryStore({
@@ -93,6 +95,9 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
     logger,
     matchesFilter,
   });
+  const status = createQueueStatus({ connection: storeRedis, prefix, directory });
+  closers.push(() => status.close());
+  setQueueDepthReader(registry, () => status.queueCounts());
 
   let workers: { close(): Promise<void> } | undefined;
   if (role === "all" || role === "worker") {
@@ -189,5 +194,5 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
     return closing;
   };
 
-  return { config, url, app, directory, registry, logger, close };
+  return { config, url, app, directory, registry, logger, isIdle: () => status.isIdle(), close };
 }

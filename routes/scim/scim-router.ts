@@ -123,9 +123,9 @@ export function createScimRouter(deps: ScimRouterDeps): Router {
     if (!found) throw new NotFoundError(`No resource type ${req.params.name}`);
     sendScim(res, 200, found);
   });
-  router.get("/Schemas", (_req, res) => sendScim(res, 200, schemas()));
+  router.get("/Schemas", (req, res) => sendScim(res, 200, schemas(scimBaseUrl(req, source(req)))));
   router.get("/Schemas/:id", (req, res) => {
-    const list = schemas() as { Resources?: JsonObject[] };
+    const list = schemas(scimBaseUrl(req, source(req))) as { Resources?: JsonObject[] };
     const found = list.Resources?.find((r) => r.id === req.params.id);
     if (!found) throw new NotFoundError(`No schema ${req.params.id}`);
     sendScim(res, 200, found);

@@ -32,19 +32,19 @@ function substitute<T>(value: T, vars: Record<string, string>): T {
   return JSON.parse(text) as T;
 }
 
-let t: ScimTestApp;
-beforeAll(async () => {
-  t = await createScimTestApp("conformance");
-});
-afterAll(async () => {
-  await t.close();
-});
-
 for (const file of fixtures) {
   const fixture = JSON.parse(readFileSync(`${dir}${file}`, "utf8")) as { description: string; steps: Step[] };
   const source = file.startsWith("entra") ? "entra" : "okta";
   describe(`${file}: ${fixture.description.slice(0, 80)}`, () => {
     const vars: Record<string, string> = {};
+    // Each replay starts from an empty directory of its own.
+    let t: ScimTestApp;
+    beforeAll(async () => {
+      t = await createScimTestApp(`conformance-${file.replace(/\W/g, "")}`);
+    });
+    afterAll(async () => {
+      await t.close();
+    });
     for (const raw of fixture.steps) {
       it(raw.name, async () => {
         const step = substitute(raw, vars);

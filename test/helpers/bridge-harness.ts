@@ -169,7 +169,7 @@ export async function startTestBridge(name: string, options: TestBridgeOptions =
     },
     /** Platform users of the emulator, by lower-case userName. */
     platformUsers() {
-      const state = emulator.state() as {
+      const state = emulator.state() as unknown as {
         users: Array<{ id: string; userName: string; active: boolean } & Record<string, unknown>>;
       };
       return new Map(state.users.map((u) => [u.userName.toLowerCase(), u]));
