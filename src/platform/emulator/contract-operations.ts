@@ -66,6 +66,8 @@ export interface ContractOperation {
   params: ParameterSpec[];
   bodyRequired: boolean;
   validateBody?: ValidateFunction;
+  /** Response schemas by status code (only statuses whose response declares a body schema). */
+  responses: Record<string, ValidateFunction>;
 }
 
 export interface ParsedRequest {
@@ -99,6 +101,19 @@ function resolveParameter(doc: Schema, param: Schema): Schema {
   const resolved = components.parameters[name];
   if (!resolved) throw new Error(`contract: unresolved parameter ${ref}`);
   return resolved;
+}
+
+function compileResponses(
+  responses: Record<string, Schema> | undefined,
+  compile: (schema: unknown) => ValidateFunction,
+): Record<string, ValidateFunction> {
+  const out: Record<string, ValidateFunction> = {};
+  for (const [status, response] of Object.entries(responses ?? {})) {
+    const content = response.content as Record<string, { schema?: Schema }> | undefined;
+    const schema = content ? Object.values(content)[0]?.schema : undefined;
+    if (schema) out[status] = compile(schema);
+  }
+  return out;
 }
 
 function loadContract(): ContractOperation[] {
@@ -150,6 +165,7 @@ function loadContract(): ContractOperation[] {
         params,
         bodyRequired: body?.required === true,
         validateBody: bodySchema ? compile(bodySchema) : undefined,
+        responses: compileResponses(op.responses as Record<string, Schema> | undefined, compile),
       });
     }
   }
@@ -241,4 +257,15 @@ export function validateBody(operation: ContractOperation, body: unknown): void 
   if (!operation.validateBody(body)) {
     throw violation(`request body: ${formatErrors(operation.validateBody)}`, "invalidSyntax");
   }
+}
+
+/** Why an answer body breaks the contract's response schema for its status, if it does. */
+export function responseProblem(
+  operation: ContractOperation,
+  status: number,
+  body: unknown,
+): string | undefined {
+  const validate = operation.responses[String(status)];
+  if (!validate || validate(body)) return undefined;
+  return `${operation.name} ${status} answer: ${formatErrors(validate)}`;
 }

@@ -5,8 +5,12 @@
  */
 import type { SeededRandom } from "./seeded-random.js";
 
+/** Statuses an error fault may answer (429 always carries Retry-After). */
+export const FAULT_STATUSES = [401, 403, 429, 500, 502, 503, 504] as const;
+export type FaultStatus = (typeof FAULT_STATUSES)[number];
+
 export type FaultKind =
-  | { type: "error"; status: 429 | 500 | 503; retryAfterSeconds?: number }
+  | { type: "error"; status: FaultStatus; retryAfterSeconds?: number }
   | { type: "drop" }
   | { type: "slow"; delayMs: number }
   | { type: "ghost" }
@@ -59,7 +63,9 @@ function globToRegExp(glob: string): RegExp {
 function kindProblem(rule: FaultRule): string | undefined {
   switch (rule.type) {
     case "error":
-      return [429, 500, 503].includes(rule.status) ? undefined : "error status must be 429, 500 or 503";
+      return (FAULT_STATUSES as readonly number[]).includes(rule.status)
+        ? undefined
+        : `error status must be one of ${FAULT_STATUSES.join(", ")}`;
     case "slow":
       return rule.delayMs >= 0 ? undefined : "slow needs delayMs >= 0";
     case "rateLimit":

@@ -16,10 +16,16 @@ import {
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo, Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
-import { contractOperations, matchRoute, parseParameters, validateBody } from "./contract-operations.js";
+import {
+  contractOperations,
+  matchRoute,
+  parseParameters,
+  responseProblem,
+  validateBody,
+} from "./contract-operations.js";
 import { EmulatorError } from "./emulator-error.js";
 import { EmulatorState, type Handler } from "./emulator-state.js";
-import { FaultInjector, type FaultKind, type FaultRule } from "./fault-injector.js";
+import { FaultInjector, type FaultKind, type FaultRule, type FaultStatus } from "./fault-injector.js";
 import { errorBody, parseJsonBody, readRawBody, sendJson } from "./http-io.js";
 import { handleInspection } from "./inspection-routes.js";
 import { RequestRecorder } from "./request-recorder.js";
@@ -39,6 +45,11 @@ export interface PlatformEmulatorOptions {
   seed?: number;
   /** Request log ring size (default 10,000); counters stay exact. */
   logSize?: number;
+  /**
+   * Check every success answer against the contract's response schema and answer 500
+   * EMULATOR_BUG when it does not match (default false; the emulator's own tests turn it on).
+   */
+  checkResponses?: boolean;
 }
 
 const HANDLERS: Record<string, Handler> = { ...scimHandlers, ...v1Handlers };
@@ -227,6 +238,11 @@ export class PlatformEmulator {
         return;
       }
       if (error !== undefined) throw error;
+      const problem =
+        result && this.options.checkResponses
+          ? responseProblem(match.operation, result.status, result.body)
+          : undefined;
+      if (problem) throw new EmulatorError(500, "EMULATOR_BUG", problem);
       if (result) {
         sendJson(res, result.status, result.body, { scim, headers: result.headers });
         record(result.status);
@@ -255,6 +271,16 @@ function unknownRoute(method: string, path: string, knownPath: boolean): Emulato
   });
 }
 
+const FAULT_CODES: Record<FaultStatus, string> = {
+  401: "UNAUTHORIZED",
+  403: "FORBIDDEN",
+  429: "RATE_LIMITED",
+  500: "INTERNAL",
+  502: "BAD_GATEWAY",
+  503: "UNAVAILABLE",
+  504: "GATEWAY_TIMEOUT",
+};
+
 function faultError(kind: FaultKind): EmulatorError {
   if (kind.type === "rateLimit") {
     return new EmulatorError(429, "RATE_LIMITED", "rate limit exceeded", {
@@ -263,7 +289,7 @@ function faultError(kind: FaultKind): EmulatorError {
   }
   if (kind.type !== "error") return new EmulatorError(500, "INTERNAL", "injected fault");
   const retry = kind.retryAfterSeconds ?? (kind.status === 429 ? 1 : undefined);
-  const code = kind.status === 429 ? "RATE_LIMITED" : kind.status === 503 ? "UNAVAILABLE" : "INTERNAL";
+  const code = FAULT_CODES[kind.status];
   return new EmulatorError(kind.status, code, `injected ${kind.status}`, {
     headers: retry !== undefined ? { "Retry-After": String(retry) } : {},
   });

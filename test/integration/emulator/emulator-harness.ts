@@ -31,7 +31,8 @@ export interface Harness {
 }
 
 export async function startHarness(options: Partial<PlatformEmulatorOptions> = {}): Promise<Harness> {
-  const emulator = createPlatformEmulator({ token: TOKEN, seed: 42, ...options });
+  // checkResponses: every success answer is checked against the contract's response schemas.
+  const emulator = createPlatformEmulator({ token: TOKEN, seed: 42, checkResponses: true, ...options });
   const url = await emulator.start({ port: 0 });
   return {
     emulator,

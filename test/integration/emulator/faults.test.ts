@@ -45,6 +45,10 @@ describe("emulator: fault injection", () => {
     expect(second.status).toBe(503);
     expect(second.headers.get("retry-after")).toBe("5");
     expect((await h.call("GET", "/api/v1/user-attributes/")).status).toBe(200);
+    h.emulator.addFault({ type: "error", status: 403, count: 1 });
+    const forbidden = await h.call("GET", "/api/v1/user-attributes/");
+    expect(forbidden.status).toBe(403);
+    expect(forbidden.body.error.code).toBe("FORBIDDEN");
   });
 
   it("draws probabilistic faults the same way for the same seed", async () => {

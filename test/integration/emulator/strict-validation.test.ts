@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { contractOperations, responseProblem } from "../../../src/platform/emulator/contract-operations.js";
 import { createUser, type Harness, patch, startHarness } from "./emulator-harness.js";
 
 let h: Harness;
@@ -104,5 +105,14 @@ describe("emulator: strict contract checks", () => {
     const res = await h.call("GET", "/api/scim/v2/Users?count=0");
     expect(res.body).toMatchObject({ totalResults: 1, itemsPerPage: 0, Resources: [] });
     expect(h.emulator.violations()).toEqual([]);
+  });
+
+  it("can tell an answer that breaks the contract's response schema (used by checkResponses)", () => {
+    const createUser = contractOperations().find((o) => o.name === "createUser");
+    const listTenants = contractOperations().find((o) => o.name === "listEmbedTenants");
+    if (!createUser || !listTenants) throw new Error("contract operations missing");
+    expect(responseProblem(createUser, 201, { id: "x" })).toContain("schemas");
+    expect(responseProblem(createUser, 201, { schemas: [], userName: "a" })).toBeUndefined();
+    expect(responseProblem(listTenants, 200, { items: [] })).toContain("pageInfo");
   });
 });
