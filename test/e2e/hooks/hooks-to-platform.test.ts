@@ -1,0 +1,135 @@
+/**
+ * End-to-end: webhook deliveries change platform state through the emulator just as SCIM does
+ * (hook HTTP -> directory -> sync queue -> workers -> platform emulator).
+ */
+import { readFileSync } from "node:fs";
+import { type Server, createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import express from "express";
+import { Redis } from "ioredis";
+import supertest from "supertest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createHooksRouter } from "../../../routes/hooks/hooks-router.js";
+import { signWebhook } from "../../../src/hooks/standard-webhooks.js";
+import { createLogger } from "../../../src/observability/logger.js";
+import { oktaDelivery, oktaEvent } from "../../fixtures/hooks/okta-delivery.js";
+import { type TestBridge, startTestBridge } from "../../helpers/bridge-harness.js";
+import { TEST_REDIS_URL, waitFor } from "../../helpers/redis-test-prefix.js";
+
+const OKTA_SECRET = "e2e-okta-hook-secret";
+const EVENTS_SECRET = `whsec_${Buffer.from("e2e signing key, 32 bytes long!!").toString("base64")}`;
+
+let bridge: TestBridge;
+let redis: Redis;
+let server: Server;
+let hooks: ReturnType<typeof supertest>;
+
+beforeAll(async () => {
+  bridge = await startTestBridge("e2e-hooks", {
+    sources: {
+      okta: {
+        tokens: ["okta-token"],
+        hooks: { okta: { secret: OKTA_SECRET }, events: { secret: EVENTS_SECRET } },
+      },
+    },
+  });
+  // The hooks router over the bridge's own directory (its writes notify the bridge's sync queue).
+  redis = new Redis(TEST_REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  await redis.connect();
+  const app = express();
+  app.use(
+    "/hooks",
+    createHooksRouter({
+      config: bridge.config,
+      directory: bridge.bridge.directory,
+      redis,
+      prefix: bridge.prefix,
+      logger: createLogger("silent"),
+    }),
+  );
+  server = createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  hooks = supertest(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+});
+
+afterAll(async () => {
+  await new Promise<void>((resolve) => server?.close(() => resolve()));
+  await redis?.quit();
+  await bridge?.close();
+});
+
+function postOkta(events: unknown[]) {
+  return hooks
+    .post("/hooks/okta/okta")
+    .set("Authorization", OKTA_SECRET)
+    .set("Content-Type", "application/json")
+    .send(JSON.stringify(oktaDelivery(events)));
+}
+
+function postEvents(body: unknown) {
+  const raw = JSON.stringify(body);
+  const id = `msg_${Math.random().toString(36).slice(2)}`;
+  const ts = Math.floor(Date.now() / 1000);
+  return hooks
+    .post("/hooks/okta/events")
+    .set("Content-Type", "application/json")
+    .set("webhook-id", id)
+    .set("webhook-timestamp", String(ts))
+    .set("webhook-signature", signWebhook(EVENTS_SECRET, id, ts, raw))
+    .send(raw);
+}
+
+function platformGroup(displayName: string) {
+  const state = bridge.emulator.state() as unknown as {
+    groups: Array<{ id: string; displayName: string; members: string[] }>;
+  };
+  return state.groups.find((g) => g.displayName === displayName);
+}
+
+describe("webhooks to platform", () => {
+  it("Okta Event Hook events create, group and deactivate a platform user", async () => {
+    const user = { id: "00ue2eUser0001", alternateId: "dana.e2e@example.com", displayName: "Dana E2E" };
+    const group = { id: "00ge2eGroup001", displayName: "E2E Analysts" };
+    const t0 = Date.now() - 60_000;
+    const res = await postOkta([
+      oktaEvent("user-lifecycle-create", { user, published: t0 }),
+      oktaEvent("user-lifecycle-activate", { user, published: t0 + 10 }),
+      oktaEvent("group-user-membership-add", { user, group, published: t0 + 20 }),
+    ]);
+    expect(res.status).toBe(200);
+    await bridge.waitForIdle();
+    const platformUser = bridge.platformUsers().get("dana.e2e@example.com");
+    expect(platformUser?.active).toBe(true);
+    await waitFor(() => platformGroup("E2E Analysts")?.members.includes(platformUser!.id), {
+      what: "the platform group to hold the user",
+    });
+
+    await postOkta([
+      oktaEvent("user-lifecycle-deactivate", { user, published: t0 + 30 }),
+      oktaEvent("group-user-membership-remove", { user, group, published: t0 + 40 }),
+    ]);
+    await bridge.waitForIdle();
+    expect(bridge.platformUsers().get("dana.e2e@example.com")?.active).toBe(false);
+    expect(platformGroup("E2E Analysts")?.members).toEqual([]);
+  });
+
+  it("signed events upsert users and a group on the platform, and deactivate through an upsert", async () => {
+    const batch = JSON.parse(
+      readFileSync(new URL("../../fixtures/hooks/events-batch.json", import.meta.url), "utf8"),
+    );
+    expect((await postEvents(batch)).status).toBe(200);
+    await bridge.waitForIdle();
+    const users = bridge.platformUsers();
+    const kim = users.get("kim.lee@example.com");
+    const ravi = users.get("ravi.patel@example.com");
+    expect(kim?.active).toBe(true);
+    expect(platformGroup("Finance Analysts")?.members.sort()).toEqual([kim!.id, ravi!.id].sort());
+
+    await postEvents({
+      type: "user.upserted",
+      data: { externalId: "hr-1001", userName: "kim.lee@example.com", displayName: "Kim Lee", active: false },
+    });
+    await bridge.waitForIdle();
+    expect(bridge.platformUsers().get("kim.lee@example.com")?.active).toBe(false);
+  });
+});
