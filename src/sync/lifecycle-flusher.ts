@@ -16,6 +16,8 @@ export interface LifecycleDeadLetter {
 export interface LifecycleFlushOptions {
   /** Entries wait this long for company before a partial (< 100 ids) call goes out. */
   windowMs: number;
+  /** The longest a queued change waits for company (default 5 windows, at least 1 s). */
+  maxWaitMs?: number;
   /** Per-user attempts before a user's change is dead-lettered. */
   maxAttempts: number;
   /** Called for a user whose change failed for good (the jobs layer records and counts it). */
@@ -36,12 +38,13 @@ const TRANSIENT_CODES = new Set(["INTERNAL"]);
 
 /**
  * Drains the lifecycle batch into POST /api/v1/users/bulk calls of at most 100 ids: full calls go
- * at once, a partial one only when its oldest entry waited `windowMs`. Entries leave the batch
+ * at once, a partial one once no change joined it for `windowMs` (or its oldest waited maxWaitMs). Entries leave the batch
  * only when settled, so a crash repeats a call (harmless) and never loses one. Returns when the
  * batch is empty or when stopping.
  */
 export async function flushLifecycle(ctx: SyncContext, options: LifecycleFlushOptions): Promise<number> {
   let calls = 0;
+  const maxWait = options.maxWaitMs ?? Math.max(options.windowMs * 5, 1_000);
   while (!options.stopping()) {
     const stored = await ctx.state.peekLifecycle(CHUNK_SIZE * 10);
     if (stored.length === 0) return calls;
@@ -60,10 +63,16 @@ export async function flushLifecycle(ctx: SyncContext, options: LifecycleFlushOp
     let sent = false;
     for (const [action, entries] of byAction) {
       for (const part of chunk(entries)) {
-        const oldest = Math.min(...part.map((s) => s.entry.since));
-        if (part.length < CHUNK_SIZE && now - oldest < options.windowMs) {
-          nextDue = Math.min(nextDue, oldest + options.windowMs);
-          continue;
+        if (part.length < CHUNK_SIZE) {
+          // A partial call waits while changes keep coming (up to maxWaitMs), so a stream of
+          // changes fills whole calls: 10,000 deactivations cost about 100 calls, not one per window.
+          const oldest = Math.min(...part.map((s) => s.entry.since));
+          const newest = Math.max(...part.map((s) => s.entry.since));
+          const dueAt = Math.min(newest + options.windowMs, oldest + maxWait);
+          if (now < dueAt) {
+            nextDue = Math.min(nextDue, dueAt);
+            continue;
+          }
         }
         await sendChunk(ctx, action, part, options);
         calls++;
@@ -97,18 +106,28 @@ async function sendChunk(
     return;
   }
   const failed = new Map(result.failed.map((f) => [f.userId, f]));
-  for (const s of part) {
-    const failure = failed.get(s.entry.platformId);
-    if (!failure) await settleApplied(ctx, s, ACTION_STATE[action]);
-    else if (failure.code === "NOT_FOUND") await settleApplied(ctx, s, "deleted");
-    else if (TRANSIENT_CODES.has(failure.code) && s.entry.attempts + 1 < options.maxAttempts) {
-      const attempts = s.entry.attempts + 1;
-      const backoff = Math.min(options.windowMs * 2 ** attempts, 30_000);
-      const next = { ...s.entry, attempts, since: Date.now() + backoff };
-      if (await ctx.state.settleLifecycle(s, null)) await ctx.state.putLifecycle(next);
-    } else {
-      await giveUp(ctx, s, `platform_bulk_${failure.code.toLowerCase()}`, failure.message, options);
-    }
+  // Users of one call settle independently (ioredis pipelines their commands).
+  await Promise.all(part.map((s) => settleOne(ctx, s, action, failed.get(s.entry.platformId), options)));
+}
+
+async function settleOne(
+  ctx: SyncContext,
+  s: StoredLifecycleEntry,
+  action: BulkUserAction,
+  failure: BulkUserResult["failed"][number] | undefined,
+  options: LifecycleFlushOptions,
+): Promise<void> {
+  if (!failure) await settleApplied(ctx, s, ACTION_STATE[action]);
+  else if (failure.code === "NOT_FOUND") {
+    // Gone on the platform: a delete is done; anything else plans again (and creates it anew).
+    await settleApplied(ctx, s, "deleted", action !== "DELETE");
+  } else if (TRANSIENT_CODES.has(failure.code) && s.entry.attempts + 1 < options.maxAttempts) {
+    const attempts = s.entry.attempts + 1;
+    const backoff = Math.min(options.windowMs * 2 ** attempts, 30_000);
+    const next = { ...s.entry, attempts, since: Date.now() + backoff };
+    if (await ctx.state.settleLifecycle(s, null)) await ctx.state.putLifecycle(next);
+  } else {
+    await giveUp(ctx, s, `platform_bulk_${failure.code.toLowerCase()}`, failure.message, options);
   }
 }
 
@@ -117,6 +136,7 @@ async function settleApplied(
   ctx: SyncContext,
   s: StoredLifecycleEntry,
   state: LifecycleState,
+  syncAgain = false,
 ): Promise<void> {
   const { entry } = s;
   const applied = await ctx.state.getApplied<AppliedUser>(entry.ref);
@@ -124,7 +144,7 @@ async function settleApplied(
     await ctx.state.putApplied(entry.ref, { ...applied, lifecycle: state });
   }
   const settled = await ctx.state.settleLifecycle(s, null);
-  if (!settled) {
+  if (!settled || (syncAgain && !entry.final)) {
     // A newer plan replaced or dropped this entry while the call was out: decide again.
     await ctx.directory.markDirty(entry.ref);
     return;
