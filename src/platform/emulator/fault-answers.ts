@@ -1,0 +1,45 @@
+/** Answers for requests outside the contract and for injected error faults. */
+import { matchRoute } from "./contract-operations.js";
+import { EmulatorError } from "./emulator-error.js";
+import type { FaultKind, FaultStatus } from "./fault-injector.js";
+
+export function unknownRoute(method: string, path: string, knownPath: boolean): EmulatorError {
+  if (knownPath) {
+    return new EmulatorError(405, "METHOD_NOT_ALLOWED", `${method} ${path} is not in the contract`, {
+      violation: true,
+    });
+  }
+  let hint = "";
+  if (path.endsWith("/") && matchRoute(method, path.slice(0, -1)).kind === "operation") {
+    hint = " (trailing slash: the contract writes this path without one; see v0.3.0)";
+  } else if (matchRoute(method, `${path}/`).kind === "operation") {
+    hint = " (the contract writes this path with a trailing slash)";
+  }
+  return new EmulatorError(404, "NOT_FOUND", `${method} ${path} is not in the contract${hint}`, {
+    violation: true,
+  });
+}
+
+const FAULT_CODES: Record<FaultStatus, string> = {
+  401: "UNAUTHORIZED",
+  403: "FORBIDDEN",
+  429: "RATE_LIMITED",
+  500: "INTERNAL",
+  502: "BAD_GATEWAY",
+  503: "UNAVAILABLE",
+  504: "GATEWAY_TIMEOUT",
+};
+
+export function faultError(kind: FaultKind): EmulatorError {
+  if (kind.type === "rateLimit") {
+    return new EmulatorError(429, "RATE_LIMITED", "rate limit exceeded", {
+      headers: { "Retry-After": String(kind.retryAfterSeconds ?? 1) },
+    });
+  }
+  if (kind.type !== "error") return new EmulatorError(500, "INTERNAL", "injected fault");
+  const retry = kind.retryAfterSeconds ?? (kind.status === 429 ? 1 : undefined);
+  const code = FAULT_CODES[kind.status];
+  return new EmulatorError(kind.status, code, `injected ${kind.status}`, {
+    headers: retry !== undefined ? { "Retry-After": String(retry) } : {},
+  });
+}
