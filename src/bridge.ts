@@ -14,6 +14,7 @@ import { createMetricsRegistry, type Registry } from "./observability/metrics.js
 import { matchesFilter } from "./scim/filter-eval.js";
 import { createApp } from "../routes/app.js";
 import { createHealthRouter } from "../routes/health.js";
+import { createHooksRouter } from "../routes/hooks/hooks-router.js";
 import { httpMetricsMiddleware } from "../routes/middleware/http-metrics.js";
 import { intakeRateLimiter } from "../routes/middleware/intake-rate-limiter.js";
 import { createMetricsRouter } from "../routes/middleware/metrics-router.js";
@@ -116,6 +117,7 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
       registry,
       logger: logger.child({ module: "platform" }),
     });
+    closers.push(() => platform.close());
     workers = await startWorkers({
       config,
       connection: queueRedis,
@@ -130,6 +132,13 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
 
   let server: Server | undefined;
   let url: string | undefined;
+  const intakeLimit = intakeRateLimiter({
+    redis: storeRedis,
+    prefix,
+    requestsPerSecond: (source) => config.sources[source]?.rateLimit.requestsPerSecond,
+    registry,
+    logger,
+  });
   const scimLogger = logger.child({ module: "scim" });
   const app = createApp({
     logger,
@@ -140,6 +149,18 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
       workersRunning: workers ? () => ready : undefined,
     }),
     metrics: createMetricsRouter(registry),
+    hooks:
+      role === "worker"
+        ? undefined
+        : createHooksRouter({
+            config,
+            directory,
+            redis: storeRedis,
+            prefix,
+            logger,
+            registry,
+            beforeHandlers: [intakeLimit],
+          }),
     scim:
       role === "worker"
         ? undefined
@@ -147,15 +168,7 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
             config,
             directory,
             logger: scimLogger,
-            beforeHandlers: [
-              intakeRateLimiter({
-                redis: storeRedis,
-                prefix,
-                requestsPerSecond: (source) => config.sources[source]?.rateLimit.requestsPerSecond,
-                registry,
-                logger: scimLogger,
-              }),
-            ],
+            beforeHandlers: [intakeLimit],
             onOperation: (op) => recordScimOperation(registry, op),
           },
   });
