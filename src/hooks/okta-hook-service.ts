@@ -43,8 +43,17 @@ function clockOf(id: string, meta: { version: string; lastModified: string }): E
   return { version: `${id}:${meta.version}`, lastModified: meta.lastModified };
 }
 
+/**
+ * Another writer won: a changed version (If-Match) or a concurrent create of the same unique key.
+ * A conflict that outlasts every attempt is a real one (a login held by another user): rethrown.
+ */
 function isRace(err: unknown): boolean {
   return err instanceof PreconditionFailedError || err instanceof ConflictError;
+}
+
+function exhausted(lastError: unknown, what: string): Error {
+  if (lastError instanceof ConflictError) return lastError;
+  return new ServiceUnavailableError(`the ${what} kept changing while an Okta event was applied`);
 }
 
 function withoutId<T extends { id?: unknown }>(resource: T): Omit<T, "id"> {
@@ -144,6 +153,7 @@ export class OktaHookService {
     const { directory, state } = this.deps;
     const { user: target, op, published } = action;
     const aspects = aspectsOf(op);
+    let lastError: unknown;
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       const marks = await state.getMarks(source, "user", target.oktaId, aspects);
       const id = await directory.findUserId(source, { externalId: target.oktaId, userName: target.login });
@@ -200,9 +210,10 @@ export class OktaHookService {
         return next ? "applied" : "unchanged";
       } catch (err) {
         if (!isRace(err)) throw err;
+        lastError = err;
       }
     }
-    throw new ServiceUnavailableError("the user kept changing while an Okta event was applied");
+    throw exhausted(lastError, "user");
   }
 
   /** The directory user of a membership event; an add creates it (active) unless it was deleted. */
@@ -235,6 +246,7 @@ export class OktaHookService {
     const { directory, state } = this.deps;
     const { group: target, published } = action;
     const aspect = membershipAspect(action.user.oktaId);
+    let lastError: unknown;
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       const marks = await state.getMarks(source, "group", target.oktaId, [aspect]);
       const groupId = await directory.findGroupId(source, {
@@ -284,9 +296,10 @@ export class OktaHookService {
         return "applied";
       } catch (err) {
         if (!isRace(err)) throw err;
+        lastError = err;
       }
     }
-    throw new ServiceUnavailableError("the group kept changing while an Okta event was applied");
+    throw exhausted(lastError, "group");
   }
 }
 

@@ -143,6 +143,29 @@ describe("Okta user lifecycle and group membership events", () => {
     expect(after?.resource.active).toBe(false);
   });
 
+  it("rejects one event that cannot apply (a login another user holds) and applies the rest", async () => {
+    const holder = newOktaUser();
+    const user = newOktaUser();
+    await t.postOkta(
+      oktaDelivery([
+        event("user-lifecycle-create", holder, at(12)),
+        event("user-lifecycle-create", user, at(12)),
+      ]),
+    );
+    const res = await t.postOkta(
+      oktaDelivery([
+        event("user-account-update-profile", { ...user, alternateId: holder.alternateId }, at(13)),
+        event("user-lifecycle-suspend", user, at(14)),
+      ]),
+    );
+    expect(res.status).toBe(200);
+    expect(res.body.outcomes).toEqual({ rejected: 1, applied: 1 });
+    expect((await t.user({ externalId: user.id }))?.resource).toMatchObject({
+      userName: user.alternateId,
+      active: false,
+    });
+  });
+
   it("adds and removes group members, creating the group and the user when unknown", async () => {
     const user = newOktaUser();
     const group = { id: `00g${Date.now().toString(36)}`, displayName: `Analysts ${Date.now()}` };
