@@ -44,14 +44,14 @@ describe("deduplication with keepLastIfActive", () => {
       await waitFor(() => runs === 1, { what: "the first run to start" });
       await queue.add(SYNC_JOB_NAME, ref, options(ref)); // the change that lands mid-sync
       release();
-      await waitFor(async () => (await queue.getJobCounts("completed")).completed >= 1, {
+      await waitFor(async () => ((await queue.getJobCounts("completed")).completed ?? 0) >= 1, {
         what: "completion",
       });
       // Give a kept follow-up every chance to run before counting.
       await waitFor(
         async () => {
           const c = await queue.getJobCounts("waiting", "active", "delayed");
-          return c.waiting + c.active + c.delayed === 0;
+          return (c.waiting ?? 0) + (c.active ?? 0) + (c.delayed ?? 0) === 0;
         },
         { what: "the queue to drain" },
       );
@@ -109,7 +109,7 @@ describe("deduplication with keepLastIfActive", () => {
       await waitFor(
         async () => {
           const c = await queue.getJobCounts("waiting", "active", "delayed");
-          return c.waiting + c.active + c.delayed === 0;
+          return (c.waiting ?? 0) + (c.active ?? 0) + (c.delayed ?? 0) === 0;
         },
         { what: "the queue to drain" },
       );
@@ -151,5 +151,5 @@ describe("a change during its entity's sync reaches the platform (whole pipeline
 });
 
 function inFlight(h: JobsHarness): Promise<boolean> {
-  return h.syncQueue.queue.getJobCounts("active").then((c) => c.active > 0);
+  return h.syncQueue.queue.getJobCounts("active").then((c) => (c.active ?? 0) > 0);
 }
