@@ -74,6 +74,12 @@ describe("Okta Event Hook verification and authentication", () => {
     }
   });
 
+  it("answers 405 for other methods", async () => {
+    const res = await t.request.put("/hooks/okta/okta").set("Authorization", OKTA_SECRET).send({});
+    expect(res.status).toBe(405);
+    expect(res.body.error.code).toBe("method_not_allowed");
+  });
+
   it("refuses a delivery without the secret and stores nothing", async () => {
     const user = newOktaUser();
     const res = await t.request
