@@ -117,7 +117,7 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
       registry,
       logger: logger.child({ module: "platform" }),
     });
-    closers.push(() => platform.close());
+    closers.push(async () => platform.close());
     workers = await startWorkers({
       config,
       connection: queueRedis,
