@@ -22,6 +22,11 @@ export interface EntityClock {
   lastModified: string;
 }
 
+/** The version is qualified by the entity id: a re-created entity starts its versions again. */
+export function entityClock(id: string, meta: { version: string; lastModified: string }): EntityClock {
+  return { version: `${id}:${meta.version}`, lastModified: meta.lastModified };
+}
+
 export interface HookMarks {
   seenVersion?: string;
   floor?: number;

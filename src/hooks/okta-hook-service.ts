@@ -2,10 +2,11 @@ import type { DirectoryStore, UserRecord } from "../directory/directory-types.js
 import { ConflictError, isAppError, PreconditionFailedError, ServiceUnavailableError } from "../errors.js";
 import type { Logger } from "../observability/logger.js";
 import { SCHEMA_GROUP, type ScimGroup } from "../scim/scim-types.js";
+import { absorbGroupWrites, linkedGroups } from "./group-side-effects.js";
 import {
   advanceMarks,
+  entityClock,
   blockedByDeletion,
-  type EntityClock,
   isStale,
   membershipAspect,
 } from "./event-ordering.js";
@@ -37,11 +38,6 @@ const ATTEMPTS = 5;
 
 type MembershipAction = Extract<OktaAction, { kind: "membership" }>;
 type UserAction = Extract<OktaAction, { kind: "user" }>;
-
-/** The version is qualified by the entity id: a re-created entity starts its versions again. */
-function clockOf(id: string, meta: { version: string; lastModified: string }): EntityClock {
-  return { version: `${id}:${meta.version}`, lastModified: meta.lastModified };
-}
 
 /**
  * Another writer won: a changed version (If-Match) or a concurrent create of the same unique key.
@@ -167,7 +163,7 @@ export class OktaHookService {
           if (isStale(published, null, marks, decidingAspect(op))) return "stale";
           const created = await this.createUser(source, target, op, published);
           if (typeof created === "string") return created;
-          const version = clockOf(created.resource.id, created.meta).version;
+          const version = entityClock(created.resource.id, created.meta).version;
           await state.setMarks(
             source,
             "user",
@@ -176,10 +172,12 @@ export class OktaHookService {
           );
           return "applied";
         }
-        const clock = clockOf(record.resource.id, record.meta);
+        const clock = entityClock(record.resource.id, record.meta);
         if (isStale(published, clock, marks, decidingAspect(op))) return "stale";
         if (op === "delete") {
+          const groups = await linkedGroups(directory, source, record.groups);
           await directory.deleteUser(source, record.resource.id, { ifMatch: record.meta.version });
+          await absorbGroupWrites(directory, state, source, groups);
           await state.recordDeletion(
             source,
             { oktaId: target.oktaId, login: target.login ?? record.resource.userName },
@@ -199,7 +197,7 @@ export class OktaHookService {
           const updated = await directory.updateUser(source, record.resource.id, () => next, {
             ifMatch: record.meta.version,
           });
-          version = clockOf(updated.resource.id, updated.meta).version;
+          version = entityClock(updated.resource.id, updated.meta).version;
         }
         await state.setMarks(
           source,
@@ -232,7 +230,7 @@ export class OktaHookService {
     const created = await this.createUser(source, action.user, "activate", action.published);
     if (typeof created === "string") return { outcome: created };
     // No aspect is claimed: any lifecycle event of this user, older or newer, still applies.
-    const clock = clockOf(created.resource.id, created.meta);
+    const clock = entityClock(created.resource.id, created.meta);
     await state.setMarks(
       source,
       "user",
@@ -254,7 +252,7 @@ export class OktaHookService {
         displayName: target.displayName,
       });
       const group = groupId ? await directory.getGroup(source, groupId) : null;
-      const clock = group ? clockOf(group.resource.id, group.meta) : null;
+      const clock = group ? entityClock(group.resource.id, group.meta) : null;
       if (isStale(published, clock, marks, aspect)) return "stale";
       const save = (version: string | undefined) =>
         state.setMarks(
@@ -276,7 +274,7 @@ export class OktaHookService {
             return "unchanged";
           }
           const created = await directory.createGroup(source, newGroup(target), [user.id]);
-          await save(clockOf(created.resource.id, created.meta).version);
+          await save(entityClock(created.resource.id, created.meta).version);
           return "applied";
         }
         const member = await directory.getUser(source, user.id);
@@ -292,7 +290,7 @@ export class OktaHookService {
           (current) => ({ resource: withoutId(current.resource), members: change }),
           { ifMatch: group.meta.version },
         );
-        await save(clockOf(updated.resource.id, updated.meta).version);
+        await save(entityClock(updated.resource.id, updated.meta).version);
         return "applied";
       } catch (err) {
         if (!isRace(err)) throw err;

@@ -283,6 +283,24 @@ describe("Okta at-least-once, out-of-order delivery", () => {
     expect((await t.user({ userName: user.alternateId }))?.resource.externalId).toBe(rehire.id);
   });
 
+  it("does not take a deletion's own group changes for a newer change by another path", async () => {
+    const leaver = newOktaUser();
+    const joiner = newOktaUser();
+    const group = { id: `00gdl${Date.now().toString(36)}`, displayName: `Offboarding ${Date.now()}` };
+    await t.postOkta(oktaDelivery([event("group-user-membership-add", leaver, at(120), { group })]));
+    // One batch: the leaver is deleted (which takes it out of the group), then the joiner is added.
+    const res = await t.postOkta(
+      oktaDelivery([
+        event("user-lifecycle-delete-initiated", leaver, at(121)),
+        event("group-user-membership-add", joiner, at(122), { group }),
+      ]),
+    );
+    expect(res.body.outcomes).toEqual({ applied: 2 });
+    const g = await t.group({ externalId: group.id });
+    const j = await t.user({ externalId: joiner.id });
+    expect(g?.members?.map((m) => m.value)).toEqual([j!.resource.id]);
+  });
+
   it("does not re-add a member when the remove arrives before the add", async () => {
     const user = newOktaUser();
     const group = { id: `00gro${Date.now().toString(36)}`, displayName: `Reordered ${Date.now()}` };
