@@ -5,18 +5,10 @@ import { normalizePatchRequest } from "../../src/scim/dialects.js";
 import { applyGroupPatch } from "../../src/scim/patch.js";
 import { projectResource } from "../../src/scim/projection.js";
 import { SCHEMA_LIST, type JsonObject } from "../../src/scim/scim-types.js";
-import { type ListParams, membersExcluded, parseListParams } from "./list-params.js";
+import { type ListParams, membersExcluded, parseListParams, projectionOf } from "./list-params.js";
 import { etagHeaders, ifMatchOf } from "./preconditions.js";
 import { renderGroup, scimBaseUrl } from "./scim-render.js";
 import { type ResourceHandlers, type ScimRouterDeps, requireObjectBody, sendScim } from "./scim-router.js";
-
-function projection(req: Request): Pick<ListParams, "attributes" | "excludedAttributes"> {
-  const { attributes, excludedAttributes } = parseListParams({
-    attributes: req.query.attributes,
-    excludedAttributes: req.query.excludedAttributes,
-  });
-  return { attributes, excludedAttributes };
-}
 
 /** /Groups (RFC 7644 §3.3-§3.6). Membership changes go through the store as add/remove sets. */
 export function createGroupHandlers({ directory }: ScimRouterDeps): ResourceHandlers {
@@ -39,7 +31,7 @@ export function createGroupHandlers({ directory }: ScimRouterDeps): ResourceHand
   };
 
   const answer = async (req: Request, status: number, groupId: string) => {
-    const wanted = projection(req);
+    const wanted = projectionOf(req);
     const record = await directory.getGroup(source(req), groupId, { withMembers: !membersExcluded(wanted) });
     if (!record) throw new NotFoundError(`Group ${groupId} not found`);
     return {

@@ -1,3 +1,4 @@
+import type { Request } from "express";
 import { BadRequestError } from "../../src/errors.js";
 import { parseFilter } from "../../src/scim/filter-parser.js";
 import type { FilterNode } from "../../src/scim/filter-types.js";
@@ -55,4 +56,13 @@ export function membersExcluded(params: Pick<ListParams, "attributes" | "exclude
   const notAsked =
     params.attributes !== undefined && !params.attributes.some((a) => /(^|:)members(\.|$)/i.test(a));
   return Boolean(excluded) || notAsked;
+}
+
+/** `attributes` / `excludedAttributes` of a single-resource request (RFC 7644 §3.9). */
+export function projectionOf(req: Request): Pick<ListParams, "attributes" | "excludedAttributes"> {
+  const { attributes, excludedAttributes } = parseListParams({
+    attributes: req.query.attributes,
+    excludedAttributes: req.query.excludedAttributes,
+  });
+  return { attributes, excludedAttributes };
 }

@@ -5,18 +5,10 @@ import { toCanonicalUser } from "../../src/scim/canonical-resource.js";
 import { applyUserPatch } from "../../src/scim/patch.js";
 import { projectResource } from "../../src/scim/projection.js";
 import { SCHEMA_LIST, type JsonObject } from "../../src/scim/scim-types.js";
-import { type ListParams, parseListParams } from "./list-params.js";
+import { type ListParams, parseListParams, projectionOf } from "./list-params.js";
 import { ifMatchOf, etagHeaders } from "./preconditions.js";
 import { renderUser, scimBaseUrl } from "./scim-render.js";
 import { type ResourceHandlers, type ScimRouterDeps, requireObjectBody, sendScim } from "./scim-router.js";
-
-function projection(req: Request): Pick<ListParams, "attributes" | "excludedAttributes"> {
-  const { attributes, excludedAttributes } = parseListParams({
-    attributes: req.query.attributes,
-    excludedAttributes: req.query.excludedAttributes,
-  });
-  return { attributes, excludedAttributes };
-}
 
 /** /Users (RFC 7644 §3.3 create, §3.4 query, §3.5 replace/patch, §3.6 delete). */
 export function createUserHandlers({ directory }: ScimRouterDeps): ResourceHandlers {
@@ -45,7 +37,7 @@ export function createUserHandlers({ directory }: ScimRouterDeps): ResourceHandl
     create: async (req, res) => {
       const record = await directory.createUser(source(req), toCanonicalUser(requireObjectBody(req)));
       const out = renderUser(record, scimBaseUrl(req, source(req)));
-      sendScim(res, 201, projectResource(out, projection(req)), {
+      sendScim(res, 201, projectResource(out, projectionOf(req)), {
         Location: String((out.meta as JsonObject).location),
         ...etagHeaders(record.meta.version),
       });
@@ -56,7 +48,7 @@ export function createUserHandlers({ directory }: ScimRouterDeps): ResourceHandl
       sendScim(
         res,
         200,
-        projectResource(renderUser(record, scimBaseUrl(req, source(req))), projection(req)),
+        projectResource(renderUser(record, scimBaseUrl(req, source(req))), projectionOf(req)),
         etagHeaders(record.meta.version),
       );
     },
@@ -66,7 +58,7 @@ export function createUserHandlers({ directory }: ScimRouterDeps): ResourceHandl
       sendScim(
         res,
         200,
-        projectResource(renderUser(record, scimBaseUrl(req, source(req))), projection(req)),
+        projectResource(renderUser(record, scimBaseUrl(req, source(req))), projectionOf(req)),
         etagHeaders(record.meta.version),
       );
     },
@@ -83,7 +75,7 @@ export function createUserHandlers({ directory }: ScimRouterDeps): ResourceHandl
       sendScim(
         res,
         200,
-        projectResource(renderUser(record, scimBaseUrl(req, source(req))), projection(req)),
+        projectResource(renderUser(record, scimBaseUrl(req, source(req))), projectionOf(req)),
         etagHeaders(record.meta.version),
       );
     },
