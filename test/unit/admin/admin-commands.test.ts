@@ -1,0 +1,120 @@
+import { describe, expect, it } from "vitest";
+import { type CliIo, runAdminCommand } from "../../../src/cli/admin-commands.js";
+
+type Route = (init: { method: string; body?: unknown }) => { status: number; body: unknown };
+
+function fakeIo(
+  routes: Record<string, Route>,
+  env: Record<string, string> = { SCIM_BRIDGE_ADMIN_TOKEN: "t0k" },
+) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const calls: Array<{ method: string; url: string; auth: string | null; body?: unknown }> = [];
+  const io: CliIo = {
+    stdout: (text) => out.push(text),
+    stderr: (text) => err.push(text),
+    env,
+    pollMs: 1,
+    fetch: (async (input: string | URL, init?: RequestInit) => {
+      const url = String(input);
+      const method = init?.method ?? "GET";
+      const body = init?.body ? JSON.parse(String(init.body)) : undefined;
+      calls.push({ method, url, auth: new Headers(init?.headers).get("authorization"), body });
+      const path = new URL(url).pathname.replace("/admin/v1", "");
+      const route = routes[`${method} ${path}`];
+      const answer = route
+        ? route({ method, body })
+        : { status: 404, body: { error: { code: "not_found", message: "no" } } };
+      return new Response(JSON.stringify(answer.body), { status: answer.status });
+    }) as typeof fetch,
+  };
+  return { io, out, err, calls };
+}
+
+describe("runAdminCommand", () => {
+  it("status: exit 0 when idle, 1 when not, with the token as a bearer", async () => {
+    for (const idle of [true, false]) {
+      const { io, out, calls } = fakeIo({
+        "GET /status": () => ({
+          status: 200,
+          body: { idle, pending: idle ? 0 : 3, deadLetters: 0, queues: {}, sources: {} },
+        }),
+      });
+      expect(await runAdminCommand("status", ["--url", "http://bridge:9000"], io)).toBe(idle ? 0 : 1);
+      expect(calls[0]).toMatchObject({ url: "http://bridge:9000/admin/v1/status", auth: "Bearer t0k" });
+      expect(out.join("")).toContain(`idle: ${idle}`);
+    }
+  });
+
+  it("defaults the URL to 127.0.0.1 and PORT, and prints JSON with --json", async () => {
+    const { io, out, calls } = fakeIo(
+      { "GET /status": () => ({ status: 200, body: { idle: true, pending: 0 } }) },
+      { PORT: "8181" },
+    );
+    expect(await runAdminCommand("status", ["--json", "--token", "x"], io)).toBe(0);
+    expect(calls[0]?.url).toBe("http://127.0.0.1:8181/admin/v1/status");
+    expect(JSON.parse(out.join(""))).toEqual({ idle: true, pending: 0 });
+  });
+
+  it("exits 2 on usage errors: no token, unknown flag, missing source", async () => {
+    expect(await runAdminCommand("status", [], fakeIo({}, {}).io)).toBe(2);
+    expect(await runAdminCommand("status", ["--nope"], fakeIo({}).io)).toBe(2);
+    expect(await runAdminCommand("reconcile", [], fakeIo({}).io)).toBe(2);
+    expect(await runAdminCommand("dead-letters", ["discard", "bad-ref"], fakeIo({}).io)).toBe(2);
+  });
+
+  it("exits 1 with the API's error on a refused request", async () => {
+    const { io, err } = fakeIo({
+      "POST /sources/okta/reconcile": () => ({
+        status: 403,
+        body: { error: { code: "forbidden", message: "needs admin" } },
+      }),
+    });
+    expect(await runAdminCommand("reconcile", ["okta"], io)).toBe(1);
+    expect(err.join("")).toContain("403 forbidden: needs admin");
+  });
+
+  it("reconcile --dry-run --wait polls the run and exits 1 when it waits for confirmation", async () => {
+    let polls = 0;
+    const { io, out, calls } = fakeIo({
+      "POST /sources/okta/reconcile": () => ({ status: 202, body: { runId: "r1" } }),
+      "GET /reconcile-runs/r1": () => ({
+        status: 200,
+        body: {
+          runId: "r1",
+          source: "okta",
+          state: ++polls < 3 ? "running" : "awaiting-confirmation",
+          dryRun: false,
+          counts: { orphans: 2 },
+          guard: { plannedDeprovisions: 5, ownedUsers: 10, tripped: true },
+        },
+      }),
+    });
+    expect(await runAdminCommand("reconcile", ["okta", "--dry-run", "--wait"], io)).toBe(1);
+    expect(calls[0]?.body).toEqual({ dryRun: true });
+    expect(polls).toBe(3);
+    expect(out.join("")).toContain("awaiting-confirmation");
+    expect(out.join("")).toContain("guard: 5 of 10 owned users (tripped)");
+  });
+
+  it("resync sends the named users and groups", async () => {
+    const { io, calls } = fakeIo({
+      "POST /sources/okta/resync": () => ({ status: 202, body: { id: "op1", state: "queued" } }),
+    });
+    expect(
+      await runAdminCommand("resync", ["okta", "--user", "u1", "--user", "u2", "--group", "g1"], io),
+    ).toBe(0);
+    expect(calls[0]?.body).toEqual({ users: ["u1", "u2"], groups: ["g1"] });
+  });
+
+  it("dead-letters retry names references, discard deletes one", async () => {
+    const { io, calls } = fakeIo({
+      "POST /dead-letters/retry": () => ({ status: 202, body: { retried: 1 } }),
+      "DELETE /dead-letters/okta/user/u9": () => ({ status: 200, body: { discarded: true } }),
+    });
+    expect(await runAdminCommand("dead-letters", ["retry", "okta/user/u1"], io)).toBe(0);
+    expect(calls[0]?.body).toEqual({ refs: [{ source: "okta", kind: "user", id: "u1" }] });
+    expect(await runAdminCommand("dead-letters", ["discard", "okta/user/u9"], io)).toBe(0);
+    expect(calls[1]?.method).toBe("DELETE");
+  });
+});
