@@ -1,0 +1,199 @@
+/**
+ * The processes a sync benchmark runs: the emulator host and one or two bridge processes
+ * (`scim-bridge start --role ...` from source through tsx), each on 127.0.0.1, logging to files
+ * in the run directory, with their peak RSS sampled from /proc.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { createWriteStream, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { join, resolve } from "node:path";
+import { Redis } from "ioredis";
+import { stringify } from "yaml";
+
+export const ROOT = resolve(import.meta.dirname, "../..");
+export const PLATFORM_TOKEN = "bench-platform-token";
+export const SOURCE_TOKEN = "bench-source-token";
+export const ADMIN_TOKEN = "bench-admin-token";
+export const SOURCE = "bench";
+export const DEPARTMENT_URN = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User";
+export const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+
+export interface Proc {
+  name: string;
+  child: ChildProcess;
+  /** Highest VmHWM (kB) read so far, and the highest sampled VmRSS (kB). */
+  peakHwmKb: number;
+  peakRssKb: number;
+}
+
+function readProcKb(pid: number, field: "VmHWM" | "VmRSS"): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(status);
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Samples VmHWM/VmRSS of each process every `intervalMs` until stopped. */
+export function sampleRss(procs: Proc[], intervalMs = 250): () => void {
+  const tick = () => {
+    for (const p of procs) {
+      if (p.child.pid === undefined || p.child.exitCode !== null) continue;
+      p.peakHwmKb = Math.max(p.peakHwmKb, readProcKb(p.child.pid, "VmHWM"));
+      p.peakRssKb = Math.max(p.peakRssKb, readProcKb(p.child.pid, "VmRSS"));
+    }
+  };
+  tick();
+  const timer = setInterval(tick, intervalMs);
+  return () => {
+    tick();
+    clearInterval(timer);
+  };
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((r) => server.close(() => r()));
+  return port;
+}
+
+export function runDirectory(name: string): string {
+  const dir = `/tmp/bench-sync-${name}-${process.pid}`;
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+/** Spawns a node process running a TypeScript entry through tsx (no npx/tsx wrapper process). */
+function spawnTs(name: string, entry: string, args: string[], env: NodeJS.ProcessEnv, logDir: string): Proc {
+  const child = spawn(process.execPath, ["--import", "tsx", entry, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const log = createWriteStream(join(logDir, `${name}.log`));
+  child.stderr?.pipe(log);
+  return { name, child, peakHwmKb: 0, peakRssKb: 0 };
+}
+
+export async function startEmulatorHost(logDir: string): Promise<{ proc: Proc; url: string }> {
+  const proc = spawnTs("emulator", "bench/sync/emulator-host.ts", ["--token", PLATFORM_TOKEN], {}, logDir);
+  const url = await new Promise<string>((resolveUrl, reject) => {
+    let out = "";
+    proc.child.stdout?.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+      const line = out.split("\n").find((l) => l.startsWith("{"));
+      if (line) resolveUrl((JSON.parse(line) as { url: string }).url);
+    });
+    proc.child.once("exit", (code) => reject(new Error(`emulator host exited with ${code}`)));
+  });
+  return { proc, url };
+}
+
+export interface BridgeConfigOptions {
+  platformUrl: string;
+  prefix: string;
+  port: number;
+  attributes?: boolean;
+}
+
+/** The bridge's YAML config: no platform rate limit to speak of, defaults for sync settings. */
+export function writeBridgeConfig(dir: string, o: BridgeConfigOptions): string {
+  const config = {
+    platform: {
+      baseUrl: o.platformUrl,
+      token: PLATFORM_TOKEN,
+      allowInsecureHttp: true,
+      requestsPerSecond: 100_000,
+    },
+    admin: { tokens: [ADMIN_TOKEN] },
+    // Once a year: no scheduled reconciliation during a run.
+    reconcile: { schedule: "0 0 1 1 *" },
+    redis: { url: REDIS_URL, prefix: o.prefix },
+    server: { port: o.port, host: "127.0.0.1" },
+    logLevel: "warn",
+    sources: {
+      [SOURCE]: {
+        tokens: [SOURCE_TOKEN],
+        rateLimit: { requestsPerSecond: 100_000 },
+        attributes:
+          o.attributes === false
+            ? {}
+            : { department: { from: `${DEPARTMENT_URN}:department`, type: "string" } },
+      },
+    },
+  };
+  const file = join(dir, "bridge-config.yaml");
+  writeFileSync(file, stringify(config));
+  return file;
+}
+
+export interface BridgeProc extends Proc {
+  /** The bench hook that answers the bridge's isIdle() (bench/sync/bridge-host.ts). */
+  controlUrl: string;
+}
+
+/**
+ * Starts a bridge process with `--role <role>` (bench/sync/bridge-host.ts: startBridge from the
+ * YAML config, as `scim-bridge start` does, plus an isIdle hook); waits for /readyz.
+ */
+export async function startBridgeProcess(
+  role: "all" | "api" | "worker",
+  configFile: string,
+  logDir: string,
+  port: number,
+): Promise<BridgeProc> {
+  const controlPort = await freePort();
+  const proc = spawnTs(
+    `bridge-${role}`,
+    "bench/sync/bridge-host.ts",
+    ["--role", role, "--control-port", String(controlPort)],
+    { SCIM_BRIDGE_CONFIG: configFile, PORT: String(port) },
+    logDir,
+  );
+  proc.child.stdout?.resume();
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (proc.child.exitCode !== null) throw new Error(`bridge ${role} exited with ${proc.child.exitCode}`);
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/readyz`);
+      if (res.status === 200) return { ...proc, controlUrl: `http://127.0.0.1:${controlPort}` };
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`bridge ${role} not ready within 60 s`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** SIGTERM, then SIGKILL after `graceMs`; resolves when the process has exited. */
+export async function stopProcess(p: Proc, graceMs = 15_000): Promise<void> {
+  if (p.child.exitCode !== null || p.child.signalCode !== null) return;
+  const exited = new Promise<void>((r) => p.child.once("exit", () => r()));
+  p.child.kill("SIGTERM");
+  const timer = setTimeout(() => p.child.kill("SIGKILL"), graceMs);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** Deletes every key under the run's own prefix (SCAN, never KEYS). */
+export async function deletePrefixKeys(prefix: string): Promise<number> {
+  const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  await redis.connect();
+  let cursor = "0";
+  let deleted = 0;
+  const pattern = `${prefix.replace(/[*?[\]\\]/g, "\\$&")}*`;
+  try {
+    do {
+      const [next, keys] = await redis.scan(cursor, "MATCH", pattern, "COUNT", 1000);
+      cursor = next;
+      if (keys.length > 0) deleted += await redis.unlink(...keys);
+    } while (cursor !== "0");
+  } finally {
+    await redis.quit();
+  }
+  return deleted;
+}

@@ -1,0 +1,45 @@
+/**
+ * Benchmark child process: a whole bridge (`startBridge`, as `scim-bridge start` builds it from
+ * SCIM_BRIDGE_CONFIG) plus a tiny control endpoint on 127.0.0.1 that answers the bridge's
+ * `isIdle()`, for as long as the admin API's `GET /admin/v1/status` is not mounted by startBridge.
+ *
+ *   SCIM_BRIDGE_CONFIG=... node --import tsx bench/sync/bridge-host.ts --role all --control-port N
+ *
+ *   GET /idle   {"idle": boolean}
+ */
+import { createServer } from "node:http";
+import { parseArgs } from "node:util";
+import { type Role, startBridge } from "../../src/bridge.js";
+import { loadConfigFile } from "../../src/config/load-config.js";
+import { createLogger } from "../../src/observability/logger.js";
+
+const { values } = parseArgs({
+  options: { role: { type: "string", default: "all" }, "control-port": { type: "string" } },
+});
+const file = process.env.SCIM_BRIDGE_CONFIG;
+if (!file || !values["control-port"]) {
+  process.stderr.write("bridge-host: SCIM_BRIDGE_CONFIG and --control-port are required\n");
+  process.exit(2);
+}
+const config = loadConfigFile(file, process.env);
+const logger = createLogger(config.logLevel);
+const bridge = await startBridge(config, { role: values.role as Role, logger });
+
+const control = createServer((req, res) => {
+  if (req.url !== "/idle") {
+    res.writeHead(404).end();
+    return;
+  }
+  bridge.isIdle().then(
+    (idle) => res.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify({ idle })),
+    (err: unknown) => res.writeHead(500).end(String(err)),
+  );
+});
+control.listen(Number(values["control-port"]), "127.0.0.1");
+
+const stop = () => {
+  control.close();
+  bridge.close().finally(() => process.exit(0));
+};
+process.once("SIGTERM", stop);
+process.once("SIGINT", stop);
