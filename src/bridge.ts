@@ -2,13 +2,11 @@
  * The composition root: builds every part of a bridge process from a Config, in order, and closes
  * them in reverse. The one place (with src/cli) that imports routes/ and jobs/.
  */
-import { type Server, createServer } from "node:http";
-import { createServer as createHttpsServer } from "node:https";
-import { readFileSync } from "node:fs";
-import type { AddressInfo } from "node:net";
+import type { Router } from "express";
 import { Redis } from "ioredis";
 import type { Config } from "./config/config-schema.js";
-import { RedisDirectoryStore } from "./directory/redis-directory-store.js";
+import { RedisDirectoryStore, directoryRedisOptions } from "./directory/redis-directory-store.js";
+import { type Listener, closeGracefully, connectionCloseWhen, listen } from "./server/http-listener.js";
 import { type Logger, createLogger } from "./observability/logger.js";
 import { createMetricsRegistry, type Registry } from "./observability/metrics.js";
 import { matchesFilter } from "./scim/filter-eval.js";
@@ -33,12 +31,26 @@ export interface BridgeOptions {
   registry?: Registry;
   /** Listen on config.server.port (default true); tests pass false and use `app` or port 0. */
   listen?: boolean;
+  /**
+   * The routers mounted at /admin/v1 and /admin/queues (api and all roles). On the main port, or
+   * only on `config.admin.port` when it is set.
+   */
+  adminRouters?: AdminRouters;
+}
+
+export interface AdminRouters {
+  /** Mounted at /admin/v1. */
+  admin?: Router;
+  /** Mounted at /admin/queues (Bull Board). */
+  queues?: Router;
 }
 
 export interface RunningBridge {
   config: Config;
   /** Base URL of the HTTP server, when listening. */
   url?: string;
+  /** Base URL of the admin server, when listening and `config.admin.port` is set. */
+  adminUrl?: string;
   app?: ReturnType<typeof createApp>;
   directory: RedisDirectoryStore;
   registry: Registry;
@@ -52,19 +64,40 @@ export interface RunningBridge {
   close(): Promise<void>;
 }
 
-/** ioredis for the intake: no offline queue, one retry, so a Redis outage answers 503 at once. */
+/**
+ * ioredis for the intake: no offline queue, one retry, a command timeout, so a Redis outage or
+ * stall answers 503 at once. It reconnects for ever (at most 2 s apart) on its own.
+ */
 export function createStoreRedis(url: string): Redis {
   return new Redis(url, {
+    ...directoryRedisOptions,
     lazyConnect: true,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
     connectTimeout: 2_000,
+    retryStrategy: (times) => Math.min(times * 50, 1_000),
   });
 }
 
-/** ioredis for BullMQ workers: BullMQ requires maxRetriesPerRequest null for blocking commands. */
+/**
+ * ioredis for BullMQ workers: BullMQ requires maxRetriesPerRequest null for blocking commands. It
+ * queues commands while Redis is away and reconnects for ever, so workers pause and resume.
+ */
 export function createQueueRedis(url: string): Redis {
-  return new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: false });
+  return new Redis(url, {
+    maxRetriesPerRequest: null,
+    enableReadyCheck: false,
+    retryStrategy: (times) => Math.min(times * 50, 1_000),
+  });
+}
+
+/** quit(), or a hard disconnect when Redis does not answer within `timeoutMs` (it may be down). */
+async function closeRedis(redis: Redis, timeoutMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, timeoutMs);
+  });
+  await Promise.race([redis.quit().catch(() => {}), timeout]);
+  clearTimeout(timer);
+  redis.disconnect();
 }
 
 export async function startBridge(config: Config, options: BridgeOptions = {}): Promise<RunningBridge> {
@@ -78,11 +111,11 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
   const storeRedis = createStoreRedis(config.redis.url);
   storeRedis.on("error", (err) => logger.warn({ err: err.message }, "redis (store) error"));
   await storeRedis.connect();
-  closers.push(() => storeRedis.quit().catch(() => storeRedis.disconnect()));
+  closers.push(() => closeRedis(storeRedis, 1_000));
 
   const queueRedis = createQueueRedis(config.redis.url);
   queueRedis.on("error", (err) => logger.warn({ err: err.message }, "redis (queue) error"));
-  closers.push(() => queueRedis.quit().catch(() => queueRedis.disconnect()));
+  closers.push(() => closeRedis(queueRedis, 1_000));
 
   // The producer shares the intake's fail-fast connection: an outage between a store write and
   // its enqueue fails the enqueue at once (the dirty marker stays for the sweeper), never hangs.
@@ -130,8 +163,6 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
     closers.push(() => workers!.close());
   }
 
-  let server: Server | undefined;
-  let url: string | undefined;
   const intakeLimit = intakeRateLimiter({
     redis: storeRedis,
     prefix,
@@ -140,14 +171,25 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
     logger,
   });
   const scimLogger = logger.child({ module: "scim" });
+  const middleware = [
+    connectionCloseWhen(() => !ready),
+    securityHeaders(),
+    createRequestLogger(logger),
+    httpMetricsMiddleware(registry),
+  ];
+  const health = createHealthRouter({
+    redis: storeRedis,
+    isReady: () => ready,
+    workersRunning: workers ? () => workersRunning(workers!) : undefined,
+  });
+  // The admin API and Bull Board (api and all roles): on the main port, or only on admin.port.
+  const adminRouters: AdminRouters = role === "worker" ? {} : (options.adminRouters ?? {});
+  const adminPort = config.admin.port;
   const app = createApp({
     logger,
-    middleware: [securityHeaders(), createRequestLogger(logger), httpMetricsMiddleware(registry)],
-    health: createHealthRouter({
-      redis: storeRedis,
-      isReady: () => ready,
-      workersRunning: workers ? () => ready : undefined,
-    }),
+    middleware,
+    health,
+    ...(adminPort === undefined ? adminRouters : {}),
     metrics: createMetricsRouter(registry),
     hooks:
       role === "worker"
@@ -172,34 +214,30 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
             onOperation: (op) => recordScimOperation(registry, op),
           },
   });
+  const adminApp =
+    adminPort === undefined || role === "worker"
+      ? undefined
+      : createApp({ logger, middleware, health, ...adminRouters });
+
+  const listeners: Listener[] = [];
   if (options.listen ?? true) {
-    const tls = config.server.tls;
-    server = tls
-      ? createHttpsServer({ cert: readFileSync(tls.cert), key: readFileSync(tls.key) }, app)
-      : createServer(app);
-    server.keepAliveTimeout = 65_000;
-    await new Promise<void>((resolve, reject) => {
-      server!.once("error", reject);
-      server!.listen(config.server.port, config.server.host, () => resolve());
-    });
-    const address = server.address() as AddressInfo;
-    const host =
-      config.server.host === "0.0.0.0" || config.server.host === "::" ? "127.0.0.1" : config.server.host;
-    url = `${tls ? "https" : "http"}://${host}:${address.port}`;
+    const { host, tls } = config.server;
+    listeners.push(await listen(app, { port: config.server.port, host, tls }));
+    if (adminApp) listeners.push(await listen(adminApp, { port: adminPort!, host, tls }));
   }
   ready = true;
 
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
+      // Readiness goes 503 first; answers carry Connection: close from now on.
       ready = false;
-      if (server) {
-        const s = server;
-        await new Promise<void>((resolve) => {
-          s.close(() => resolve());
-          s.closeIdleConnections();
-        });
-      }
+      const drainMs = listeners.length > 0 ? (config.server.drainDelayMs ?? 0) : 0;
+      if (drainMs > 0) await new Promise((resolve) => setTimeout(resolve, drainMs));
+      const finished = await Promise.all(
+        listeners.map((l) => closeGracefully(l.server, config.server.shutdownTimeoutMs)),
+      );
+      if (finished.includes(false)) logger.warn("requests still open at the shutdown timeout were cut");
       for (const closer of closers.reverse()) {
         await closer().catch((err: unknown) => logger.warn({ err }, "error while closing"));
       }
@@ -207,5 +245,21 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
     return closing;
   };
 
-  return { config, url, app, directory, registry, logger, isIdle: () => status.isIdle(), close };
+  return {
+    config,
+    url: listeners[0]?.url,
+    adminUrl: adminApp ? listeners[1]?.url : undefined,
+    app,
+    directory,
+    registry,
+    logger,
+    isIdle: () => status.isIdle(),
+    close,
+  };
+}
+
+/** The workers check of /readyz: asks the workers themselves when they can tell (BullMQ isRunning). */
+function workersRunning(workers: object): boolean {
+  const isRunning = (workers as { isRunning?: () => boolean }).isRunning;
+  return typeof isRunning === "function" ? isRunning.call(workers) : true;
 }

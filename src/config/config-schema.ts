@@ -110,6 +110,11 @@ export const configSchema = z
         bodyLimit: z.string().default("1mb"),
         tls: z.object({ cert: z.string(), key: z.string() }).strict().optional(),
         shutdownTimeoutMs: z.number().int().positive().default(10_000),
+        /**
+         * After SIGTERM, how long the server keeps taking requests with /readyz answering 503
+         * before it stops listening (optional; default 0: the Helm chart pauses in preStop instead).
+         */
+        drainDelayMs: z.number().int().min(0).optional(),
       })
       .strict()
       .default({ port: 8080, host: "0.0.0.0", bodyLimit: "1mb", shutdownTimeoutMs: 10_000 }),
