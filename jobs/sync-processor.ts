@@ -92,6 +92,24 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         metrics.jobs.inc({ kind: ref.kind, outcome: "rate_limited" });
         return rateLimited(deps, fate.rateLimitedForMs);
       }
+      if (fate.blocked) {
+        // Waiting for another entity: stay dirty (the sweeper comes back), burn no attempt.
+        metrics.jobs.inc({ kind: ref.kind, outcome: "blocked" });
+        logger.info({ ref, code: fate.code }, "sync blocked, will come back");
+        await ctx.state.setStatus({
+          ...(await ctx.state.getStatus(ref)),
+          ref,
+          state: "pending",
+          lastError: {
+            message: fate.message,
+            code: fate.code,
+            operation: fate.operation,
+            at: new Date().toISOString(),
+            attempts,
+          },
+        });
+        return "blocked";
+      }
       const lastAttempt = attempts >= (job.opts.attempts ?? 1);
       if (fate.permanent || lastAttempt) {
         metrics.jobs.inc({ kind: ref.kind, outcome: "dead" });

@@ -113,6 +113,18 @@ export class RedisSyncStateStore implements SyncStateReader {
     )) as string;
   }
 
+  /** Moves ownership from a stale owner (an entity that no longer exists) to `ref`. */
+  async takeOverOwner(
+    scope: OwnerScope,
+    platformKey: string,
+    staleOwner: string,
+    ref: EntityRef,
+  ): Promise<void> {
+    const key = syncKeys.owner(this.prefix, scope);
+    await this.redis.eval(RELEASE_SCRIPT, 1, key, platformKey, staleOwner);
+    await this.redis.eval(CLAIM_SCRIPT, 1, key, platformKey, refKey(ref));
+  }
+
   async ownerOf(scope: OwnerScope, platformKey: string): Promise<string | null> {
     return this.redis.hget(syncKeys.owner(this.prefix, scope), platformKey);
   }

@@ -8,14 +8,17 @@ import { isPlatformError } from "../platform/platform-error.js";
  */
 export class SyncError extends AppError {
   readonly permanent: boolean;
+  /** The sync waits for something else to finish: the entity stays dirty, no attempt is burned. */
+  readonly blocked: boolean;
   readonly operation?: string;
 
   constructor(
     message: string,
-    options: { code: string; permanent: boolean; operation?: string; cause?: unknown },
+    options: { code: string; permanent: boolean; blocked?: boolean; operation?: string; cause?: unknown },
   ) {
     super(message, { status: 500, code: options.code, cause: options.cause });
     this.permanent = options.permanent;
+    this.blocked = options.blocked ?? false;
     this.operation = options.operation;
   }
 }
@@ -25,6 +28,8 @@ export interface FailureFate {
   code: string;
   message: string;
   operation?: string;
+  /** Waiting for another entity (see SyncError.blocked). */
+  blocked?: boolean;
   /** The platform asked for a pause (429 after the client's own retries). */
   rateLimitedForMs?: number;
 }
@@ -32,7 +37,13 @@ export interface FailureFate {
 /** Decides a failure's fate once: permanent (dead letter) or transient (retry). */
 export function classifyFailure(err: unknown): FailureFate {
   if (err instanceof SyncError) {
-    return { permanent: err.permanent, code: err.code, message: err.message, operation: err.operation };
+    return {
+      permanent: err.permanent,
+      blocked: err.blocked,
+      code: err.code,
+      message: err.message,
+      operation: err.operation,
+    };
   }
   if (isPlatformError(err)) {
     return {

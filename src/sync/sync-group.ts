@@ -4,6 +4,7 @@ import type { AppliedGroup } from "../mapping/plan-types.js";
 import type { PlatformScimGroup } from "../platform/platform-types.js";
 import { type EntityRef, type Json, type PatchOperation, SCHEMA_GROUP, refKey } from "../scim/scim-types.js";
 import { syncEmbedGroup } from "./sync-embed-group.js";
+import { claimOwnership } from "./ownership.js";
 import type { SyncContext, SyncOutcome, SyncProgress } from "./sync-context.js";
 import { SyncError, isPlatformFailure } from "./sync-error.js";
 
@@ -148,7 +149,7 @@ async function createOrAdoptGroup(
   try {
     const body = { schemas: [SCHEMA_GROUP], displayName, members: members.map((value) => ({ value })) };
     const created = await ctx.platform.createGroup(body);
-    await claimGroup(ctx, ref, created.id);
+    await claimOwnership(ctx, "group", created.id, ref, "createGroup");
     result = { platformId: created.id, displayName, members };
   } catch (err) {
     if (!isPlatformFailure(err, "conflict")) throw err;
@@ -160,23 +161,12 @@ async function createOrAdoptGroup(
         operation: "createGroup",
       });
     }
-    await claimGroup(ctx, ref, found.id);
+    await claimOwnership(ctx, "group", found.id, ref, "createGroup");
     const full = await ctx.platform.getGroup(found.id);
     result = fromPlatformGroup(full ?? found);
   }
   await ctx.state.putApplied(ref, result);
   return result;
-}
-
-async function claimGroup(ctx: SyncContext, ref: EntityRef, platformId: string): Promise<void> {
-  const owner = await ctx.state.claimOwner("group", platformId, ref);
-  if (owner !== refKey(ref)) {
-    throw new SyncError(`platform group ${platformId} is owned by source ${owner.split("|")[0]}`, {
-      code: "ownership_conflict",
-      permanent: true,
-      operation: "createGroup",
-    });
-  }
 }
 
 async function forgetGroup(

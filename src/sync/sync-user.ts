@@ -5,6 +5,7 @@ import { planUser } from "../mapping/plan-user.js";
 import { toUserProfile } from "../mapping/user-profile.js";
 import type { PlatformScimUser } from "../platform/platform-types.js";
 import { type EntityRef, type JsonObject, refKey } from "../scim/scim-types.js";
+import { claimOwnership } from "./ownership.js";
 import type { SyncContext, SyncOutcome, SyncProgress } from "./sync-context.js";
 import { SyncError, isPlatformFailure } from "./sync-error.js";
 
@@ -52,9 +53,7 @@ async function syncEmbedUser(
   if (JSON.stringify(current) !== JSON.stringify(member)) {
     await ctx.state.setEmbedMember(ref.source, ref.id, member);
     // Its groups decide embed membership (active, externalId): sync them again.
-    for (const groupId of desired.groups) {
-      await ctx.directory.markDirty({ source: ref.source, kind: "group", id: groupId });
-    }
+    await markGroupsDirty(ctx, ref);
   }
   return { result: "clean", generation, warnings: [] };
 }
@@ -168,7 +167,7 @@ async function createOrAdoptUser(
   let result: AppliedUser;
   try {
     const created = await ctx.platform.createUser(body);
-    await claimOrFail(ctx, ref, created.id);
+    await claimOwnership(ctx, "user", created.id, ref, "createUser");
     result = {
       platformId: created.id,
       profile: toUserProfile(body),
@@ -186,23 +185,12 @@ async function createOrAdoptUser(
         operation: "createUser",
       });
     }
-    await claimOrFail(ctx, ref, found.id);
+    await claimOwnership(ctx, "user", found.id, ref, "createUser");
     result = await fromPlatformUser(ctx, found);
   }
   await ctx.state.putApplied(ref, result);
   if (result.platformId) await ctx.state.setUserPlatformId(ref.source, ref.id, result.platformId);
   return result;
-}
-
-async function claimOrFail(ctx: SyncContext, ref: EntityRef, platformId: string): Promise<void> {
-  const owner = await ctx.state.claimOwner("user", platformId, ref);
-  if (owner !== refKey(ref)) {
-    throw new SyncError(`platform user ${platformId} is owned by ${owner.split("|")[0]} (another entity)`, {
-      code: "ownership_conflict",
-      permanent: true,
-      operation: "createUser",
-    });
-  }
 }
 
 function lifecycleOf(user: PlatformScimUser): LifecycleState {
@@ -242,7 +230,17 @@ async function afterPlatformId(
 ): Promise<void> {
   if (!record || !applied?.platformId || applied.platformId === before) return;
   await ctx.state.setUserPlatformId(ref.source, ref.id, applied.platformId);
-  for (const groupId of record.groups) {
+  await markGroupsDirty(ctx, ref);
+}
+
+/**
+ * Marks the user's groups dirty, read after the caller recorded what the groups depend on (the
+ * platform id, or embed member data): a group that gained the user since this sync's snapshot is
+ * included, and a group sync that started earlier runs again (keepLastIfActive).
+ */
+async function markGroupsDirty(ctx: SyncContext, ref: EntityRef): Promise<void> {
+  const current = await ctx.directory.getUser(ref.source, ref.id);
+  for (const groupId of current?.groups ?? []) {
     await ctx.directory.markDirty({ source: ref.source, kind: "group", id: groupId });
   }
 }
