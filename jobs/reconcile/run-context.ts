@@ -71,3 +71,25 @@ export async function* batches<T>(items: AsyncIterable<T>, size: number): AsyncI
   }
   if (batch.length > 0) yield batch;
 }
+
+/**
+ * Starts reading the next item while the caller works on the current one (one item ahead), so a
+ * platform page is fetched while the previous one is classified.
+ */
+export async function* readAhead<T>(source: AsyncIterable<T>): AsyncIterable<T> {
+  const iterator = source[Symbol.asyncIterator]();
+  let next = iterator.next();
+  try {
+    for (;;) {
+      const result = await next;
+      if (result.done) return;
+      next = iterator.next();
+      // Observed here so that a failure while the caller works is not an unhandled rejection;
+      // it is rethrown by the await above on the next turn.
+      next.catch(() => undefined);
+      yield result.value;
+    }
+  } finally {
+    await iterator.return?.();
+  }
+}

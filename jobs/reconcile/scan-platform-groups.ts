@@ -4,7 +4,7 @@ import { platformGroupName } from "../../src/mapping/plan-group.js";
 import type { GroupRecord } from "../../src/directory/directory-types.js";
 import { classifyPlatformGroup } from "../../src/reconcile/classify-group.js";
 import { type EntityRef, refKey } from "../../src/scim/scim-types.js";
-import { type RunContext, batches } from "./run-context.js";
+import { type RunContext, batches, readAhead } from "./run-context.js";
 import { desiredOf, ownerOf } from "./scan-platform-users.js";
 
 async function expectedWorkspaceMembers(ctx: RunContext, record: GroupRecord | null): Promise<string[]> {
@@ -30,7 +30,7 @@ async function expectedEmbedMembers(ctx: RunContext, record: GroupRecord | null)
 export async function scanWorkspaceGroups(ctx: RunContext): Promise<void> {
   const { platform, state, directory, redis } = ctx.deps;
   const source = ctx.run.source;
-  for await (const page of batches(platform.listGroups({ pageSize: 100 }), ctx.pageSize)) {
+  for await (const page of readAhead(batches(platform.listGroups({ pageSize: 100 }), ctx.pageSize))) {
     const owners = await state.ownersOf(
       "group",
       page.map((group) => group.id),
@@ -94,7 +94,7 @@ export async function scanEmbedGroups(ctx: RunContext): Promise<void> {
   const target = ctx.source.target;
   if (target === "workspace") return;
   for await (const tenant of tenantsOf(ctx)) {
-    for await (const page of batches(platform.listEmbedGroups(tenant), ctx.pageSize)) {
+    for await (const page of readAhead(batches(platform.listEmbedGroups(tenant), ctx.pageSize))) {
       const owners = await state.ownersOf(
         "embed",
         page.map((group) => `${tenant}/${group.id}`),

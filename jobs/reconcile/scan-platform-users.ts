@@ -2,7 +2,7 @@ import type { SyncSnapshot } from "../../src/directory/directory-types.js";
 import { diffAttributeValues } from "../../src/reconcile/attribute-values.js";
 import { type DesiredState, classifyPlatformUser } from "../../src/reconcile/classify-user.js";
 import { type EntityRef, parseRefKey, refKey } from "../../src/scim/scim-types.js";
-import { type RunContext, batches } from "./run-context.js";
+import { type RunContext, batches, readAhead } from "./run-context.js";
 
 /** What the directory says about an entity, as the classifiers take it. */
 export function desiredOf<R extends { resource: unknown }>(
@@ -35,7 +35,7 @@ export async function scanPlatformUsers(ctx: RunContext): Promise<void> {
   const source = ctx.run.source;
   const policy = { onDelete: ctx.source.onDelete, orphans: ctx.deps.config.reconcile.orphans };
   const withAttributes = Object.keys(ctx.source.attributes).length > 0;
-  for await (const page of batches(platform.listUsers({ pageSize: 100 }), ctx.pageSize)) {
+  for await (const page of readAhead(batches(platform.listUsers({ pageSize: 100 }), ctx.pageSize))) {
     const owners = await state.ownersOf(
       "user",
       page.map((user) => user.id),
