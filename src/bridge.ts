@@ -234,9 +234,14 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
       ready = false;
       const drainMs = listeners.length > 0 ? (config.server.drainDelayMs ?? 0) : 0;
       if (drainMs > 0) await new Promise((resolve) => setTimeout(resolve, drainMs));
+      // The requests in flight finish while the workers finish their jobs, each within the timeout.
+      const workersStopped = workers
+        ?.close()
+        .catch((err: unknown) => logger.warn({ err }, "closing workers"));
       const finished = await Promise.all(
         listeners.map((l) => closeGracefully(l.server, config.server.shutdownTimeoutMs)),
       );
+      await workersStopped;
       if (finished.includes(false)) logger.warn("requests still open at the shutdown timeout were cut");
       for (const closer of closers.reverse()) {
         await closer().catch((err: unknown) => logger.warn({ err }, "error while closing"));

@@ -120,18 +120,33 @@ export async function runStart(args: string[]): Promise<number> {
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       logger.info({ signal }, "shutting down");
-      const timer = setTimeout(() => {
-        logger.error("shutdown timed out; exiting");
+      // bridge.close() bounds each step (drain, requests and jobs in flight, Redis); this is the
+      // last resort if one of them hangs anyway.
+      const limitMs = shutdownLimitMs(config);
+      setTimeout(() => {
+        logger.error({ limitMs }, "shutdown timed out; exiting");
         process.exit(1);
-      }, config.server.shutdownTimeoutMs + 2_000);
-      timer.unref();
+      }, limitMs).unref();
       bridge
         .close()
         .then(() => sandbox?.close())
+        .catch((err: unknown) => logger.warn({ err }, "error while shutting down"))
         .finally(resolve);
     };
+    // A second signal during shutdown gets the default action (the process ends at once).
     process.once("SIGTERM", () => stop("SIGTERM"));
     process.once("SIGINT", () => stop("SIGINT"));
   });
+  logger.info("shut down");
+  // Everything is closed; a handle left open by a library must not hold the exit.
+  setTimeout(() => {
+    logger.warn("open handles after shutdown; exiting");
+    process.exit(0);
+  }, 1_000).unref();
   return 0;
+}
+
+/** How long a shutdown may take in all before the process gives up and exits 1. */
+export function shutdownLimitMs(config: Config): number {
+  return (config.server.drainDelayMs ?? 0) + config.server.shutdownTimeoutMs + 5_000;
 }
