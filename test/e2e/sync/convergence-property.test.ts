@@ -216,7 +216,7 @@ async function expectConverged(h: JobsHarness): Promise<void> {
     const p = platformByName.get(name);
     expect(p, `platform user ${name}`).toBeDefined();
     if (!p) continue;
-    idToPlatform.set(rec.resource.id, p.id);
+    idToPlatform.set(rec.resource.id, String(p.id));
     expect(p.active, `${name} active`).toBe(rec.resource.active);
     expect(p["displayName"], `${name} displayName`).toBe(rec.resource["displayName"]);
     const ent = rec.resource[ENT] as { department?: string } | undefined;
