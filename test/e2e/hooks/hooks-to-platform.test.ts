@@ -1,28 +1,18 @@
 /**
  * End-to-end: webhook deliveries change platform state through the emulator just as SCIM does
- * (hook HTTP -> directory -> sync queue -> workers -> platform emulator).
+ * (the bridge's /hooks routes -> directory -> sync queue -> workers -> platform emulator).
  */
 import { readFileSync } from "node:fs";
-import { type Server, createServer } from "node:http";
-import type { AddressInfo } from "node:net";
-import express from "express";
-import { Redis } from "ioredis";
-import supertest from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createHooksRouter } from "../../../routes/hooks/hooks-router.js";
 import { signWebhook } from "../../../src/hooks/standard-webhooks.js";
-import { createLogger } from "../../../src/observability/logger.js";
 import { oktaDelivery, oktaEvent } from "../../fixtures/hooks/okta-delivery.js";
 import { type TestBridge, startTestBridge } from "../../helpers/bridge-harness.js";
-import { TEST_REDIS_URL, waitFor } from "../../helpers/redis-test-prefix.js";
+import { waitFor } from "../../helpers/redis-test-prefix.js";
 
 const OKTA_SECRET = "e2e-okta-hook-secret";
 const EVENTS_SECRET = `whsec_${Buffer.from("e2e signing key, 32 bytes long!!").toString("base64")}`;
 
 let bridge: TestBridge;
-let redis: Redis;
-let server: Server;
-let hooks: ReturnType<typeof supertest>;
 
 beforeAll(async () => {
   bridge = await startTestBridge("e2e-hooks", {
@@ -33,33 +23,14 @@ beforeAll(async () => {
       },
     },
   });
-  // The hooks router over the bridge's own directory (its writes notify the bridge's sync queue).
-  redis = new Redis(TEST_REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
-  await redis.connect();
-  const app = express();
-  app.use(
-    "/hooks",
-    createHooksRouter({
-      config: bridge.config,
-      directory: bridge.bridge.directory,
-      redis,
-      prefix: bridge.prefix,
-      logger: createLogger("silent"),
-    }),
-  );
-  server = createServer(app);
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  hooks = supertest(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
 });
 
 afterAll(async () => {
-  await new Promise<void>((resolve) => server?.close(() => resolve()));
-  await redis?.quit();
   await bridge?.close();
 });
 
 function postOkta(events: unknown[]) {
-  return hooks
+  return bridge.http
     .post("/hooks/okta/okta")
     .set("Authorization", OKTA_SECRET)
     .set("Content-Type", "application/json")
@@ -70,7 +41,7 @@ function postEvents(body: unknown) {
   const raw = JSON.stringify(body);
   const id = `msg_${Math.random().toString(36).slice(2)}`;
   const ts = Math.floor(Date.now() / 1000);
-  return hooks
+  return bridge.http
     .post("/hooks/okta/events")
     .set("Content-Type", "application/json")
     .set("webhook-id", id)
