@@ -1,0 +1,157 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { RedisDirectoryStore } from "../../../src/directory/redis-directory-store.js";
+import { matchesFilter } from "../../../src/scim/filter-eval.js";
+import type { EntityRef } from "../../../src/scim/scim-types.js";
+import { waitFor } from "../../helpers/redis-test-prefix.js";
+import { type JobsHarness, startJobsHarness } from "./jobs-harness.js";
+
+const ENT = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User";
+
+async function metricValue(h: JobsHarness, name: string, labels: Record<string, string>): Promise<number> {
+  const metric = await h.registry.getSingleMetric(name)?.get();
+  const hit = metric?.values.find((v) => Object.entries(labels).every(([k, val]) => v.labels[k] === val));
+  return hit?.value ?? 0;
+}
+
+/** Invariant 7: nothing fails silently; and the fates of failures (retry, pause, dead letter). */
+describe("failure handling", () => {
+  let h: JobsHarness | undefined;
+  afterEach(async () => {
+    await h?.close();
+    h = undefined;
+  });
+
+  it("a type clash with an existing attribute definition is a visible permanent error", async () => {
+    h = await startJobsHarness("clash", {
+      sources: {
+        okta: { tokens: ["t"], attributes: { department: { from: `${ENT}:department`, type: "string" } } },
+      },
+    });
+    h.emulator.seed({ attributes: [{ name: "department", type: "number" }] });
+    const u = await h.directory.createUser(
+      "okta",
+      h.user("clash@example.com", { [ENT]: { department: "R&D" } }),
+    );
+    const ref: EntityRef = { source: "okta", kind: "user", id: u.resource.id };
+    await h.waitForIdle(); // a dead letter does not hold the pipeline busy
+    const status = await h.state.getStatus(ref);
+    expect(status?.state).toBe("dead");
+    expect(status?.lastError?.code).toBe("attribute_type_clash");
+    const letters = await h.state.listDeadLetters({ offset: 0, limit: 10 });
+    expect(letters.total).toBe(1);
+    expect(letters.items[0]).toMatchObject({ ref, code: "attribute_type_clash" });
+    expect(letters.items[0]?.reason).toMatch(/department/);
+    expect(await metricValue(h, "dead_letters_total", { source: "okta", code: "attribute_type_clash" })).toBe(
+      1,
+    );
+    expect(await h.state.countDeadLetters()).toBe(1);
+    // The user itself was created; only the attribute is refused. An admin's fix (here: the
+    // source's data no longer needs the value) lets the next sync succeed and clears the letter.
+    await h.directory.updateUser("okta", u.resource.id, (c) => {
+      const { [ENT]: _e, ...rest } = c.resource;
+      return rest;
+    });
+    await h.waitForIdle();
+    expect((await h.state.getStatus(ref))?.state).toBe("synced");
+    expect(await h.state.countDeadLetters()).toBe(0);
+  });
+
+  it("two sources claiming one platform user is a visible conflict, not a tug of war", async () => {
+    h = await startJobsHarness("owner", { sources: { okta: { tokens: ["a"] }, entra: { tokens: ["b"] } } });
+    await h.directory.createUser("okta", h.user("shared@example.com", { displayName: "Okta's" }));
+    await h.waitForIdle();
+    const e = await h.directory.createUser("entra", h.user("Shared@Example.com", { displayName: "Entra's" }));
+    await h.waitForIdle();
+    const status = await h.state.getStatus({ source: "entra", kind: "user", id: e.resource.id });
+    expect(status?.lastError?.code).toBe("ownership_conflict");
+    expect(h.emulator.state().users).toHaveLength(1);
+    expect(h.emulator.state().users[0]?.["displayName"]).toBe("Okta's");
+    expect(h.emulator.count("patchUser")).toBe(0);
+  });
+
+  it("a 429 that outlasts the client's retries pauses the queue without burning an attempt", async () => {
+    h = await startJobsHarness("ratelimit", { sync: { attempts: 1 } });
+    // 1 call + 3 client retries all answered 429: the job is rate-limited, then succeeds.
+    h.emulator.addFault({
+      type: "error",
+      status: 429,
+      retryAfterSeconds: 0,
+      count: 4,
+      match: { operation: "createUser" },
+    });
+    const u = await h.directory.createUser("okta", h.user("slow@example.com"));
+    await h.waitForIdle();
+    expect(h.platformUsers().get("slow@example.com")).toBeDefined();
+    expect(await metricValue(h, "sync_jobs_total", { kind: "user", outcome: "rate_limited" })).toBe(1);
+    // attempts: 1 and yet no dead letter: the rate-limited run did not count as an attempt.
+    expect(await h.state.countDeadLetters()).toBe(0);
+    expect((await h.state.getStatus({ source: "okta", kind: "user", id: u.resource.id }))?.state).toBe(
+      "synced",
+    );
+  });
+
+  it("caps rate-limited loops: a platform that never stops answering 429 ends in a dead letter", async () => {
+    h = await startJobsHarness("ratelimit-cap", { sync: { attempts: 2 }, tuning: { maxRateLimitLoops: 2 } });
+    h.emulator.addFault({
+      type: "error",
+      status: 429,
+      retryAfterSeconds: 0,
+      match: { operation: "createUser" },
+    });
+    const u = await h.directory.createUser("okta", h.user("never@example.com"));
+    await h.waitForIdle();
+    const status = await h.state.getStatus({ source: "okta", kind: "user", id: u.resource.id });
+    expect(status).toMatchObject({ state: "dead", lastError: { code: "platform_rate_limited" } });
+  });
+
+  it("a transient failure is retried with backoff until it succeeds", async () => {
+    h = await startJobsHarness("retry");
+    // 1 call + 3 client retries fail: the job fails once, BullMQ retries it.
+    h.emulator.addFault({ type: "error", status: 500, count: 4, match: { operation: "createGroup" } });
+    await h.directory.createGroup("okta", h.group("Flaky"), []);
+    await h.waitForIdle();
+    expect(h.platformGroups().get("Flaky")).toBeDefined();
+    expect(await metricValue(h, "sync_jobs_total", { kind: "group", outcome: "retry" })).toBe(1);
+  });
+
+  it("a per-user failure in a bulk call is dead-lettered for that user alone", async () => {
+    h = await startJobsHarness("bulk-fail");
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++)
+      ids.push((await h.directory.createUser("okta", h.user(`b${i}@example.com`))).resource.id);
+    await h.waitForIdle();
+    const victim = h.platformUsers().get("b2@example.com")?.id as string;
+    h.emulator.drift({ action: "failBulkFor", userId: victim, code: "FORBIDDEN" });
+    for (const id of ids) await h.directory.updateUser("okta", id, (c) => ({ ...c.resource, active: false }));
+    await h.waitForIdle();
+    const users = h.platformUsers();
+    for (let i = 0; i < 5; i++) expect(users.get(`b${i}@example.com`)?.active).toBe(i === 2);
+    const status = await h.state.getStatus({ source: "okta", kind: "user", id: ids[2] as string });
+    expect(status).toMatchObject({ state: "dead", lastError: { code: "platform_bulk_forbidden" } });
+    expect(await h.state.countDeadLetters()).toBe(1);
+  });
+
+  it("the sweeper recovers a write whose enqueue was lost (crash between store write and enqueue)", async () => {
+    h = await startJobsHarness("sweeper", { sync: { sweepAfterMs: 300, sweepIntervalMs: 100 } });
+    const lost = new RedisDirectoryStore({
+      redis: h.storeRedis,
+      prefix: h.prefix,
+      notify: async () => {
+        throw new Error("process died before the enqueue");
+      },
+      matchesFilter,
+    });
+    await lost.createUser("okta", h.user("orphan-write@example.com")).catch(() => {});
+    expect(await h.directory.countDirty()).toBe(1);
+    await waitFor(() => h?.platformUsers().get("orphan-write@example.com"), {
+      what: "the sweeper to sync it",
+    });
+    await h.waitForIdle();
+  });
+
+  it("close() is safe to call twice", async () => {
+    h = await startJobsHarness("close");
+    await Promise.all([h.workers.close(), h.workers.close()]);
+    await h.workers.close();
+  });
+});
