@@ -73,7 +73,7 @@ export function groupBody(g: BenchGroup, scimIds: string[]): Record<string, unkn
 }
 
 export interface PlatformSnapshot {
-  users: Array<{ id: string; userName: string; active?: boolean }>;
+  users: Array<{ id: string; userName: string; active?: boolean; displayName?: string }>;
   groups: Array<{ id: string; displayName: string; members: string[] }>;
   attributeValues: Array<{ userId: string; name: string; value: unknown }>;
 }

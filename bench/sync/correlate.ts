@@ -1,0 +1,100 @@
+/**
+ * Steady-state correlation (pure): each SCIM change is matched to the first platform write that
+ * carries it, from the emulator host's recorded writes (arrival and answer times, bodies).
+ *
+ * - profile: a unique marker in the user's displayName; the first write whose body contains it.
+ * - lifecycle: the first `POST /api/v1/users/bulk` with that action listing the user's platform id.
+ * - membership: the first `PATCH /api/scim/v2/Groups/<group>` with an add (value list) or remove
+ *   (`members[value eq "<id>"]` path, or a value list) naming the user's platform id.
+ *
+ * A write counts only when it arrived after the SCIM request was sent (it may arrive before the
+ * SCIM answer reached the client: the bridge enqueues before it answers, so a latency can be
+ * slightly negative) and was answered with a 2xx.
+ */
+
+export type Change =
+  | { kind: "profile"; marker: string; tSent: number; tAnswer: number }
+  | { kind: "lifecycle"; userId: string; action: "ACTIVATE" | "DEACTIVATE"; tSent: number; tAnswer: number }
+  | {
+      kind: "membership";
+      groupId: string;
+      userId: string;
+      op: "add" | "remove";
+      tSent: number;
+      tAnswer: number;
+    };
+
+export interface Write {
+  t: number;
+  tDone: number;
+  status: number;
+  method: string;
+  path: string;
+  operation: string;
+  body: string;
+}
+
+export interface Match {
+  change: Change;
+  write?: { t: number; tDone: number };
+}
+
+type Seen = Array<{ t: number; tDone: number }>;
+
+function push(index: Map<string, Seen>, key: string, w: Write): void {
+  const list = index.get(key) ?? [];
+  list.push({ t: w.t, tDone: w.tDone });
+  index.set(key, list);
+}
+
+const MEMBER_FILTER = /^members\[value eq "([^"]+)"\]$/;
+
+/** Indexes the writes by what they carry. */
+export function indexWrites(writes: Write[]): Map<string, Seen> {
+  const index = new Map<string, Seen>();
+  const ordered = [...writes].filter((w) => w.status >= 200 && w.status < 300).sort((a, b) => a.t - b.t);
+  for (const w of ordered) {
+    for (const m of w.body.matchAll(/bmk\d+x/g)) push(index, `marker|${m[0]}`, w);
+    if (w.operation === "bulkUsers") {
+      const body = JSON.parse(w.body) as { action: string; userIds: string[] };
+      for (const id of body.userIds) push(index, `bulk|${body.action}|${id}`, w);
+    }
+    if (w.operation === "patchGroup") {
+      const groupId = decodeURIComponent(w.path.split("/").pop() ?? "");
+      const body = JSON.parse(w.body) as {
+        Operations?: Array<{ op: string; path?: string; value?: unknown }>;
+      };
+      for (const op of body.Operations ?? []) {
+        const kind = op.op.toLowerCase();
+        const filtered = op.path ? MEMBER_FILTER.exec(op.path)?.[1] : undefined;
+        if (filtered) push(index, `member|${groupId}|${kind}|${filtered}`, w);
+        if (Array.isArray(op.value)) {
+          for (const v of op.value as Array<{ value?: string }>) {
+            if (v?.value) push(index, `member|${groupId}|${kind}|${v.value}`, w);
+          }
+        }
+      }
+    }
+  }
+  return index;
+}
+
+export function changeKey(c: Change): string {
+  switch (c.kind) {
+    case "profile":
+      return `marker|${c.marker}`;
+    case "lifecycle":
+      return `bulk|${c.action}|${c.userId}`;
+    case "membership":
+      return `member|${c.groupId}|${c.op}|${c.userId}`;
+  }
+}
+
+export function correlate(changes: Change[], writes: Write[]): Match[] {
+  const index = indexWrites(writes);
+  return changes.map((change) => {
+    const seen = index.get(changeKey(change)) ?? [];
+    const write = seen.find((w) => w.t >= change.tSent);
+    return write ? { change, write } : { change };
+  });
+}
