@@ -77,7 +77,7 @@ const done = await runReconcile(
 const durationMs = performance.now() - t0;
 const peakRssMb = (process.resourceUsage().maxRSS * 1024) / 1e6;
 process.stdout.write(
-  `${JSON.stringify({ durationMs, peakRssMb, baselineRssMb, platformRequests, repaired, state: done?.state, counts: done?.counts, repairs: done?.repairs, error: done?.error })}\n`,
+  `${JSON.stringify({ durationMs, peakRssMb, baselineRssMb, platformRequests, repaired, state: done?.state, counts: done?.counts, repairs: done?.repairs, phaseMs: done?.phaseMs, error: done?.error })}\n`,
 );
 platform.close?.();
 await redis.quit();

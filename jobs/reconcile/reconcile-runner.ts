@@ -33,11 +33,21 @@ export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<
   try {
     ctx = new RunContext(deps, run);
     await deps.redis.del(ctx.keys.seenUsers, ctx.keys.seenGroups, ctx.keys.repairs, ctx.keys.orphans);
-    await scanPlatformUsers(ctx);
-    if (ctx.isWorkspace) await scanWorkspaceGroups(ctx);
-    else await scanEmbedGroups(ctx);
-    if (ctx.isWorkspace) await scanDirectory(ctx, "user");
-    await scanDirectory(ctx, "group");
+    const phaseMs: Record<string, number> = {};
+    const timed = async (name: string, pass: () => Promise<void>) => {
+      const t0 = Date.now();
+      await pass();
+      phaseMs[name] = Date.now() - t0;
+    };
+    const current = ctx;
+    await timed("platformUsers", () => scanPlatformUsers(current));
+    await timed("platformGroups", () =>
+      current.isWorkspace ? scanWorkspaceGroups(current) : scanEmbedGroups(current),
+    );
+    await timed("directory", async () => {
+      if (current.isWorkspace) await scanDirectory(current, "user");
+      await scanDirectory(current, "group");
+    });
     await ctx.flush();
 
     const guard = evaluateGuard(
@@ -54,6 +64,7 @@ export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<
       counts: ctx.report.counts,
       samples: ctx.report.samples,
       guard,
+      phaseMs,
       repairs: { entities: repairCount, orphanDeactivations: orphanCount, applied: false },
     };
     if (run.dryRun) {

@@ -15,7 +15,8 @@ export async function scanDirectory(ctx: RunContext, kind: EntityKind): Promise<
   const { directory, redis, state } = ctx.deps;
   const source = ctx.run.source;
   const seenKey = kind === "user" ? ctx.keys.seenUsers : ctx.keys.seenGroups;
-  for await (const ids of directory.scanIds(source, kind, ctx.pageSize)) {
+  // Ids only: pages of 1000 (one SMISMEMBER each); unseen ones are rare and read individually.
+  for await (const ids of directory.scanIds(source, kind, 1000)) {
     if (ids.length === 0) continue;
     const seen = await redis.smismember(seenKey, ...ids);
     const unseen = ids.filter((_id, index) => seen[index] !== 1);

@@ -22,6 +22,8 @@ export interface ReconcileRun {
   startedAt?: string;
   finishedAt?: string;
   durationMs?: number;
+  /** Time spent per pass (platform users, groups, directory), ms. */
+  phaseMs?: Record<string, number>;
   error?: string;
   settledBy?: string;
   settledAt?: string;
