@@ -3,7 +3,8 @@ import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 export interface SyncMetrics {
   jobs: Counter<"kind" | "outcome">;
   duration: Histogram<"kind">;
-  deadLetters: Counter<"source" | "code">;
+  /** Counts one dead letter in `dead_letters_total{source,code}`. */
+  countDeadLetter(labels: { source: string; code: string; kind: string }): void;
   queueDepth: Gauge<"queue" | "state">;
 }
 
@@ -72,5 +73,17 @@ export function syncMetrics(
         },
       }),
   );
-  return { jobs, duration, deadLetters, queueDepth };
+  const countDeadLetter = (labels: { source: string; code: string; kind: string }) => {
+    // Another module may have registered dead_letters_total first with other labels
+    // ({source,kind}): count it with the labels it has rather than fail the dead-lettering.
+    const names = (deadLetters as unknown as { labelNames?: string[] }).labelNames ?? ["source", "code"];
+    const wanted: Record<string, string> = {};
+    for (const name of names) if (name in labels) wanted[name] = labels[name as keyof typeof labels];
+    try {
+      (deadLetters as unknown as Counter<string>).inc(wanted);
+    } catch {
+      // never let a metric break the dead-letter path
+    }
+  };
+  return { jobs, duration, countDeadLetter, queueDepth };
 }

@@ -45,7 +45,7 @@ export async function recordDeadLetter(
     state: "dead",
     lastError: { message: fate.message, code: fate.code, operation: fate.operation, at, attempts },
   });
-  deps.metrics.deadLetters.inc({ source: ref.source, code: fate.code });
+  deps.metrics.countDeadLetter({ source: ref.source, code: fate.code, kind: ref.kind });
   deps.logger.error(
     { ref, code: fate.code, operation: fate.operation, attempts },
     "sync failed for good: dead letter",
