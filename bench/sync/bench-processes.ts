@@ -24,6 +24,19 @@ export interface Proc {
   /** Highest VmHWM (kB) read so far, and the highest sampled VmRSS (kB). */
   peakHwmKb: number;
   peakRssKb: number;
+  /** CPU seconds (user + system) used so far, as of the last sample. */
+  cpuSeconds: number;
+}
+
+/** utime + stime of a process in seconds (/proc/<pid>/stat fields 14 and 15, 100 ticks/s). */
+function readCpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
 }
 
 function readProcKb(pid: number, field: "VmHWM" | "VmRSS"): number {
@@ -36,13 +49,19 @@ function readProcKb(pid: number, field: "VmHWM" | "VmRSS"): number {
   }
 }
 
-/** Samples VmHWM/VmRSS of each process every `intervalMs` until stopped. */
+/** CPU seconds a process has used so far (0 once it has exited). */
+export function cpuSecondsOf(p: Proc): number {
+  return p.child.pid === undefined ? 0 : readCpuSeconds(p.child.pid);
+}
+
+/** Samples VmHWM/VmRSS and CPU time of each process every `intervalMs` until stopped. */
 export function sampleRss(procs: Proc[], intervalMs = 250): () => void {
   const tick = () => {
     for (const p of procs) {
       if (p.child.pid === undefined || p.child.exitCode !== null) continue;
       p.peakHwmKb = Math.max(p.peakHwmKb, readProcKb(p.child.pid, "VmHWM"));
       p.peakRssKb = Math.max(p.peakRssKb, readProcKb(p.child.pid, "VmRSS"));
+      p.cpuSeconds = Math.max(p.cpuSeconds, readCpuSeconds(p.child.pid));
     }
   };
   tick();
@@ -68,15 +87,22 @@ export function runDirectory(name: string): string {
 }
 
 /** Spawns a node process running a TypeScript entry through tsx (no npx/tsx wrapper process). */
-function spawnTs(name: string, entry: string, args: string[], env: NodeJS.ProcessEnv, logDir: string): Proc {
-  const child = spawn(process.execPath, ["--import", "tsx", entry, ...args], {
+function spawnTs(
+  name: string,
+  entry: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  logDir: string,
+  nodeArgs: string[] = [],
+): Proc {
+  const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", entry, ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const log = createWriteStream(join(logDir, `${name}.log`));
   child.stderr?.pipe(log);
-  return { name, child, peakHwmKb: 0, peakRssKb: 0 };
+  return { name, child, peakHwmKb: 0, peakRssKb: 0, cpuSeconds: 0 };
 }
 
 export async function startEmulatorHost(logDir: string): Promise<{ proc: Proc; url: string }> {
@@ -145,6 +171,8 @@ export async function startBridgeProcess(
   configFile: string,
   logDir: string,
   port: number,
+  /** Write V8 CPU profiles of the bridge process into logDir/profile-<role>/ at exit. */
+  profile = false,
 ): Promise<BridgeProc> {
   const controlPort = await freePort();
   const proc = spawnTs(
@@ -153,6 +181,8 @@ export async function startBridgeProcess(
     ["--role", role, "--control-port", String(controlPort)],
     { SCIM_BRIDGE_CONFIG: configFile, PORT: String(port) },
     logDir,
+    // One file per thread (tsx's loader runs in a worker thread); the main thread's is the largest.
+    profile ? ["--cpu-prof", `--cpu-prof-dir=${join(logDir, `profile-${role}`)}`] : [],
   );
   proc.child.stdout?.resume();
   const deadline = Date.now() + 60_000;

@@ -8,6 +8,8 @@
  *     [--concurrency 32] [--split] [--timeout 300] [--record]
  *
  * --split runs one api and one worker process instead of one `--role all` process.
+ * --profile writes a V8 CPU profile of each bridge process into the run directory
+ * (summarise it with bench/sync/profile-summary.ts).
  * --record appends the figures to the "sync" section of bench/RESULTS.md.
  */
 import { randomUUID } from "node:crypto";
@@ -19,6 +21,7 @@ import {
   deletePrefixKeys,
   freePort,
   type BridgeProc,
+  cpuSecondsOf,
   type Proc,
   SOURCE,
   SOURCE_TOKEN,
@@ -42,6 +45,7 @@ const { values: args } = parseArgs({
     concurrency: { type: "string", default: "32" },
     timeout: { type: "string", default: "300" },
     split: { type: "boolean", default: false },
+    profile: { type: "boolean", default: false },
     record: { type: "boolean", default: false },
   },
 });
@@ -64,10 +68,10 @@ async function main(): Promise<number> {
     const configFile = writeBridgeConfig(dir, { platformUrl: emulator.url, prefix, port: apiPort });
     const bridgeProcs: BridgeProc[] = [];
     if (args.split) {
-      bridgeProcs.push(await startBridgeProcess("api", configFile, dir, apiPort));
-      bridgeProcs.push(await startBridgeProcess("worker", configFile, dir, await freePort()));
+      bridgeProcs.push(await startBridgeProcess("api", configFile, dir, apiPort, args.profile));
+      bridgeProcs.push(await startBridgeProcess("worker", configFile, dir, await freePort(), args.profile));
     } else {
-      bridgeProcs.push(await startBridgeProcess("all", configFile, dir, apiPort));
+      bridgeProcs.push(await startBridgeProcess("all", configFile, dir, apiPort, args.profile));
     }
     procs.push(...bridgeProcs);
     stopSampling = sampleRss(procs);
@@ -80,6 +84,7 @@ async function main(): Promise<number> {
     const population = makePopulation(USERS, GROUPS, Number(args.members));
     const scimIds: string[] = new Array(USERS);
     process.stdout.write(`pushing ${USERS} users and ${GROUPS} groups (concurrency ${CONCURRENCY})\n`);
+    const cpuBefore = procs.map(cpuSecondsOf);
     const t0 = nowMs();
     await runPool(USERS, CONCURRENCY, async (i) => {
       const a = await scim.send("POST", `/scim/v2/${SOURCE}/Users`, userBody(population.users[i]!, i));
@@ -108,6 +113,9 @@ async function main(): Promise<number> {
       samples.push({ t: Math.round(t - t0), pending: s["pending"], queues: s["queues"] });
     });
     const tIdle = idle?.idleAt;
+    const cpuUsed = procs
+      .map((p, i) => `${p.name} ${(cpuSecondsOf(p) - cpuBefore[i]!).toFixed(1)} s`)
+      .join(", ");
     stopSampling();
 
     const counters = ((await emu.send("GET", "/_emulator/requests")).body as { counters: Counters }).counters;
@@ -164,6 +172,7 @@ async function main(): Promise<number> {
         ],
         ["writes by operation", writes.byOperation],
         ["reads (GET) by operation", writes.reads],
+        ["CPU time used from first request to idle (user+sys)", cpuUsed],
         ["peak RSS (VmHWM)", `${peak} (target < 300 MB: ${verdict(peakMaxKb < 300 * 1024)})`],
         [
           "end state",

@@ -6,7 +6,7 @@
  * platform write that carries it (see correlate.ts). Reports p50/p99 and checks the end state.
  *
  *   npx tsx bench/sync/steady-state.ts [--rate 200] [--duration 60] [--delay 20] [--users 2000]
- *     [--groups 100] [--members 20] [--split] [--record]
+ *     [--groups 100] [--members 20] [--split] [--profile] [--record]
  */
 import { randomUUID } from "node:crypto";
 import { writeFileSync } from "node:fs";
@@ -15,6 +15,7 @@ import { parseArgs } from "node:util";
 import {
   ADMIN_TOKEN,
   type BridgeProc,
+  cpuSecondsOf,
   deletePrefixKeys,
   freePort,
   type Proc,
@@ -43,6 +44,7 @@ const { values: args } = parseArgs({
     groups: { type: "string", default: "100" },
     members: { type: "string", default: "20" },
     split: { type: "boolean", default: false },
+    profile: { type: "boolean", default: false },
     record: { type: "boolean", default: false },
   },
 });
@@ -66,10 +68,10 @@ async function main(): Promise<number> {
     const configFile = writeBridgeConfig(dir, { platformUrl: emulator.url, prefix, port: apiPort });
     const bridgeProcs: BridgeProc[] = args.split
       ? [
-          await startBridgeProcess("api", configFile, dir, apiPort),
-          await startBridgeProcess("worker", configFile, dir, await freePort()),
+          await startBridgeProcess("api", configFile, dir, apiPort, args.profile),
+          await startBridgeProcess("worker", configFile, dir, await freePort(), args.profile),
         ]
-      : [await startBridgeProcess("all", configFile, dir, apiPort)];
+      : [await startBridgeProcess("all", configFile, dir, apiPort, args.profile)];
     procs.push(...bridgeProcs);
     stopSampling = sampleRss(procs);
     const bridgeUrl = `http://127.0.0.1:${apiPort}`;
@@ -171,6 +173,7 @@ async function main(): Promise<number> {
         .finally(() => inflight.delete(p));
       inflight.add(p);
     };
+    const cpuBefore = procs.map(cpuSecondsOf);
     const total = RATE * DURATION;
     const interval = 1000 / RATE;
     const tStart = nowMs();
@@ -186,6 +189,9 @@ async function main(): Promise<number> {
     await Promise.all(inflight);
     const tSentAll = nowMs();
     const idle = await waitForIdle(probe, Date.now() + 300_000);
+    const cpuUsed = procs
+      .map((p, i) => `${p.name} ${(cpuSecondsOf(p) - cpuBefore[i]!).toFixed(1)} s`)
+      .join(", ");
     stopSampling();
     await emu.send("POST", "/_bench/record", { on: false });
     await emu.send("DELETE", "/_emulator/faults");
@@ -245,6 +251,10 @@ async function main(): Promise<number> {
         ["drained (idle) after last change", idle ? ms(idle.idleAt - tSentAll) : "**not idle within 300 s**"],
         ["platform writes in the phase", `${w.total}: ${w.byOperation}`],
         ["platform reads in the phase", w.reads],
+        [
+          "CPU time used in the phase until idle (user+sys)",
+          `${cpuUsed} (wall ${ms((idle?.idleAt ?? nowMs()) - tStart)})`,
+        ],
         ["peak RSS (VmHWM)", bridgeProcs.map((p) => `${p.name} ${mb(p.peakHwmKb)}`).join(", ")],
         [
           "end state",
