@@ -102,25 +102,41 @@ local gen = redis.call('HINCRBY', h, 'gen', 1)
 local memberCount = 0
 if kind == 'group' then
   local members = base .. ':group:' .. id .. ':members'
-  local function link(u)
-    if redis.call('SADD', members, u) == 1 then redis.call('SADD', base .. ':user:' .. u .. ':groups', id) end
-  end
-  local function unlink(u)
-    if redis.call('SREM', members, u) == 1 then redis.call('SREM', base .. ':user:' .. u .. ':groups', id) end
+  -- Members change in chunks: one SMISMEMBER and one SADD/SREM on the group's set per chunk, then
+  -- the reverse link (each user's groups set) of only those that changed.
+  local function change(list, linking)
+    local i = 1
+    while i <= #list do
+      local chunk = {unpack(list, i, math.min(i + 499, #list))}
+      i = i + 500
+      local flags = redis.call('SMISMEMBER', members, unpack(chunk))
+      local changed = {}
+      for j = 1, #chunk do
+        if (flags[j] == 0) == linking then changed[#changed + 1] = chunk[j] end
+      end
+      if #changed > 0 then
+        redis.call(linking and 'SADD' or 'SREM', members, unpack(changed))
+        for _, u in ipairs(changed) do
+          redis.call(linking and 'SADD' or 'SREM', base .. ':user:' .. u .. ':groups', id)
+        end
+      end
+    end
   end
   if replace then
-    local want, have = {}, {}
+    local want, have, drop, join = {}, {}, {}, {}
     for _, u in ipairs(replace) do want[u] = true end
     for _, u in ipairs(redis.call('SMEMBERS', members)) do
       have[u] = true
-      if not want[u] then unlink(u) end
+      if not want[u] then drop[#drop + 1] = u end
     end
     for _, u in ipairs(replace) do
-      if not have[u] then link(u) end
+      if not have[u] then join[#join + 1] = u end
     end
+    change(drop, false)
+    change(join, true)
   end
-  for _, u in ipairs(add) do link(u) end
-  for _, u in ipairs(remove) do unlink(u) end
+  change(add, true)
+  change(remove, false)
   memberCount = redis.call('SCARD', members)
 end
 
