@@ -29,6 +29,9 @@ const args = new Map(
 const quick = args.has("quick");
 const concurrency = Number(args.get("concurrency") ?? 32);
 const profileDir = args.get("profile");
+/** `--only=creates` (or lookups, groups, comma-separated) runs a part; the results file is then left alone. */
+const only = args.has("only") ? new Set((args.get("only") ?? "").split(",")) : undefined;
+const runs = (phase: string) => only === undefined || only.has(phase);
 const redisUrl = "redis://127.0.0.1:6379";
 const run = randomBytes(4).toString("hex");
 const prefix = `{bench-intake-${run}}`;
@@ -38,7 +41,7 @@ const token = tokens.bench as string;
 const tokenOf = (source: string) => tokens[source] ?? token;
 const scale = {
   warmup: quick ? 300 : 1_000,
-  createMs: quick ? 3_000 : 10_000,
+  createMs: Number(args.get("create-ms") ?? (quick ? 3_000 : 10_000)),
   lookupUsers: quick ? 10_000 : 100_000,
   lookupMs: quick ? 3_000 : 10_000,
   groupUsers: 5_000,
@@ -60,8 +63,22 @@ const noteLoad = (when: string) => {
   log(`  [${line}]`);
 };
 
-/** A load result plus the server process's CPU time (user + system) per counted answer. */
-type Measured = LoadResult & { cpuMsPerRequest: number };
+/**
+ * A load result plus the server process's CPU time (user + system) per answer, and Redis's (from
+ * INFO cpu: an upper bound, since other engineers' tests share this Redis).
+ */
+type Measured = LoadResult & { cpuMsPerRequest: number; redisCpuMsPerRequest: number };
+
+async function redisCpuMs(): Promise<number> {
+  const redis = new Redis(redisUrl);
+  try {
+    const info = await redis.info("cpu");
+    const field = (name: string) => Number(new RegExp(`${name}:([0-9.]+)`).exec(info)?.[1] ?? Number.NaN);
+    return (field("used_cpu_user") + field("used_cpu_sys")) * 1000;
+  } finally {
+    redis.disconnect();
+  }
+}
 
 async function cpuOf(server: ServerChild): Promise<number> {
   const usage = await server.request<NodeJS.CpuUsage>({ cpu: true }, "cpuUsage", 5_000);
@@ -71,14 +88,21 @@ async function cpuOf(server: ServerChild): Promise<number> {
 /** Runs a load and reads the server's CPU time before and after (load-insensitive cost per request). */
 async function measured(server: ServerChild, load: () => Promise<LoadResult>): Promise<Measured> {
   const before = await cpuOf(server);
+  const redisBefore = await redisCpuMs();
   const result = await load();
   const after = await cpuOf(server);
-  return { ...result, cpuMsPerRequest: (after - before) / Math.max(1, result.ok + result.errors) };
+  const redisAfter = await redisCpuMs();
+  const answers = Math.max(1, result.ok + result.errors);
+  return {
+    ...result,
+    cpuMsPerRequest: (after - before) / answers,
+    redisCpuMsPerRequest: (redisAfter - redisBefore) / answers,
+  };
 }
 
 function describe(name: string, r: Measured): string {
   const errs = r.errors ? ` errors=${r.errors} ${JSON.stringify(r.errorKinds)}` : "";
-  return `${name}: ${r.ok} ok in ${fmt(r.elapsedMs / 1000, 2)} s = ${fmt(r.perSecond, 0)}/s, p50 ${fmt(r.p50Ms, 2)} ms, p99 ${fmt(r.p99Ms, 2)} ms, max ${fmt(r.maxMs, 1)} ms, server CPU ${fmt(r.cpuMsPerRequest, 3)} ms/req${errs}`;
+  return `${name}: ${r.ok} ok in ${fmt(r.elapsedMs / 1000, 2)} s = ${fmt(r.perSecond, 0)}/s, p50 ${fmt(r.p50Ms, 2)} ms, p99 ${fmt(r.p99Ms, 2)} ms, max ${fmt(r.maxMs, 1)} ms, server CPU ${fmt(r.cpuMsPerRequest, 3)} ms/req, Redis CPU <= ${fmt(r.redisCpuMsPerRequest, 3)} ms/req${errs}`;
 }
 
 const bridgeConfig = {
@@ -130,7 +154,6 @@ async function main() {
   const execArgv = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
   let bridge: ServerChild | undefined;
   let baseline: ServerChild | undefined;
-  const out: Record<string, unknown> = {};
   try {
     bridge = await startServerChild(
       "./bridge-child.ts",
@@ -138,84 +161,12 @@ async function main() {
       execArgv,
     );
     baseline = await startServerChild("./baseline-child.ts", { BENCH_BASELINE_TOKEN: token });
-    const b = bridge.url;
-    const s = `${baseline.url}`;
+    const creates = runs("creates") ? await phaseCreates(bridge, baseline) : undefined;
+    const lookups = runs("lookups") ? await phaseLookups(bridge, baseline) : undefined;
+    const groups = runs("groups") ? await phaseGroups(bridge) : undefined;
+    if (!creates || !lookups || !groups) return;
 
-    // 1. Creates.
-    log("creates (POST /Users)");
-    await createLoad(b, "bench", `warm-${run}`, 30_000, scale.warmup);
-    await createLoad(s, "baseline", `warm-${run}`, 30_000, scale.warmup);
-    const bridgeCreates = await measured(bridge, () =>
-      createLoad(b, "bench", `c-${run}`, scale.createMs, 200_000),
-    );
-    log(`  ${describe("scim-bridge", bridgeCreates)}`);
-    const baselineCreates = await measured(baseline, () =>
-      createLoad(s, "baseline", `c-${run}`, scale.createMs, 200_000),
-    );
-    log(`  ${describe("scimmy-routers", baselineCreates)}`);
-    noteLoad("after creates");
-    const verified = await verifyCreates(scale.warmup + bridgeCreates.ok);
-    log(
-      `  stored ${verified.stored}, dirty ${verified.dirty}, sync jobs waiting ${verified.jobs} (expected ${scale.warmup + bridgeCreates.ok})`,
-    );
-    out.creates = { bridge: bridgeCreates, baseline: baselineCreates, verified };
-
-    // 2. Lookups with 100k users stored.
-    log(`lookups (GET userName eq) with ${scale.lookupUsers} users stored`);
-    const seedStarted = performance.now();
-    await seedUsers({
-      redisUrl,
-      prefix,
-      source: "lookup",
-      userName: (i) => `lk-${i}@example.com`,
-      count: scale.lookupUsers,
-    });
-    const seedSeconds = (performance.now() - seedStarted) / 1000;
-    log(`  seeded ${scale.lookupUsers} users in ${fmt(seedSeconds, 1)} s`);
-    await baseline.request({ seed: { count: scale.lookupUsers, prefix: "lk-" } }, "seeded", 120_000);
-    await lookupLoad(b, "lookup", "lk", concurrency, 2_000);
-    await lookupLoad(s, "baseline", "lk", concurrency, 2_000);
-    const bridgeLookups = await measured(bridge, () =>
-      lookupLoad(b, "lookup", "lk", concurrency, scale.lookupMs),
-    );
-    log(`  ${describe(`scim-bridge c=${concurrency}`, bridgeLookups)}`);
-    const baselineLookups = await measured(baseline, () =>
-      lookupLoad(s, "baseline", "lk", concurrency, scale.lookupMs),
-    );
-    log(`  ${describe(`scimmy-routers c=${concurrency}`, baselineLookups)}`);
-    const bridgeLookups1 = await measured(bridge, () => lookupLoad(b, "lookup", "lk", 1, scale.lookupMs / 2));
-    log(`  ${describe("scim-bridge c=1", bridgeLookups1)}`);
-    const baselineLookups1 = await measured(baseline, () =>
-      lookupLoad(s, "baseline", "lk", 1, scale.lookupMs / 2),
-    );
-    log(`  ${describe("scimmy-routers c=1", baselineLookups1)}`);
-    noteLoad("after lookups");
-    out.lookups = { bridgeLookups, baselineLookups, bridgeLookups1, baselineLookups1 };
-
-    // 3. Group PATCH with 5,000 members.
-    log("group PATCH (5,000 members)");
-    const groups = await groupPatches(b);
-    log(
-      `  add 5,000 to an empty group: p50 ${fmt(groups.big.p50)} ms, p99 ${fmt(groups.big.p99)} ms over ${groups.big.n} runs`,
-    );
-    log(
-      `  add 2 + remove 2 on 5,000: p50 ${fmt(groups.small.p50, 2)} ms, p99 ${fmt(groups.small.p99, 2)} ms over ${groups.small.n} runs`,
-    );
-    noteLoad("after group PATCH");
-    out.groups = groups;
-
-    const section = render({
-      started,
-      bridgeCreates,
-      baselineCreates,
-      verified,
-      bridgeLookups,
-      baselineLookups,
-      bridgeLookups1,
-      baselineLookups1,
-      groups,
-      seedSeconds,
-    });
+    const section = render({ started, ...creates, ...lookups, groups });
     log("");
     log(section);
     if (!args.has("no-write") && !quick) {
@@ -228,6 +179,74 @@ async function main() {
     const deleted = await deleteKeys(redisUrl, prefix);
     log(`deleted ${deleted} Redis keys under ${prefix}`);
   }
+}
+
+async function phaseCreates(bridge: ServerChild, baseline: ServerChild) {
+  log("creates (POST /Users)");
+  await createLoad(bridge.url, "bench", `warm-${run}`, 30_000, scale.warmup);
+  await createLoad(baseline.url, "baseline", `warm-${run}`, 30_000, scale.warmup);
+  const bridgeCreates = await measured(bridge, () =>
+    createLoad(bridge.url, "bench", `c-${run}`, scale.createMs, 200_000),
+  );
+  log(`  ${describe("scim-bridge", bridgeCreates)}`);
+  const baselineCreates = await measured(baseline, () =>
+    createLoad(baseline.url, "baseline", `c-${run}`, scale.createMs, 200_000),
+  );
+  log(`  ${describe("scimmy-routers", baselineCreates)}`);
+  noteLoad("after creates");
+  const verified = await verifyCreates(scale.warmup + bridgeCreates.ok);
+  log(
+    `  stored ${verified.stored}, dirty ${verified.dirty}, sync jobs waiting ${verified.jobs} (expected ${verified.expected})`,
+  );
+  return { bridgeCreates, baselineCreates, verified };
+}
+
+async function phaseLookups(bridge: ServerChild, baseline: ServerChild) {
+  log(`lookups (GET userName eq) with ${scale.lookupUsers} users stored`);
+  const seedStarted = performance.now();
+  await seedUsers({
+    redisUrl,
+    prefix,
+    source: "lookup",
+    userName: (i) => `lk-${i}@example.com`,
+    count: scale.lookupUsers,
+  });
+  const seedSeconds = (performance.now() - seedStarted) / 1000;
+  log(`  seeded ${scale.lookupUsers} users in ${fmt(seedSeconds, 1)} s`);
+  await baseline.request({ seed: { count: scale.lookupUsers, prefix: "lk-" } }, "seeded", 120_000);
+  const b = bridge.url;
+  const s = baseline.url;
+  await lookupLoad(b, "lookup", "lk", concurrency, 2_000);
+  await lookupLoad(s, "baseline", "lk", concurrency, 2_000);
+  const bridgeLookups = await measured(bridge, () =>
+    lookupLoad(b, "lookup", "lk", concurrency, scale.lookupMs),
+  );
+  log(`  ${describe(`scim-bridge c=${concurrency}`, bridgeLookups)}`);
+  const baselineLookups = await measured(baseline, () =>
+    lookupLoad(s, "baseline", "lk", concurrency, scale.lookupMs),
+  );
+  log(`  ${describe(`scimmy-routers c=${concurrency}`, baselineLookups)}`);
+  const bridgeLookups1 = await measured(bridge, () => lookupLoad(b, "lookup", "lk", 1, scale.lookupMs / 2));
+  log(`  ${describe("scim-bridge c=1", bridgeLookups1)}`);
+  const baselineLookups1 = await measured(baseline, () =>
+    lookupLoad(s, "baseline", "lk", 1, scale.lookupMs / 2),
+  );
+  log(`  ${describe("scimmy-routers c=1", baselineLookups1)}`);
+  noteLoad("after lookups");
+  return { bridgeLookups, baselineLookups, bridgeLookups1, baselineLookups1, seedSeconds };
+}
+
+async function phaseGroups(bridge: ServerChild) {
+  log("group PATCH (5,000 members)");
+  const groups = await groupPatches(bridge.url);
+  log(
+    `  add 5,000 to an empty group: p50 ${fmt(groups.big.p50)} ms, p99 ${fmt(groups.big.p99)} ms over ${groups.big.n} runs`,
+  );
+  log(
+    `  add 2 + remove 2 on 5,000: p50 ${fmt(groups.small.p50, 2)} ms, p99 ${fmt(groups.small.p99, 2)} ms over ${groups.small.n} runs`,
+  );
+  noteLoad("after group PATCH");
+  return groups;
 }
 
 async function verifyCreates(expected: number) {
@@ -350,7 +369,7 @@ function render(r: {
       .trim();
   } catch {}
   const row = (name: string, x: Measured) =>
-    `| ${name} | ${fmt(x.perSecond, 0)} | ${fmt(x.p50Ms, 2)} | ${fmt(x.p99Ms, 2)} | ${fmt(x.cpuMsPerRequest, 3)} | ${x.ok} | ${errs(x)} |`;
+    `| ${name} | ${fmt(x.perSecond, 0)} | ${fmt(x.p50Ms, 2)} | ${fmt(x.p99Ms, 2)} | ${fmt(x.cpuMsPerRequest, 3)} | ${fmt(x.redisCpuMsPerRequest, 3)} | ${x.ok} | ${errs(x)} |`;
   const cpuRatio = r.baselineCreates.cpuMsPerRequest / r.bridgeCreates.cpuMsPerRequest;
   const users = `${scale.lookupUsers / 1000}k`;
   return [
@@ -360,8 +379,8 @@ function render(r: {
     "",
     ...loads.map((l) => `- ${l}`),
     "",
-    "| measurement | req/s | p50 ms | p99 ms | server CPU ms/req | answers counted | errors |",
-    "|---|---|---|---|---|---|---|",
+    "| measurement | req/s | p50 ms | p99 ms | server CPU ms/req | Redis CPU ms/req (upper bound) | answers counted | errors |",
+    "|---|---|---|---|---|---|---|---|",
     row("POST /Users, scim-bridge (201s)", r.bridgeCreates),
     row("POST /Users, scimmy-routers baseline (201s)", r.baselineCreates),
     row(`GET userName eq, ${users} stored, scim-bridge, c=${concurrency}`, r.bridgeLookups),
