@@ -12,6 +12,8 @@ export type ReconcileJobData =
   | { source: string; scheduled: true };
 
 const SCHEDULER_PREFIX = "reconcile-";
+/** A run still queued or running after this long no longer holds scheduled runs back. */
+const STUCK_AFTER_MS = 6 * 60 * 60 * 1000;
 const KEEP = { removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } };
 
 export interface ReconcileQueue {
@@ -90,7 +92,10 @@ export async function processScheduledTick(
   if (!Object.hasOwn(deps.config.sources, source)) return "unknown source";
   const latest = await deps.runs.list({ source, offset: 0, limit: 1 });
   const busy = latest.items[0];
-  if (busy && (busy.state === "running" || busy.state === "queued")) return "skipped: a run is in progress";
+  const recent = busy !== undefined && Date.now() - Date.parse(busy.createdAt) < STUCK_AFTER_MS;
+  if (busy && recent && (busy.state === "running" || busy.state === "queued")) {
+    return "skipped: a run is in progress";
+  }
   const run = await deps.runs.createRun({ source, dryRun: false, trigger: "schedule" });
   await enqueue(run.runId, "run");
   return run.runId;

@@ -24,10 +24,11 @@ async function dropWorkingSets(deps: ReconcileDeps, ctx: RunContext, keepRepairs
  */
 export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<ReconcileRun | null> {
   const queued = await deps.runs.get(runId);
-  if (queued?.state !== "queued") return queued;
+  // "running" here means the worker that ran it died (BullMQ hands a stalled job on): start over.
+  if (queued?.state !== "queued" && queued?.state !== "running") return queued;
   const startedMs = Date.now();
   let run: ReconcileRun = { ...queued, state: "running", startedAt: new Date(startedMs).toISOString() };
-  if (!(await deps.runs.transition(run, ["queued"]))) return deps.runs.get(runId);
+  if (!(await deps.runs.transition(run, ["queued", "running"]))) return deps.runs.get(runId);
   const log = deps.logger.child({ module: "reconcile", runId, source: run.source });
   let ctx: RunContext | undefined;
   try {
@@ -110,9 +111,10 @@ export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<
 /** Applies the held repairs of a run an admin confirmed (queued again, with settledBy). */
 export async function applyConfirmedRun(deps: ReconcileDeps, runId: string): Promise<ReconcileRun | null> {
   const queued = await deps.runs.get(runId);
-  if (queued?.state !== "queued" || !queued.settledBy) return queued;
+  if ((queued?.state !== "queued" && queued?.state !== "running") || !queued.settledBy) return queued;
   let run: ReconcileRun = { ...queued, state: "running" };
-  if (!(await deps.runs.transition(run, ["queued"]))) return deps.runs.get(runId);
+  // Applying again after a crash is harmless: resyncs and deactivations are idempotent.
+  if (!(await deps.runs.transition(run, ["queued", "running"]))) return deps.runs.get(runId);
   const log = deps.logger.child({ module: "reconcile", runId, source: run.source });
   try {
     const ctx = new RunContext(deps, run);

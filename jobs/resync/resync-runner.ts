@@ -111,7 +111,8 @@ export async function runResync(
   phase: "run" | "apply",
 ): Promise<ResyncOperation | null> {
   const queued = await deps.resyncs.get(id);
-  if (queued?.state !== "queued") return queued;
+  // "running" here means the worker that ran it died (a stalled job handed on): start over.
+  if (queued?.state !== "queued" && queued?.state !== "running") return queued;
   const startedMs = Date.now();
   let op: ResyncOperation = {
     ...queued,
@@ -129,7 +130,7 @@ export async function runResync(
   } else {
     op = { ...op, total: op.scope.users.length + op.scope.groups.length };
   }
-  if (!(await deps.resyncs.transition(op, ["queued"]))) return deps.resyncs.get(id);
+  if (!(await deps.resyncs.transition(op, ["queued", "running"]))) return deps.resyncs.get(id);
   const log = deps.logger.child({ module: "resync", operationId: id, source: op.source });
   try {
     if (phase === "run") {
