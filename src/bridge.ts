@@ -89,6 +89,39 @@ export function createQueueRedis(url: string): Redis {
   });
 }
 
+/** One warning when a client loses Redis (not one per reconnect attempt), one line when it is back. */
+function logOutages(redis: Redis, client: string, logger: Logger): void {
+  let down = false;
+  redis.on("error", (err: Error) => {
+    if (down) return;
+    down = true;
+    logger.warn({ client, err: err.message }, "redis unreachable; reconnecting");
+  });
+  redis.on("ready", () => {
+    if (!down) return;
+    down = false;
+    logger.info({ client }, "redis reachable again");
+  });
+}
+
+/** How long one closing step (a queue, a Redis client) may take before shutdown goes on without it. */
+const CLOSE_STEP_MS = 500;
+
+/** Resolves true when `work` settles within `ms`, false otherwise (a rejection counts as settled). */
+async function within(ms: number, work: Promise<unknown>): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  const settled = work.then(
+    () => true,
+    () => true,
+  );
+  const result = await Promise.race([settled, timeout]);
+  clearTimeout(timer);
+  return result;
+}
+
 /** quit(), or a hard disconnect when Redis does not answer within `timeoutMs` (it may be down). */
 async function closeRedis(redis: Redis, timeoutMs: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
@@ -105,22 +138,23 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
   const logger = options.logger ?? createLogger(config.logLevel);
   const registry = options.registry ?? createMetricsRegistry();
   const prefix = config.redis.prefix;
-  const closers: Array<() => Promise<unknown>> = [];
+  // Closed in reverse order, each within a bound: a Redis outage must not hold the shutdown.
+  const closers: Array<[name: string, close: () => Promise<unknown>]> = [];
   let ready = false;
 
   const storeRedis = createStoreRedis(config.redis.url);
-  storeRedis.on("error", (err) => logger.warn({ err: err.message }, "redis (store) error"));
+  logOutages(storeRedis, "store", logger);
   await storeRedis.connect();
-  closers.push(() => closeRedis(storeRedis, 1_000));
+  closers.push(["store redis", () => closeRedis(storeRedis, CLOSE_STEP_MS)]);
 
   const queueRedis = createQueueRedis(config.redis.url);
-  queueRedis.on("error", (err) => logger.warn({ err: err.message }, "redis (queue) error"));
-  closers.push(() => closeRedis(queueRedis, 1_000));
+  logOutages(queueRedis, "queue", logger);
+  closers.push(["queue redis", () => closeRedis(queueRedis, CLOSE_STEP_MS)]);
 
   // The producer shares the intake's fail-fast connection: an outage between a store write and
   // its enqueue fails the enqueue at once (the dirty marker stays for the sweeper), never hangs.
   const syncQueue = createSyncQueue({ connection: storeRedis, prefix, logger });
-  closers.push(() => syncQueue.close());
+  closers.push(["sync queue", () => syncQueue.close()]);
 
   const directory = new RedisDirectoryStore({
     redis: storeRedis,
@@ -130,7 +164,7 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
     matchesFilter,
   });
   const status = createQueueStatus({ connection: storeRedis, prefix, directory });
-  closers.push(() => status.close());
+  closers.push(["queue status", () => status.close()]);
   setQueueDepthReader(registry, () => status.queueCounts());
 
   let workers: { close(): Promise<void> } | undefined;
@@ -150,7 +184,7 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
       registry,
       logger: logger.child({ module: "platform" }),
     });
-    closers.push(async () => platform.close());
+    closers.push(["platform client", async () => platform.close()]);
     workers = await startWorkers({
       config,
       connection: queueRedis,
@@ -160,7 +194,6 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
       logger,
       registry,
     });
-    closers.push(() => workers!.close());
   }
 
   const intakeLimit = intakeRateLimiter({
@@ -235,16 +268,20 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
       const drainMs = listeners.length > 0 ? (config.server.drainDelayMs ?? 0) : 0;
       if (drainMs > 0) await new Promise((resolve) => setTimeout(resolve, drainMs));
       // The requests in flight finish while the workers finish their jobs, each within the timeout.
-      const workersStopped = workers
-        ?.close()
-        .catch((err: unknown) => logger.warn({ err }, "closing workers"));
+      // (start-workers bounds its graceful close by the timeout; the extra second covers the rest.)
+      // With Redis away no job can record its outcome, so there is nothing to wait for: its lock
+      // expires and it runs again (syncs are idempotent).
+      const workersBound =
+        queueRedis.status === "ready" ? config.server.shutdownTimeoutMs + 1_000 : CLOSE_STEP_MS;
+      const workersStopped = workers ? within(workersBound, workers.close()) : Promise.resolve(true);
       const finished = await Promise.all(
         listeners.map((l) => closeGracefully(l.server, config.server.shutdownTimeoutMs)),
       );
-      await workersStopped;
       if (finished.includes(false)) logger.warn("requests still open at the shutdown timeout were cut");
-      for (const closer of closers.reverse()) {
-        await closer().catch((err: unknown) => logger.warn({ err }, "error while closing"));
+      if (!(await workersStopped)) logger.warn("the workers did not close in time; going on");
+      for (const [name, closer] of closers.reverse()) {
+        if (!(await within(CLOSE_STEP_MS, closer())))
+          logger.warn({ part: name }, "did not close in time; going on");
       }
     })();
     return closing;
