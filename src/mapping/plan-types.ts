@@ -20,6 +20,8 @@ export interface AppliedUser {
   /** Platform attribute name -> value last applied (null = cleared). */
   attributes: Record<string, UserAttributeValueValue>;
   generation?: number;
+  /** Set with a new platform id until the user's groups were marked dirty (crash-safe hand-off). */
+  notifyGroups?: boolean;
 }
 
 /** What the bridge last recorded for a user of an embed-tenant source (embed users have no own sync). */
@@ -28,6 +30,8 @@ export interface AppliedEmbedMember {
   active: boolean;
   email?: string;
   displayName?: string;
+  /** Set until the user's groups were marked dirty after a change (crash-safe hand-off). */
+  notifyGroups?: boolean;
 }
 
 export interface AppliedGroup {

@@ -51,9 +51,11 @@ async function syncEmbedUser(
   if (profile.displayName) member.displayName = profile.displayName;
   const [current] = await ctx.state.getEmbedMembers(ref.source, [ref.id]);
   if (JSON.stringify(current) !== JSON.stringify(member)) {
-    await ctx.state.setEmbedMember(ref.source, ref.id, member);
-    // Its groups decide embed membership (active, externalId): sync them again.
+    // Its groups decide embed membership (active, externalId): sync them again. The record says
+    // so until they are marked, so a crash in between repeats the marking.
+    await ctx.state.setEmbedMember(ref.source, ref.id, { ...member, notifyGroups: true });
     await markGroupsDirty(ctx, ref);
+    await ctx.state.setEmbedMember(ref.source, ref.id, member);
   }
   return { result: "clean", generation, warnings: [] };
 }
@@ -68,7 +70,6 @@ async function syncWorkspaceUser(
 ): Promise<SyncOutcome> {
   const desired = record?.resource ?? null;
   let applied = await ctx.state.getApplied<AppliedUser>(ref);
-  const hadPlatformId = applied?.platformId;
   if (resync && applied?.platformId) applied = await readPlatformUser(ctx, applied.platformId, applied);
 
   const warnings: SyncOutcome["warnings"] = [];
@@ -78,7 +79,7 @@ async function syncWorkspaceUser(
     const first = plan.steps[0];
     if (!first) {
       await dropStaleLifecycle(ctx, applied);
-      await afterPlatformId(ctx, ref, record, hadPlatformId, applied);
+      applied = await afterPlatformId(ctx, ref, record, applied);
       return { result: "clean", generation, platformId: applied?.platformId, warnings };
     }
     if (first.type === "createUser") {
@@ -141,7 +142,7 @@ async function syncWorkspaceUser(
       continue;
     }
     if (!lifecycleQueued) await dropStaleLifecycle(ctx, applied);
-    await afterPlatformId(ctx, ref, record, hadPlatformId, applied);
+    applied = await afterPlatformId(ctx, ref, record, applied);
     return { result: lifecycleQueued ? "lifecycle" : "clean", generation, platformId, warnings };
   }
   throw new SyncError("the user did not converge after several rounds", {
@@ -188,8 +189,8 @@ async function createOrAdoptUser(
     await claimOwnership(ctx, "user", found.id, ref, "createUser");
     result = await fromPlatformUser(ctx, found);
   }
+  result.notifyGroups = true;
   await ctx.state.putApplied(ref, result);
-  if (result.platformId) await ctx.state.setUserPlatformId(ref.source, ref.id, result.platformId);
   return result;
 }
 
@@ -220,17 +221,23 @@ async function dropStaleLifecycle(ctx: SyncContext, applied: AppliedUser | null)
   if (await ctx.state.getLifecycle(applied.platformId)) await ctx.state.dropLifecycle(applied.platformId);
 }
 
-/** When a user first gets its platform id, its groups can now add it: sync them again. */
+/**
+ * When a user first gets its platform id, its groups can now add it: record the id where group
+ * syncs read it, then mark them dirty. `notifyGroups` is written together with the platform id and
+ * cleared only after this, so a crash in between repeats it instead of losing a member.
+ */
 async function afterPlatformId(
   ctx: SyncContext,
   ref: EntityRef,
   record: UserRecord | null,
-  before: string | undefined,
   applied: AppliedUser | null,
-): Promise<void> {
-  if (!record || !applied?.platformId || applied.platformId === before) return;
+): Promise<AppliedUser | null> {
+  if (!record || !applied?.platformId || !applied.notifyGroups) return applied;
   await ctx.state.setUserPlatformId(ref.source, ref.id, applied.platformId);
   await markGroupsDirty(ctx, ref);
+  const { notifyGroups: _done, ...rest } = applied;
+  await ctx.state.putApplied(ref, rest);
+  return rest;
 }
 
 /**
