@@ -8,7 +8,7 @@ import { SCHEMA_LIST, type JsonObject } from "../../src/scim/scim-types.js";
 import { type ListParams, membersExcluded, parseListParams, projectionOf } from "./list-params.js";
 import { etagHeaders, ifMatchOf } from "./preconditions.js";
 import { renderGroup, scimBaseUrl } from "./scim-render.js";
-import { type ResourceHandlers, type ScimRouterDeps, requireObjectBody, sendScim } from "./scim-router.js";
+import { type ResourceHandlers, type ScimRouterDeps, requireObjectBody, sendScim } from "./scim-http.js";
 
 /** /Groups (RFC 7644 §3.3-§3.6). Membership changes go through the store as add/remove sets. */
 export function createGroupHandlers({ directory }: ScimRouterDeps): ResourceHandlers {

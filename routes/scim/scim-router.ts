@@ -6,45 +6,13 @@ import type { Logger } from "../../src/observability/logger.js";
 import { resourceTypes, schemas, serviceProviderConfig } from "../../src/scim/discovery.js";
 import type { JsonObject } from "../../src/scim/scim-types.js";
 import { createGroupHandlers } from "./group-handlers.js";
+import { type ResourceHandlers, type ScimRouterDeps, sendScim } from "./scim-http.js";
 import { scimAuthentication } from "./scim-auth.js";
 import { SCIM_CONTENT_TYPE, scimErrorHandler, sendScimError } from "./scim-errors.js";
 import { scimBaseUrl } from "./scim-render.js";
 import { createUserHandlers } from "./user-handlers.js";
 
-export interface ScimRouterDeps {
-  config: Config;
-  directory: DirectoryStore;
-  logger: Logger;
-  /** Runs after authentication, before any body is read (e.g. the per-source intake rate limiter). */
-  beforeHandlers?: RequestHandler[];
-  /** Called once per answered SCIM operation (metrics). */
-  onOperation?: (event: { source: string; resource: string; operation: string; status: number }) => void;
-}
-
-/** The handlers of one resource type (Users, Groups). */
-export interface ResourceHandlers {
-  list: RequestHandler;
-  search: RequestHandler;
-  create: RequestHandler;
-  get: RequestHandler;
-  replace: RequestHandler;
-  patch: RequestHandler;
-  remove: RequestHandler;
-}
-
-export function sendScim(
-  res: Response,
-  status: number,
-  body: JsonObject | undefined,
-  headers: Record<string, string> = {},
-): void {
-  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-  if (body === undefined) {
-    res.status(status).end();
-    return;
-  }
-  res.status(status).type(SCIM_CONTENT_TYPE).send(JSON.stringify(body));
-}
+export type { ResourceHandlers, ScimRouterDeps };
 
 /** Parses JSON bodies sent as application/scim+json or application/json (with or without charset). */
 function jsonBody(limit: string): RequestHandler {
@@ -56,17 +24,6 @@ function jsonBody(limit: string): RequestHandler {
       return ct === undefined || /json/i.test(ct);
     },
   });
-}
-
-export function requireObjectBody(req: Request): JsonObject {
-  const body: unknown = req.body;
-  if (body === undefined || body === null || typeof body !== "object" || Array.isArray(body)) {
-    throw new BadRequestError(
-      "The request body must be a JSON object (application/scim+json)",
-      "invalidSyntax",
-    );
-  }
-  return body as JsonObject;
 }
 
 /** Names a SCIM request for metrics: resource and operation, never ids. */

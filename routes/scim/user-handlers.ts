@@ -8,7 +8,7 @@ import { SCHEMA_LIST, type JsonObject } from "../../src/scim/scim-types.js";
 import { type ListParams, parseListParams, projectionOf } from "./list-params.js";
 import { ifMatchOf, etagHeaders } from "./preconditions.js";
 import { renderUser, scimBaseUrl } from "./scim-render.js";
-import { type ResourceHandlers, type ScimRouterDeps, requireObjectBody, sendScim } from "./scim-router.js";
+import { type ResourceHandlers, type ScimRouterDeps, requireObjectBody, sendScim } from "./scim-http.js";
 
 /** /Users (RFC 7644 §3.3 create, §3.4 query, §3.5 replace/patch, §3.6 delete). */
 export function createUserHandlers({ directory }: ScimRouterDeps): ResourceHandlers {

@@ -1,0 +1,53 @@
+import type { Request, RequestHandler, Response } from "express";
+import type { Config } from "../../src/config/config-schema.js";
+import type { DirectoryStore } from "../../src/directory/directory-types.js";
+import { BadRequestError } from "../../src/errors.js";
+import type { Logger } from "../../src/observability/logger.js";
+import type { JsonObject } from "../../src/scim/scim-types.js";
+import { SCIM_CONTENT_TYPE } from "./scim-errors.js";
+
+export interface ScimRouterDeps {
+  config: Config;
+  directory: DirectoryStore;
+  logger: Logger;
+  /** Runs after authentication, before any body is read (e.g. the per-source intake rate limiter). */
+  beforeHandlers?: RequestHandler[];
+  /** Called once per answered SCIM operation (metrics). */
+  onOperation?: (event: { source: string; resource: string; operation: string; status: number }) => void;
+}
+
+/** The handlers of one resource type (Users, Groups). */
+export interface ResourceHandlers {
+  list: RequestHandler;
+  search: RequestHandler;
+  create: RequestHandler;
+  get: RequestHandler;
+  replace: RequestHandler;
+  patch: RequestHandler;
+  remove: RequestHandler;
+}
+
+export function sendScim(
+  res: Response,
+  status: number,
+  body: JsonObject | undefined,
+  headers: Record<string, string> = {},
+): void {
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  if (body === undefined) {
+    res.status(status).end();
+    return;
+  }
+  res.status(status).type(SCIM_CONTENT_TYPE).send(JSON.stringify(body));
+}
+
+export function requireObjectBody(req: Request): JsonObject {
+  const body: unknown = req.body;
+  if (body === undefined || body === null || typeof body !== "object" || Array.isArray(body)) {
+    throw new BadRequestError(
+      "The request body must be a JSON object (application/scim+json)",
+      "invalidSyntax",
+    );
+  }
+  return body as JsonObject;
+}
