@@ -1,7 +1,9 @@
 import { randomUUID } from "node:crypto";
-import type { IncomingMessage, ServerResponse } from "node:http";
+import { IncomingMessage, type ServerResponse } from "node:http";
 import type { RequestHandler } from "express";
-import { pinoHttp } from "pino-http";
+// Types only: pino-http's declarations give IncomingMessage its `id` and `log` (this file keeps
+// that shape without pino-http's per-request cost).
+import type { ReqId } from "pino-http";
 import type { Logger } from "../../src/observability/logger.js";
 
 /** Paths whose requests are never logged (probes and scrapes would drown everything else). */
@@ -23,58 +25,84 @@ function pathOf(url: string | undefined): string {
   return q === -1 ? raw : raw.slice(0, q);
 }
 
-interface SerializedReq {
-  id?: unknown;
-  method?: string;
-  url?: string;
-  query?: unknown;
-  headers?: Record<string, unknown>;
-  remoteAddress?: string;
-}
+/** Where a request keeps its root logger and its lazily created child logger. */
+const ROOT = Symbol("scim-bridge.requestLogger.root");
+const CHILD = Symbol("scim-bridge.requestLogger.child");
 
-interface SerializedRes {
-  statusCode?: number;
-  headers?: Record<string, unknown>;
+interface LoggedRequest extends IncomingMessage {
+  [ROOT]?: Logger;
+  [CHILD]?: Logger;
 }
 
 /**
- * pino-http with request ids (`x-request-id` taken or generated, echoed in the response header),
- * no log line for health, readiness and metrics requests, the shared redaction list of `logger`
- * (REDACT_PATHS), and no bodies. Above debug a line holds the method, the path without its query
- * string (SCIM filters carry userNames) and the status; at debug the query and headers are added,
- * still redacted. `req.log` is a child logger carrying `reqId` for handlers.
+ * `req.log`: a child logger carrying `reqId`, created on first use only (most requests never log
+ * from a handler; a pino child per request was a measurable share of the intake's CPU). Defined
+ * once on IncomingMessage.prototype; a request that did not pass through the middleware has none.
  */
-export function createRequestLogger(logger: Logger): RequestHandler {
-  const debug = () => logger.isLevelEnabled("debug");
-  const middleware = pinoHttp<IncomingMessage, ServerResponse>({
-    logger,
-    quietReqLogger: true,
-    genReqId(req, res) {
-      const id = requestIdFrom(req.headers[REQUEST_ID_HEADER]);
-      res.setHeader(REQUEST_ID_HEADER, id);
-      return id;
+function installLazyRequestLog(): void {
+  const proto = IncomingMessage.prototype as LoggedRequest;
+  if (Object.getOwnPropertyDescriptor(proto, "log")) return;
+  Object.defineProperty(proto, "log", {
+    configurable: true,
+    get(this: LoggedRequest): Logger | undefined {
+      if (this[CHILD] === undefined && this[ROOT] !== undefined) {
+        this[CHILD] = this[ROOT].child({ reqId: this.id });
+      }
+      return this[CHILD];
     },
-    autoLogging: { ignore: (req) => UNLOGGED_PATHS.includes(pathOf(req.url)) },
-    customLogLevel(_req, res, err) {
-      if (err || res.statusCode >= 500) return "error";
-      return "info";
-    },
-    serializers: {
-      req(req: SerializedReq) {
-        const line: SerializedReq = { id: req.id, method: req.method, url: pathOf(req.url) };
-        if (debug()) {
-          line.query = req.query;
-          line.headers = req.headers;
-          line.remoteAddress = req.remoteAddress;
-        }
-        return line;
-      },
-      res(res: SerializedRes) {
-        return debug()
-          ? { statusCode: res.statusCode, headers: res.headers }
-          : { statusCode: res.statusCode };
-      },
+    set(this: LoggedRequest, value: Logger) {
+      this[CHILD] = value;
     },
   });
-  return middleware as unknown as RequestHandler;
+}
+
+/** The `req` part of a line: method and path only above debug (RFC 7644 filters carry userNames). */
+function requestPart(req: IncomingMessage, path: string, debug: boolean): Record<string, unknown> {
+  const line: Record<string, unknown> = { id: req.id, method: req.method, url: path };
+  if (debug) {
+    line.query = (req as IncomingMessage & { query?: unknown }).query;
+    line.headers = req.headers;
+    line.remoteAddress = req.socket?.remoteAddress;
+  }
+  return line;
+}
+
+/**
+ * One line per request when its response finishes (or the client hangs up first), as pino-http
+ * wrote it: `{req: {id, method, url}, res: {statusCode}, responseTime, msg}`; 5xx at error level.
+ * Request ids: the caller's `x-request-id` when it is a sane token, else a fresh UUID, echoed in
+ * the response header. No line for health, readiness and metrics requests. The root logger's
+ * redaction list (REDACT_PATHS) applies, and no bodies are logged. Above debug a line holds the
+ * method, the path without its query string and the status; at debug the query and headers are
+ * added, still redacted. `req.log` is a child logger carrying `reqId` for handlers.
+ */
+export function createRequestLogger(logger: Logger): RequestHandler {
+  installLazyRequestLog();
+  return (req, res, next) => {
+    const raw = req as unknown as LoggedRequest;
+    const id = requestIdFrom(req.headers[REQUEST_ID_HEADER]);
+    raw.id = id as ReqId;
+    raw[ROOT] = logger;
+    res.setHeader(REQUEST_ID_HEADER, id);
+    // Taken now: routers rewrite req.url while they handle the request.
+    const path = pathOf(req.url);
+    if (UNLOGGED_PATHS.includes(path)) return next();
+    const started = performance.now();
+    // 'close' follows 'finish' on every response, and comes alone when the client hung up first.
+    res.once("close", () => {
+      const debug = logger.isLevelEnabled("debug");
+      const response = res as unknown as ServerResponse;
+      const line = {
+        req: requestPart(raw, path, debug),
+        res: debug
+          ? { statusCode: response.statusCode, headers: response.getHeaders() }
+          : { statusCode: response.statusCode },
+        responseTime: Math.round(performance.now() - started),
+      };
+      if (!response.writableFinished) logger.warn(line, "request aborted");
+      else if (response.statusCode >= 500) logger.error(line, "request errored");
+      else logger.info(line, "request completed");
+    });
+    next();
+  };
 }

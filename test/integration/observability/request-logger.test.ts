@@ -52,6 +52,22 @@ describe("request logger", () => {
     },
   );
 
+  it.each(["debug", "trace"])(
+    "never writes a secret carried in a custom header (level %s)",
+    async (level) => {
+      // Okta Event Hooks may carry their shared secret in any header the admin names.
+      const { app, output, lines } = buildApp(level);
+      await request(app)
+        .get("/scim/v2/okta/Users")
+        .set("X-Hook-Key", SECRET)
+        .set("User-Agent", "okta-hooks")
+        .expect(200);
+      expect(lines.length).toBeGreaterThan(0);
+      expect(output()).toContain("okta-hooks");
+      expect(output()).not.toContain(SECRET);
+    },
+  );
+
   it("keeps bodies, query strings and headers (personal data) out of lines above debug", async () => {
     const { app, output, lines } = buildApp("info");
     await request(app).post("/scim/v2/okta/Users").set("Authorization", `Bearer ${SECRET}`).send(body);
