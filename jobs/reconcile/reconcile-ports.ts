@@ -25,7 +25,7 @@ export interface ReconcileDeps {
   /** For the run's working sets (seen ids, planned repairs); never holds a listing in memory. */
   redis: Redis;
   platform: PlatformClient;
-  directory: Pick<DirectoryStore, "snapshotUser" | "snapshotGroup" | "scanIds">;
+  directory: Pick<DirectoryStore, "snapshotUser" | "snapshotGroup" | "scanIds" | "countEntities">;
   state: ReconcileSyncState;
   requestResync: ResyncRequester;
   runs: ReconcileRunStore;
@@ -34,4 +34,10 @@ export interface ReconcileDeps {
   pageSize?: number;
   /** Repairs enqueued per chunk. Default 500. */
   repairChunk?: number;
+  /**
+   * Attribute values cost one platform call per user (the platform has no listing of them), so a
+   * run reads them for at most about this many users: a large source is split into slices, and
+   * successive runs check successive slices. Default 2000.
+   */
+  maxAttributeChecksPerRun?: number;
 }

@@ -1,3 +1,4 @@
+import { attributeSlices } from "../../src/reconcile/attribute-slices.js";
 import { evaluateGuard } from "../../src/reconcile/deprovision-guard.js";
 import type { ReconcileRun } from "../../src/reconcile/reconcile-run.js";
 import { applyRepairs } from "./apply-repairs.js";
@@ -33,6 +34,14 @@ export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<
   let ctx: RunContext | undefined;
   try {
     ctx = new RunContext(deps, run);
+    if (Object.keys(ctx.source.attributes).length > 0 && ctx.isWorkspace) {
+      const slices = attributeSlices(
+        await deps.directory.countEntities(run.source, "user"),
+        deps.maxAttributeChecksPerRun ?? 2000,
+      );
+      const turn = await deps.redis.incr(deps.runs.key(`attribute-turn:${run.source}`));
+      ctx.attributeSlice = { slice: turn % slices, slices };
+    }
     await deps.redis.del(ctx.keys.seenUsers, ctx.keys.seenGroups, ctx.keys.repairs, ctx.keys.orphans);
     const phaseMs: Record<string, number> = {};
     const timed = async (name: string, pass: () => Promise<void>) => {
@@ -66,6 +75,7 @@ export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<
       samples: ctx.report.samples,
       guard,
       phaseMs,
+      attributeSlice: ctx.attributeSlice,
       repairs: { entities: repairCount, orphanDeactivations: orphanCount, applied: false },
     };
     if (run.dryRun) {

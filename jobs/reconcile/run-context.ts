@@ -13,6 +13,8 @@ export class RunContext {
   readonly keys: Record<keyof typeof RUN_KEYS, string>;
   /** Users this source owns on the platform: seen in the listing, or recorded but deleted behind. */
   ownedUsers = 0;
+  /** Which users get their attribute values read in this run (see attribute-slices.ts). */
+  attributeSlice = { slice: 0, slices: 1 };
   private repairBuffer: string[] = [];
   private orphanBuffer: string[] = [];
 

@@ -1,5 +1,6 @@
 import type { SyncSnapshot } from "../../src/directory/directory-types.js";
 import { diffAttributeValues } from "../../src/reconcile/attribute-values.js";
+import { sliceOf } from "../../src/reconcile/attribute-slices.js";
 import { type DesiredState, classifyPlatformUser } from "../../src/reconcile/classify-user.js";
 import { type EntityRef, parseRefKey, refKey } from "../../src/scim/scim-types.js";
 import { type RunContext, batches, readAhead } from "./run-context.js";
@@ -66,6 +67,8 @@ export async function scanPlatformUsers(ctx: RunContext): Promise<void> {
           const entry = { kind: "user" as const, id: ref.id, platformId: user.id };
           ctx.record(result, entry, refKey(ref));
           if (!withAttributes || desired.state !== "present") return;
+          const { slice, slices } = ctx.attributeSlice;
+          if (slices > 1 && sliceOf(ref.id, slices) !== slice) return;
           const values = await platform.getUserAttributeValues(user.id);
           if (!values) return;
           const differing = diffAttributeValues(desired.resource, ctx.source.attributes, values);

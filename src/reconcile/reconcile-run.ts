@@ -24,6 +24,8 @@ export interface ReconcileRun {
   durationMs?: number;
   /** Time spent per pass (platform users, groups, directory), ms. */
   phaseMs?: Record<string, number>;
+  /** Attribute values were read for the users of this slice (all of them when slices is 1). */
+  attributeSlice?: { slice: number; slices: number };
   error?: string;
   settledBy?: string;
   settledAt?: string;

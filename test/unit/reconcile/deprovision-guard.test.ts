@@ -35,3 +35,15 @@ describe("evaluateGuard", () => {
     );
   });
 });
+
+describe("attribute slices", () => {
+  it("checks everything in one run for a small source, and splits a large one", async () => {
+    const { attributeSlices, sliceOf } = await import("../../../src/reconcile/attribute-slices.js");
+    expect(attributeSlices(10, 2000)).toBe(1);
+    expect(attributeSlices(100_000, 2000)).toBe(50);
+    const counts = new Array(50).fill(0);
+    for (let i = 0; i < 10_000; i++) counts[sliceOf(`user-${i}`, 50)] += 1;
+    expect(Math.min(...counts)).toBeGreaterThan(100);
+    expect(sliceOf("same", 7)).toBe(sliceOf("same", 7));
+  });
+});
