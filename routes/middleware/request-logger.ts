@@ -25,6 +25,32 @@ function pathOf(url: string | undefined): string {
   return q === -1 ? raw : raw.slice(0, q);
 }
 
+/**
+ * The request headers a debug line may carry. Everything else is left out: a webhook's shared
+ * secret may travel in any header an admin names (Okta Event Hooks), and redaction by name cannot
+ * know it.
+ */
+export const LOGGED_HEADERS: readonly string[] = [
+  "accept",
+  "accept-encoding",
+  "content-encoding",
+  "content-length",
+  "content-type",
+  "host",
+  "if-match",
+  "if-none-match",
+  "user-agent",
+  "x-forwarded-for",
+  "x-forwarded-proto",
+  "x-request-id",
+];
+
+function allowedHeaders(headers: IncomingMessage["headers"]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const name of LOGGED_HEADERS) if (headers[name] !== undefined) out[name] = headers[name];
+  return out;
+}
+
 /** Where a request keeps its root logger and its lazily created child logger. */
 const ROOT = Symbol("scim-bridge.requestLogger.root");
 const CHILD = Symbol("scim-bridge.requestLogger.child");
@@ -61,7 +87,7 @@ function requestPart(req: IncomingMessage, path: string, debug: boolean): Record
   const line: Record<string, unknown> = { id: req.id, method: req.method, url: path };
   if (debug) {
     line.query = (req as IncomingMessage & { query?: unknown }).query;
-    line.headers = req.headers;
+    line.headers = allowedHeaders(req.headers);
     line.remoteAddress = req.socket?.remoteAddress;
   }
   return line;
@@ -74,7 +100,7 @@ function requestPart(req: IncomingMessage, path: string, debug: boolean): Record
  * the response header. No line for health, readiness and metrics requests. The root logger's
  * redaction list (REDACT_PATHS) applies, and no bodies are logged. Above debug a line holds the
  * method, the path without its query string and the status; at debug the query and headers are
- * added, still redacted. `req.log` is a child logger carrying `reqId` for handlers.
+ * added (request headers from LOGGED_HEADERS only), still redacted. `req.log` is a child logger carrying `reqId` for handlers.
  */
 export function createRequestLogger(logger: Logger): RequestHandler {
   installLazyRequestLog();
