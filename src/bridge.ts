@@ -3,10 +3,17 @@
  * them in reverse. The one place (with src/cli) that imports routes/ and jobs/.
  */
 import type { Router } from "express";
-import { Redis } from "ioredis";
 import type { Config } from "./config/config-schema.js";
-import { RedisDirectoryStore, directoryRedisOptions } from "./directory/redis-directory-store.js";
+import { RedisDirectoryStore } from "./directory/redis-directory-store.js";
 import { type Listener, closeGracefully, connectionCloseWhen, listen } from "./server/http-listener.js";
+import {
+  CLOSE_STEP_MS,
+  closeRedis,
+  createQueueRedis,
+  createStoreRedis,
+  logOutages,
+  within,
+} from "./server/redis-clients.js";
 import { type Logger, createLogger } from "./observability/logger.js";
 import { createMetricsRegistry, type Registry } from "./observability/metrics.js";
 import { matchesFilter } from "./scim/filter-eval.js";
@@ -22,6 +29,8 @@ import { recordScimOperation, setQueueDepthReader } from "./observability/bridge
 import { createQueueStatus, createSyncQueue, startWorkers } from "../jobs/index.js";
 import { HttpPlatformClient } from "./platform/client/http-platform-client.js";
 import { RedisRequestBudget } from "./platform/client/request-budget.js";
+
+export { createQueueRedis, createStoreRedis };
 
 export type Role = "all" | "api" | "worker";
 
@@ -64,75 +73,6 @@ export interface RunningBridge {
   close(): Promise<void>;
 }
 
-/**
- * ioredis for the intake: no offline queue, one retry, a command timeout, so a Redis outage or
- * stall answers 503 at once. It reconnects for ever (at most 2 s apart) on its own.
- */
-export function createStoreRedis(url: string): Redis {
-  return new Redis(url, {
-    ...directoryRedisOptions,
-    lazyConnect: true,
-    connectTimeout: 2_000,
-    retryStrategy: (times) => Math.min(times * 50, 1_000),
-  });
-}
-
-/**
- * ioredis for BullMQ workers: BullMQ requires maxRetriesPerRequest null for blocking commands. It
- * queues commands while Redis is away and reconnects for ever, so workers pause and resume.
- */
-export function createQueueRedis(url: string): Redis {
-  return new Redis(url, {
-    maxRetriesPerRequest: null,
-    enableReadyCheck: false,
-    retryStrategy: (times) => Math.min(times * 50, 1_000),
-  });
-}
-
-/** One warning when a client loses Redis (not one per reconnect attempt), one line when it is back. */
-function logOutages(redis: Redis, client: string, logger: Logger): void {
-  let down = false;
-  redis.on("error", (err: Error) => {
-    if (down) return;
-    down = true;
-    logger.warn({ client, err: err.message }, "redis unreachable; reconnecting");
-  });
-  redis.on("ready", () => {
-    if (!down) return;
-    down = false;
-    logger.info({ client }, "redis reachable again");
-  });
-}
-
-/** How long one closing step (a queue, a Redis client) may take before shutdown goes on without it. */
-const CLOSE_STEP_MS = 500;
-
-/** Resolves true when `work` settles within `ms`, false otherwise (a rejection counts as settled). */
-async function within(ms: number, work: Promise<unknown>): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
-  });
-  const settled = work.then(
-    () => true,
-    () => true,
-  );
-  const result = await Promise.race([settled, timeout]);
-  clearTimeout(timer);
-  return result;
-}
-
-/** quit(), or a hard disconnect when Redis does not answer within `timeoutMs` (it may be down). */
-async function closeRedis(redis: Redis, timeoutMs: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, timeoutMs);
-  });
-  await Promise.race([redis.quit().catch(() => {}), timeout]);
-  clearTimeout(timer);
-  redis.disconnect();
-}
-
 export async function startBridge(config: Config, options: BridgeOptions = {}): Promise<RunningBridge> {
   const role = options.role ?? "all";
   const logger = options.logger ?? createLogger(config.logLevel);
@@ -145,11 +85,11 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
   const storeRedis = createStoreRedis(config.redis.url);
   logOutages(storeRedis, "store", logger);
   await storeRedis.connect();
-  closers.push(["store redis", () => closeRedis(storeRedis, CLOSE_STEP_MS)]);
+  closers.push(["store redis", () => closeRedis(storeRedis, 300)]);
 
   const queueRedis = createQueueRedis(config.redis.url);
   logOutages(queueRedis, "queue", logger);
-  closers.push(["queue redis", () => closeRedis(queueRedis, CLOSE_STEP_MS)]);
+  closers.push(["queue redis", () => closeRedis(queueRedis, 300)]);
 
   // The producer shares the intake's fail-fast connection: an outage between a store write and
   // its enqueue fails the enqueue at once (the dirty marker stays for the sweeper), never hangs.
