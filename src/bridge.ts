@@ -84,7 +84,12 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
 
   const storeRedis = createStoreRedis(config.redis.url);
   logOutages(storeRedis, "store", logger);
-  await storeRedis.connect();
+  await storeRedis.connect().catch((err: unknown) => {
+    storeRedis.disconnect();
+    // The host only: the URL may hold a password.
+    const where = URL.canParse(config.redis.url) ? new URL(config.redis.url).host : "the configured URL";
+    throw new Error(`Redis at ${where} is not reachable at start: ${(err as Error).message}`, { cause: err });
+  });
   closers.push(["store redis", () => closeRedis(storeRedis, 300)]);
 
   const queueRedis = createQueueRedis(config.redis.url);

@@ -113,7 +113,14 @@ export async function runStart(args: string[]): Promise<number> {
   }
 
   const logger = createLogger(config.logLevel);
-  const bridge = await startBridge(config, { role, logger });
+  let bridge: Awaited<ReturnType<typeof startBridge>>;
+  try {
+    bridge = await startBridge(config, { role, logger });
+  } catch (err) {
+    // Exit at once, whatever client is still retrying: the orchestrator restarts the process.
+    logger.fatal({ err: (err as Error).message }, "scim-bridge could not start");
+    process.exit(1);
+  }
   if (sandbox) process.stdout.write(`${sandbox.banner}\n  bridge:             ${bridge.url}\n`);
   logger.info({ role, url: bridge.url, sources: Object.keys(config.sources) }, "scim-bridge started");
 

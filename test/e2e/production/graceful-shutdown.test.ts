@@ -125,7 +125,7 @@ describe("graceful shutdown (SIGTERM under load)", () => {
     const lastReady = readiness
       .filter((r) => r.outcome.kind === "answer" && r.outcome.status === 200)
       .at(-1)!;
-    expect(lastReady.sentAt).toBeLessThan(sigterm + 200);
+    expect(lastReady.sentAt).toBeLessThan(sigterm + 1_000);
 
     // No request was cut off: each load request got a complete 201, and so did the slow one.
     const cut = outcomes.filter((o) => o.outcome.kind !== "answer");
