@@ -10,10 +10,16 @@
  * A write counts only when it arrived after the SCIM request was sent (it may arrive before the
  * SCIM answer reached the client: the bridge enqueues before it answers, so a latency can be
  * slightly negative) and was answered with a 2xx.
+ *
+ * The sync is level-triggered: when a later change to the same thing (a user's displayName, a
+ * user's active flag, one user's membership of one group) lands before the first one was written,
+ * only the newer value is written. Such a change is "superseded": its time is taken to the first
+ * write of any later change to the same thing (the platform then holds a state at least as new).
+ * When the later changes undo it (add then remove), no write is needed at all: "cancelled".
  */
 
 export type Change =
-  | { kind: "profile"; marker: string; tSent: number; tAnswer: number }
+  | { kind: "profile"; marker: string; userId: string; tSent: number; tAnswer: number }
   | { kind: "lifecycle"; userId: string; action: "ACTIVATE" | "DEACTIVATE"; tSent: number; tAnswer: number }
   | {
       kind: "membership";
@@ -37,6 +43,8 @@ export interface Write {
 export interface Match {
   change: Change;
   write?: { t: number; tDone: number };
+  /** direct: a write carries this change; superseded/cancelled: see above; missing: none of these. */
+  how: "direct" | "superseded" | "cancelled" | "missing";
 }
 
 type Seen = Array<{ t: number; tDone: number }>;
@@ -90,11 +98,38 @@ export function changeKey(c: Change): string {
   }
 }
 
+/** What a change changes: later changes with the same thing supersede it. */
+export function thingOf(c: Change): string {
+  switch (c.kind) {
+    case "profile":
+      return `displayName|${c.userId}`;
+    case "lifecycle":
+      return `active|${c.userId}`;
+    case "membership":
+      return `member|${c.groupId}|${c.userId}`;
+  }
+}
+
 export function correlate(changes: Change[], writes: Write[]): Match[] {
   const index = indexWrites(writes);
-  return changes.map((change) => {
-    const seen = index.get(changeKey(change)) ?? [];
-    const write = seen.find((w) => w.t >= change.tSent);
-    return write ? { change, write } : { change };
+  const direct = changes.map((change) =>
+    (index.get(changeKey(change)) ?? []).find((w) => w.t >= change.tSent),
+  );
+  const order = changes.map((_, i) => i).sort((a, b) => changes[a]!.tSent - changes[b]!.tSent);
+  const byThing = new Map<string, number[]>();
+  for (const i of order) {
+    const key = thingOf(changes[i]!);
+    byThing.set(key, [...(byThing.get(key) ?? []), i]);
+  }
+  return changes.map((change, i): Match => {
+    const write = direct[i];
+    if (write) return { change, write, how: "direct" };
+    const later = (byThing.get(thingOf(change)) ?? []).filter((j) => changes[j]!.tSent > change.tSent);
+    if (later.length === 0) return { change, how: "missing" };
+    const carried = later
+      .map((j) => direct[j])
+      .filter((w): w is { t: number; tDone: number } => w !== undefined && w.t >= change.tSent)
+      .sort((a, b) => a.t - b.t)[0];
+    return carried ? { change, write: carried, how: "superseded" } : { change, how: "cancelled" };
   });
 }

@@ -182,7 +182,7 @@ async function main(): Promise<number> {
         ],
       ]),
       "",
-      "Platform writes per second (from the emulator):",
+      "Platform writes over time (from the emulator):",
       "",
       "```",
       timelineText(timeline, t0),

@@ -38,13 +38,14 @@ export function latencyRows(matches: Match[]): Array<[string, string]> {
     const s = stats(found.filter((m) => m.change.kind === kind).map(arrival));
     rows.push([`… ${kind} changes`, `p50 ${ms(s.p50)}, p99 ${ms(s.p99)}, max ${ms(s.max)}, n ${s.n}`]);
   }
-  const missing = matches.filter((m) => !m.write);
-  const byKind = (k: string) => missing.filter((m) => m.change.kind === k).length;
+  const count = (how: Match["how"]) => {
+    const list = matches.filter((m) => m.how === how);
+    const byKind = (k: string) => list.filter((m) => m.change.kind === k).length;
+    return `${list.length} (profile ${byKind("profile")}, lifecycle ${byKind("lifecycle")}, membership ${byKind("membership")})`;
+  };
   rows.push([
-    "changes with no matching write",
-    missing.length === 0
-      ? "0"
-      : `**${missing.length}** (profile ${byKind("profile")}, lifecycle ${byKind("lifecycle")}, membership ${byKind("membership")})`,
+    "changes matched: direct / superseded by a newer change / cancelled by a later change / missing",
+    `${count("direct")} / ${count("superseded")} / ${count("cancelled")} / ${matches.some((m) => m.how === "missing") ? `**${count("missing")}**` : "0"}`,
   ]);
   return rows;
 }

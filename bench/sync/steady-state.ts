@@ -33,7 +33,7 @@ import { type Change, correlate, type Write } from "./correlate.js";
 import { checkEndState, groupBody, makePopulation, type PlatformSnapshot, userBody } from "./population.js";
 import { HttpClient, idleProbe, nowMs, PATCH_SCHEMA, runPool, waitForIdle } from "./scim-client.js";
 import { latencyRows, windowText } from "./latency-summary.js";
-import { type Counters, summariseWrites, type Timeline, timelineText } from "./write-summary.js";
+import { type Counters, summariseWrites, timelineFromWrites, timelineText } from "./write-summary.js";
 
 const { values: args } = parseArgs({
   options: {
@@ -129,7 +129,7 @@ async function main(): Promise<number> {
         displayNames[u] = `Bench User ${u} ${marker}`;
         path = `Users/${scimIds[u]}`;
         ops = [{ op: "replace", path: "displayName", value: displayNames[u] }];
-        make = (tSent, tAnswer) => ({ kind: "profile", marker, tSent, tAnswer });
+        make = (tSent, tAnswer) => ({ kind: "profile", marker, userId: pidOfUser(u), tSent, tAnswer });
       } else if (slot < 8) {
         const user = population.users[u]!;
         user.active = !user.active;
@@ -198,7 +198,6 @@ async function main(): Promise<number> {
 
     const writes = ((await emu.send("GET", "/_bench/writes")).body as { writes: Write[] }).writes;
     const counters = ((await emu.send("GET", "/_emulator/requests")).body as { counters: Counters }).counters;
-    const timeline = (await emu.send("GET", "/_bench/timeline")).body as Timeline;
     const violations = ((await emu.send("GET", "/_emulator/violations")).body as { violations: unknown[] })
       .violations;
     const state = (await emu.send("GET", "/_emulator/state")).body as PlatformSnapshot;
@@ -270,13 +269,10 @@ async function main(): Promise<number> {
       windowText(matches, tStart),
       "```",
       "",
-      "Platform writes per second during the phase:",
+      "Platform writes per 5 s during the phase:",
       "",
       "```",
-      timelineText(timeline, tStart, 100)
-        .split("\n")
-        .filter((l) => Number(/t\+\s*(-?\d+)/.exec(l)?.[1] ?? 0) >= 0)
-        .join("\n"),
+      timelineText(timelineFromWrites(writes, tStart), tStart, 5),
       "```",
     ].join("\n");
     process.stdout.write(`\n${block}\n`);

@@ -52,25 +52,50 @@ export function summariseWrites(counters: Counters, users: number, attributeValu
   };
 }
 
-/** One line per second since `t0` (epoch ms): writes that second, by operation. */
-export function timelineText(timeline: Timeline, t0: number, maxLines = 90): string {
+/**
+ * Platform writes over time since `t0` (epoch ms), by operation: one line per `bucketSeconds`
+ * (default: 1 s, or 10 s when the writes span more than 90 s).
+ */
+export function timelineText(timeline: Timeline, t0: number, bucketSeconds?: number): string {
   const start = Math.floor(t0 / 1000);
   const seconds = Object.keys(timeline.perSecond)
     .map(Number)
+    .filter((s) => s >= start)
     .sort((a, b) => a - b);
   if (seconds.length === 0) return "(no writes)";
   const last = seconds[seconds.length - 1]!;
+  const step = bucketSeconds ?? (last - start > 90 ? 10 : 1);
   const lines: string[] = [];
-  for (let s = Math.min(start, seconds[0]!); s <= last; s++) {
-    const ops = timeline.perSecond[String(s)] ?? {};
-    const total = Object.values(ops).reduce((a, b) => a + b, 0);
+  for (let b = start; b <= last; b += step) {
+    const ops: Record<string, number> = {};
+    for (let s = b; s < b + step; s++) {
+      for (const [op, n] of Object.entries(timeline.perSecond[String(s)] ?? {})) ops[op] = (ops[op] ?? 0) + n;
+    }
+    const total = Object.values(ops).reduce((a, c) => a + c, 0);
     const parts = Object.entries(ops)
-      .sort((a, b) => b[1] - a[1])
+      .sort((x, y) => y[1] - x[1])
       .map(([op, n]) => `${op} ${n}`)
       .join(", ");
-    lines.push(`t+${String(s - start).padStart(3)} s  ${String(total).padStart(5)}  ${parts}`);
+    const label =
+      step === 1
+        ? `t+${String(b - start).padStart(3)} s`
+        : `t+${String(b - start).padStart(3)}..${String(b - start + step).padStart(3)} s`;
+    lines.push(`${label}  ${String(total).padStart(5)}  ${parts}`);
   }
-  if (lines.length <= maxLines) return lines.join("\n");
-  const head = lines.slice(0, maxLines - 10);
-  return [...head, `... ${lines.length - maxLines} more seconds ...`, ...lines.slice(-10)].join("\n");
+  return lines.join("\n");
+}
+
+/** A timeline of recorded writes relative to `t0` (writes before it are left out). */
+export function timelineFromWrites(writes: Array<{ t: number; operation: string }>, t0: number): Timeline {
+  const start = Math.floor(t0 / 1000);
+  const perSecond: Timeline["perSecond"] = {};
+  for (const w of writes) {
+    if (w.t < t0) continue;
+    const key = String(start + Math.floor((w.t - t0) / 1000));
+    const bucket = perSecond[key] ?? {};
+    bucket[w.operation] = (bucket[w.operation] ?? 0) + 1;
+    perSecond[key] = bucket;
+  }
+  const times = writes.map((w) => w.t).filter((t) => t >= t0);
+  return { firstWriteAt: Math.min(...times), lastWriteAt: Math.max(...times), perSecond };
 }
