@@ -152,6 +152,8 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       await ctx.state.removeDeadLetter(ref);
     }
     if (outcome.result === "clean") await ctx.directory.markClean(ref, outcome.generation);
+    // Purged already (a duplicate or late job): clear a marker that may have outlived it.
+    if (outcome.result === "absent") await ctx.directory.markClean(ref, 0);
     return outcome.result;
   };
 }

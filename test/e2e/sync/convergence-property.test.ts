@@ -69,7 +69,8 @@ describe("convergence under random changes and platform faults (property)", () =
       fc.asyncProperty(
         fc.array(command, { minLength: 5, maxLength: 30 }),
         fc.integer(),
-        async (commands, seed) => {
+        fc.constantFrom("deactivate" as const, "delete" as const),
+        async (commands, seed, onDelete) => {
           const h = await startJobsHarness(`prop${run++}`, {
             seed,
             sources: {
@@ -98,7 +99,7 @@ describe("convergence under random changes and platform faults (property)", () =
           try {
             await applyCommands(h, commands);
             await h.waitForIdle(20_000);
-            await expectConverged(h);
+            await expectConverged(h, onDelete);
           } finally {
             await h.close();
           }
@@ -202,7 +203,7 @@ async function applyCommands(h: JobsHarness, commands: Command[]): Promise<void>
   }
 }
 
-async function expectConverged(h: JobsHarness): Promise<void> {
+async function expectConverged(h: JobsHarness, onDelete: "deactivate" | "delete"): Promise<void> {
   const live = await h.directory.listUsers("okta", { startIndex: 1, count: 1_000 });
   const liveGroups = await h.directory.listGroups("okta", { startIndex: 1, count: 1_000, withMembers: true });
   const state = h.emulator.state();
