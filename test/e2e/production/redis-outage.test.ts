@@ -1,3 +1,5 @@
+import { signWebhook } from "../../../src/hooks/standard-webhooks.js";
+import { oktaDelivery, oktaEvent } from "../../fixtures/hooks/okta-delivery.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type TestBridge, USER_SCHEMA, startTestBridge } from "../../helpers/bridge-harness.js";
 import { waitFor } from "../../helpers/redis-test-prefix.js";
@@ -5,6 +7,8 @@ import { AofRedis } from "./aof-redis.js";
 
 const SCIM_ERROR = "urn:ietf:params:scim:api:messages:2.0:Error";
 const BEFORE = 40;
+const OKTA_SECRET = "outage-okta-hook-secret";
+const EVENTS_SECRET = `whsec_${Buffer.from("outage signing key, 32 bytes long").toString("base64")}`;
 
 /**
  * Hardening (issue 7): a real redis-server with AOF (fsync always) on a spare port is killed while
@@ -21,6 +25,12 @@ describe("Redis outage", () => {
     t = await startTestBridge("outage", {
       // Slow platform answers keep most acknowledged writes unsynced when Redis dies.
       faults: [{ type: "slow", delayMs: 150 }],
+      sources: {
+        okta: {
+          tokens: ["okta-token"],
+          hooks: { okta: { secret: OKTA_SECRET }, events: { secret: EVENTS_SECRET } },
+        },
+      },
       config: {
         redis: { url: redis.url, prefix: "{outage}" },
         sync: {
@@ -75,6 +85,42 @@ describe("Redis outage", () => {
         expect(res.body.schemas).toEqual([SCIM_ERROR]);
         expect(res.body.status).toBe("503");
       }
+    }
+    // The webhook intake answers 503 at once too (the identity provider delivers again later).
+    const hookAttempts: Array<[string, () => PromiseLike<{ status: number }>]> = [
+      [
+        "okta hook",
+        () =>
+          t.http
+            .post("/hooks/okta/okta")
+            .set({ Authorization: OKTA_SECRET, "Content-Type": "application/json" })
+            .send(JSON.stringify(oktaDelivery([oktaEvent("user-lifecycle-create")]))),
+      ],
+      [
+        "signed event",
+        () => {
+          const raw = JSON.stringify({
+            type: "user.upserted",
+            data: { schemas: [USER_SCHEMA], userName: "down.hook@example.com", externalId: "down-hook" },
+          });
+          const ts = Math.floor(Date.now() / 1000);
+          return t.http
+            .post("/hooks/okta/events")
+            .set({
+              "Content-Type": "application/json",
+              "webhook-id": `msg_${ts}`,
+              "webhook-timestamp": String(ts),
+            })
+            .set("webhook-signature", signWebhook(EVENTS_SECRET, `msg_${ts}`, ts, raw))
+            .send(raw);
+        },
+      ],
+    ];
+    for (const [what, attempt] of hookAttempts) {
+      const started = Date.now();
+      const res = await attempt();
+      expect(Date.now() - started, what).toBeLessThan(500);
+      expect(res.status, what).toBe(503);
     }
     const ready = await t.http.get("/readyz");
     expect(ready.status).toBe(503);
