@@ -29,6 +29,7 @@ export async function listen(handler: RequestListener, options: ListenOptions): 
     : createServer(handler);
   // Longer than the usual load balancer idle timeout (60 s), so the balancer closes first.
   server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port, options.host, () => {
