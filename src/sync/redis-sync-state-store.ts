@@ -3,48 +3,13 @@ import type { AppliedEmbedMember } from "../mapping/plan-types.js";
 import { type EntityKind, type EntityRef, refKey } from "../scim/scim-types.js";
 import type { LifecycleEntry, StoredLifecycleEntry } from "./lifecycle-entry.js";
 import { type OwnerScope, syncKeys } from "./sync-keys.js";
+import {
+  CLAIM_SCRIPT,
+  PUT_LIFECYCLE_SCRIPT,
+  RELEASE_SCRIPT,
+  SETTLE_LIFECYCLE_SCRIPT,
+} from "./sync-scripts.js";
 import type { DeadLetter, EntitySyncStatus, SyncStateReader } from "./sync-state-types.js";
-
-/** HSETNX-or-read: claims a platform object for an entity. Returns the owner after the call. */
-const CLAIM_SCRIPT = `
-local current = redis.call('HGET', KEYS[1], ARGV[1])
-if current then return current end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-return ARGV[2]
-`;
-
-/** Deletes a field only if it still holds ARGV[2]. */
-const RELEASE_SCRIPT = `
-if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
-  redis.call('HDEL', KEYS[1], ARGV[1])
-  return 1
-end
-return 0
-`;
-
-/** Queues a lifecycle entry unless the same action is already queued for that user. */
-const PUT_LIFECYCLE_SCRIPT = `
-local current = redis.call('HGET', KEYS[1], ARGV[1])
-if current then
-  local ok, decoded = pcall(cjson.decode, current)
-  if ok and decoded['action'] == ARGV[3] then return 0 end
-end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-redis.call('ZADD', KEYS[2], 'NX', ARGV[4], ARGV[1])
-return 1
-`;
-
-/** Compare-and-delete (ARGV[3] empty) or compare-and-replace of a lifecycle entry. */
-const SETTLE_LIFECYCLE_SCRIPT = `
-if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
-if ARGV[3] == '' then
-  redis.call('HDEL', KEYS[1], ARGV[1])
-  redis.call('ZREM', KEYS[2], ARGV[1])
-else
-  redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
-end
-return 1
-`;
 
 /**
  * What the sync pipeline remembers in Redis: applied records, ownership of platform objects,

@@ -1,0 +1,42 @@
+/** Lua scripts of the sync state (each runs atomically in Redis; keys in sync-keys.ts). */
+
+/** HSETNX-or-read: claims a platform object for an entity. Returns the owner after the call. */
+export const CLAIM_SCRIPT = `
+local current = redis.call('HGET', KEYS[1], ARGV[1])
+if current then return current end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+return ARGV[2]
+`;
+
+/** Deletes a field only if it still holds ARGV[2]. */
+export const RELEASE_SCRIPT = `
+if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
+  redis.call('HDEL', KEYS[1], ARGV[1])
+  return 1
+end
+return 0
+`;
+
+/** Queues a lifecycle entry unless the same action is already queued for that user. */
+export const PUT_LIFECYCLE_SCRIPT = `
+local current = redis.call('HGET', KEYS[1], ARGV[1])
+if current then
+  local ok, decoded = pcall(cjson.decode, current)
+  if ok and decoded['action'] == ARGV[3] then return 0 end
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('ZADD', KEYS[2], 'NX', ARGV[4], ARGV[1])
+return 1
+`;
+
+/** Compare-and-delete (ARGV[3] empty) or compare-and-replace of a lifecycle entry. */
+export const SETTLE_LIFECYCLE_SCRIPT = `
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
+if ARGV[3] == '' then
+  redis.call('HDEL', KEYS[1], ARGV[1])
+  redis.call('ZREM', KEYS[2], ARGV[1])
+else
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+end
+return 1
+`;
