@@ -89,14 +89,35 @@ export function tooManyRequestsBody(source: string, retryAfterSeconds: number) {
   };
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise,
-    new Promise<never>((_r, reject) => {
-      timer = setTimeout(() => reject(new Error(`rate limiter: no answer from Redis within ${ms} ms`)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
+/**
+ * `promise`'s answer, or `onLate` after `ms` if it has not come by then (whichever is first; the
+ * other is dropped). One timer and no extra promises: it runs on every intake request.
+ */
+function settleWithin<T>(
+  promise: Promise<T>,
+  ms: number,
+  onAnswer: (value: T) => void,
+  onFailure: (err: unknown) => void,
+): void {
+  let settled = false;
+  const timer = setTimeout(() => {
+    settled = true;
+    onFailure(new Error(`rate limiter: no answer from Redis within ${ms} ms`));
+  }, ms);
+  promise.then(
+    (value) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      onAnswer(value);
+    },
+    (err: unknown) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      onFailure(err);
+    },
+  );
 }
 
 /**
@@ -110,27 +131,34 @@ export function intakeRateLimiter(options: IntakeRateLimiterOptions): RequestHan
   const timeoutMs = options.timeoutMs ?? 250;
   const sourceOf = options.sourceOf ?? ((req: Request) => req.params.source as string | undefined);
   const limited = options.registry ? bridgeMetrics(options.registry).intakeRateLimited : undefined;
-  return async (req, res, next) => {
+  return (req, res, next) => {
     const source = sourceOf(req);
     const rate = source === undefined ? undefined : options.requestsPerSecond(source);
     if (source === undefined || rate === undefined || !(rate > 0)) return next();
     if (options.redis.status !== "ready") return next();
     const burst =
       typeof options.burst === "function" ? options.burst(source) : (options.burst ?? Math.max(1, rate * 2));
-    let decision: BucketDecision;
-    try {
-      const key = `${options.prefix}:ratelimit:${source}`;
-      decision = decisionFrom(await withTimeout(takeToken(options.redis, key, rate, burst), timeoutMs));
-    } catch (err) {
-      options.logger?.warn({ err, source }, "intake rate limit skipped: Redis unavailable");
-      return next();
-    }
-    if (decision.allowed) return next();
-    limited?.inc({ source });
-    res
-      .status(429)
-      .setHeader("Retry-After", String(decision.retryAfterSeconds))
-      .type("application/scim+json")
-      .send(JSON.stringify(tooManyRequestsBody(source, decision.retryAfterSeconds)));
+    settleWithin(
+      takeToken(options.redis, `${options.prefix}:ratelimit:${source}`, rate, burst),
+      timeoutMs,
+      (answer) => {
+        const decision = decisionFrom(answer);
+        if (decision.allowed) return next();
+        limited?.inc({ source });
+        try {
+          res
+            .status(429)
+            .setHeader("Retry-After", String(decision.retryAfterSeconds))
+            .type("application/scim+json")
+            .send(JSON.stringify(tooManyRequestsBody(source, decision.retryAfterSeconds)));
+        } catch (err) {
+          next(err);
+        }
+      },
+      (err) => {
+        options.logger?.warn({ err, source }, "intake rate limit skipped: Redis unavailable");
+        next();
+      },
+    );
   };
 }
