@@ -127,7 +127,8 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     w.on("error", (err) => logger.warn({ err: err.message, queue: w.name }, "worker error"));
     w.on("failed", (job, err) => {
       if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) {
-        logger.warn({ queue: w.name, jobId: job.id, err: err.message }, "job failed for good");
+        // The reason (which may name a user) is in the dead letter; the log line carries no personal data.
+        logger.warn({ queue: w.name, jobId: job.id, error: err.name }, "job failed for good");
       }
     });
   }

@@ -3,6 +3,7 @@ import { type EmbedTarget, planEmbedGroup, resolveEmbedTenant } from "../mapping
 import type { AppliedEmbedGroup } from "../mapping/plan-types.js";
 import type { EmbedGroup, EmbedUserInput } from "../platform/platform-types.js";
 import { type EntityRef, refKey } from "../scim/scim-types.js";
+import { claimOwnership } from "./ownership.js";
 import type { SyncContext, SyncOutcome } from "./sync-context.js";
 import { SyncError, isPlatformFailure } from "./sync-error.js";
 
@@ -147,7 +148,7 @@ async function createOrAdoptEmbedGroup(
   let result: AppliedEmbedGroup | null;
   try {
     const created = await ctx.platform.createEmbedGroup(tenant, { name });
-    await claimEmbed(ctx, ref, tenant, created.id);
+    await claimOwnership(ctx, "embed", embedKey(tenant, created.id), ref, "createEmbedGroup");
     result = { platformId: created.id, tenant, name, members: [] };
   } catch (err) {
     if (!isPlatformFailure(err, "conflict")) throw err;
@@ -159,24 +160,13 @@ async function createOrAdoptEmbedGroup(
         operation: "createEmbedGroup",
       });
     }
-    await claimEmbed(ctx, ref, tenant, found.id);
+    await claimOwnership(ctx, "embed", embedKey(tenant, found.id), ref, "createEmbedGroup");
     result = await readEmbedGroup(ctx, tenant, found.id);
     if (!result)
       throw new SyncError("the embed group vanished", { code: "platform_inconsistent", permanent: false });
   }
   await ctx.state.putApplied(ref, result);
   return result;
-}
-
-async function claimEmbed(ctx: SyncContext, ref: EntityRef, tenant: string, id: string): Promise<void> {
-  const owner = await ctx.state.claimOwner("embed", embedKey(tenant, id), ref);
-  if (owner !== refKey(ref)) {
-    throw new SyncError(`embed group ${tenant}/${id} is owned by source ${owner.split("|")[0]}`, {
-      code: "ownership_conflict",
-      permanent: true,
-      operation: "createEmbedGroup",
-    });
-  }
 }
 
 async function forgetEmbedGroup(ctx: SyncContext, ref: EntityRef, generation: number): Promise<SyncOutcome> {
