@@ -1,4 +1,5 @@
 import type { Request } from "express";
+import type { GroupRecord } from "../../src/directory/directory-types.js";
 import { NotFoundError } from "../../src/errors.js";
 import { toCanonicalGroup } from "../../src/scim/canonical-resource.js";
 import { normalizePatchRequest } from "../../src/scim/dialects.js";
@@ -41,6 +42,16 @@ export function createGroupHandlers({ directory }: ScimRouterDeps): ResourceHand
     };
   };
 
+  /**
+   * A create or replace answers from what the write returned (the group's members are exactly the
+   * ones written), without reading the group back.
+   */
+  const rendered = (req: Request, record: GroupRecord): JsonObject => {
+    const wanted = projectionOf(req);
+    const shown = membersExcluded(wanted) ? { ...record, members: undefined } : record;
+    return projectResource(renderGroup(shown, scimBaseUrl(req, source(req))), wanted);
+  };
+
   return {
     list: async (req, res) => {
       sendScim(res, 200, await listWith(req, parseListParams(req.query as Record<string, unknown>)));
@@ -51,10 +62,10 @@ export function createGroupHandlers({ directory }: ScimRouterDeps): ResourceHand
     create: async (req, res) => {
       const { resource, members } = toCanonicalGroup(requireObjectBody(req));
       const created = await directory.createGroup(source(req), resource, members);
-      const { body, record } = await answer(req, 201, created.resource.id);
+      const body = rendered(req, created);
       sendScim(res, 201, body, {
         Location: String((body.meta as JsonObject).location),
-        ...etagHeaders(record.meta.version),
+        ...etagHeaders(created.meta.version),
       });
     },
     get: async (req, res) => {
@@ -63,9 +74,10 @@ export function createGroupHandlers({ directory }: ScimRouterDeps): ResourceHand
     },
     replace: async (req, res) => {
       const { resource, members } = toCanonicalGroup(requireObjectBody(req));
-      await directory.replaceGroup(source(req), id(req), resource, members, { ifMatch: ifMatchOf(req) });
-      const { body, record } = await answer(req, 200, id(req));
-      sendScim(res, 200, body, etagHeaders(record.meta.version));
+      const replaced = await directory.replaceGroup(source(req), id(req), resource, members, {
+        ifMatch: ifMatchOf(req),
+      });
+      sendScim(res, 200, rendered(req, replaced), etagHeaders(replaced.meta.version));
     },
     patch: async (req, res) => {
       const operations = normalizePatchRequest(requireObjectBody(req));

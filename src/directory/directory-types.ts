@@ -102,8 +102,10 @@ export interface DirectoryStore {
   listUsers(source: string, query: ListQuery): Promise<ListResult<UserRecord>>;
 
   // --- groups (intake side) ---
+  /** Returns the group with `members` (the ids written, sorted): callers need not read it back. */
   createGroup(source: string, resource: Omit<ScimGroup, "id">, members: string[]): Promise<GroupRecord>;
   getGroup(source: string, id: string, options?: { withMembers?: boolean }): Promise<GroupRecord | null>;
+  /** Returns the group with `members` (the ids written, sorted), as createGroup does. */
   replaceGroup(
     source: string,
     id: string,
