@@ -227,3 +227,9 @@ export async function deletePrefixKeys(prefix: string): Promise<number> {
   }
   return deleted;
 }
+
+/** Redis commands a bridge process has sent so far, by name (bench/sync/bridge-host.ts). */
+export async function redisStats(p: BridgeProc): Promise<Record<string, number>> {
+  const res = await fetch(`${p.controlUrl}/redis-stats`).catch(() => undefined);
+  return res?.status === 200 ? ((await res.json()) as Record<string, number>) : {};
+}

@@ -5,9 +5,12 @@
  *
  *   SCIM_BRIDGE_CONFIG=... node --import tsx bench/sync/bridge-host.ts --role all --control-port N
  *
- *   GET /idle   {"idle": boolean}
+ *   GET /idle          {"idle": boolean}
+ *   GET /redis-stats   Redis commands this process has sent so far, by command name (counted by
+ *                      wrapping ioredis' sendCommand, which pipelines and scripts go through too)
  */
 import { createServer } from "node:http";
+import { Redis } from "ioredis";
 import { parseArgs } from "node:util";
 import { type Role, startBridge } from "../../src/bridge.js";
 import { loadConfigFile } from "../../src/config/load-config.js";
@@ -21,11 +24,23 @@ if (!file || !values["control-port"]) {
   process.stderr.write("bridge-host: SCIM_BRIDGE_CONFIG and --control-port are required\n");
   process.exit(2);
 }
+const redisCommands: Record<string, number> = {};
+const sendCommand = Redis.prototype.sendCommand;
+Redis.prototype.sendCommand = function (this: Redis, ...args: Parameters<Redis["sendCommand"]>) {
+  const name = (args[0] as { name?: string }).name ?? "unknown";
+  redisCommands[name] = (redisCommands[name] ?? 0) + 1;
+  return sendCommand.apply(this, args);
+};
+
 const config = loadConfigFile(file, process.env);
 const logger = createLogger(config.logLevel);
 const bridge = await startBridge(config, { role: values.role as Role, logger });
 
 const control = createServer((req, res) => {
+  if (req.url === "/redis-stats") {
+    res.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify(redisCommands));
+    return;
+  }
   if (req.url !== "/idle") {
     res.writeHead(404).end();
     return;

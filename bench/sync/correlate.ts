@@ -13,9 +13,10 @@
  *
  * The sync is level-triggered: when a later change to the same thing (a user's displayName, a
  * user's active flag, one user's membership of one group) lands before the first one was written,
- * only the newer value is written. Such a change is "superseded": its time is taken to the first
- * write of any later change to the same thing (the platform then holds a state at least as new).
- * When the later changes undo it (add then remove), no write is needed at all: "cancelled".
+ * only the newer value is written. A displayName change is then "superseded": its time is taken to
+ * the first write of a later change to the same user's displayName (the platform then holds a
+ * state at least as new). A toggle (active flag, one membership) undone by a later change before
+ * it was written needs no write at all, nor does the change that undoes it: "cancelled".
  */
 
 export type Change =
@@ -110,26 +111,51 @@ export function thingOf(c: Change): string {
   }
 }
 
+/**
+ * Changes grouped by a key, each list in the order the changes were sent (indexes into `changes`).
+ */
+function groupBy(changes: Change[], key: (c: Change) => string): Map<string, number[]> {
+  const order = changes.map((_, i) => i).sort((a, b) => changes[a]!.tSent - changes[b]!.tSent);
+  const groups = new Map<string, number[]>();
+  for (const i of order) {
+    const k = key(changes[i]!);
+    const list = groups.get(k) ?? [];
+    list.push(i);
+    groups.set(k, list);
+  }
+  return groups;
+}
+
 export function correlate(changes: Change[], writes: Write[]): Match[] {
   const index = indexWrites(writes);
-  const direct = changes.map((change) =>
-    (index.get(changeKey(change)) ?? []).find((w) => w.t >= change.tSent),
-  );
-  const order = changes.map((_, i) => i).sort((a, b) => changes[a]!.tSent - changes[b]!.tSent);
-  const byThing = new Map<string, number[]>();
-  for (const i of order) {
-    const key = thingOf(changes[i]!);
-    byThing.set(key, [...(byThing.get(key) ?? []), i]);
-  }
+  const sameKey = groupBy(changes, changeKey);
+  const sameThing = groupBy(changes, thingOf);
+  // A write carries the latest change with its key sent before it: a change is carried directly
+  // only by a write that arrived before the next change with the same key was sent.
+  const direct = changes.map((change, i) => {
+    const write = (index.get(changeKey(change)) ?? []).find((w) => w.t >= change.tSent);
+    if (!write) return undefined;
+    const list = sameKey.get(changeKey(change))!;
+    const next = list[list.indexOf(i) + 1];
+    return next !== undefined && changes[next]!.tSent <= write.t ? undefined : write;
+  });
   return changes.map((change, i): Match => {
     const write = direct[i];
     if (write) return { change, write, how: "direct" };
-    const later = (byThing.get(thingOf(change)) ?? []).filter((j) => changes[j]!.tSent > change.tSent);
-    if (later.length === 0) return { change, how: "missing" };
+    const thing = sameThing.get(thingOf(change))!;
+    const at = thing.indexOf(i);
+    const later = thing.slice(at + 1);
+    if (change.kind !== "profile") {
+      // A toggle undone before it was written needs no write; so does the one that undoes it.
+      const previous = thing[at - 1];
+      if (later.length > 0 || (previous !== undefined && !direct[previous]))
+        return { change, how: "cancelled" };
+      return { change, how: "missing" };
+    }
     const carried = later
       .map((j) => direct[j])
       .filter((w): w is { t: number; tDone: number } => w !== undefined && w.t >= change.tSent)
       .sort((a, b) => a.t - b.t)[0];
-    return carried ? { change, write: carried, how: "superseded" } : { change, how: "cancelled" };
+    return carried ? { change, write: carried, how: "superseded" } : { change, how: "missing" };
   });
 }

@@ -23,6 +23,7 @@ import {
   type BridgeProc,
   cpuSecondsOf,
   type Proc,
+  redisStats,
   SOURCE,
   SOURCE_TOKEN,
   sampleRss,
@@ -35,7 +36,13 @@ import {
 import { machineLine, mb, ms, recordResult, table, uptimeLine } from "./bench-report.js";
 import { checkEndState, groupBody, makePopulation, type PlatformSnapshot, userBody } from "./population.js";
 import { HttpClient, idleProbe, nowMs, runPool, waitForIdle } from "./scim-client.js";
-import { type Counters, summariseWrites, type Timeline, timelineText } from "./write-summary.js";
+import {
+  type Counters,
+  redisDeltaText,
+  summariseWrites,
+  type Timeline,
+  timelineText,
+} from "./write-summary.js";
 
 const { values: args } = parseArgs({
   options: {
@@ -85,6 +92,7 @@ async function main(): Promise<number> {
     const scimIds: string[] = new Array(USERS);
     process.stdout.write(`pushing ${USERS} users and ${GROUPS} groups (concurrency ${CONCURRENCY})\n`);
     const cpuBefore = procs.map(cpuSecondsOf);
+    const redisBefore = await Promise.all(bridgeProcs.map(redisStats));
     const t0 = nowMs();
     await runPool(USERS, CONCURRENCY, async (i) => {
       const a = await scim.send("POST", `/scim/v2/${SOURCE}/Users`, userBody(population.users[i]!, i));
@@ -113,6 +121,7 @@ async function main(): Promise<number> {
       samples.push({ t: Math.round(t - t0), pending: s["pending"], queues: s["queues"] });
     });
     const tIdle = idle?.idleAt;
+    const redisAfter = await Promise.all(bridgeProcs.map(redisStats));
     const cpuUsed = procs
       .map((p, i) => `${p.name} ${(cpuSecondsOf(p) - cpuBefore[i]!).toFixed(1)} s`)
       .join(", ");
@@ -173,6 +182,7 @@ async function main(): Promise<number> {
         ["writes by operation", writes.byOperation],
         ["reads (GET) by operation", writes.reads],
         ["CPU time used from first request to idle (user+sys)", cpuUsed],
+        ["Redis commands sent by the bridge", redisDeltaText(redisBefore, redisAfter, USERS, "user")],
         ["peak RSS (VmHWM)", `${peak} (target < 300 MB: ${verdict(peakMaxKb < 300 * 1024)})`],
         [
           "end state",

@@ -19,6 +19,7 @@ import {
   deletePrefixKeys,
   freePort,
   type Proc,
+  redisStats,
   runDirectory,
   SOURCE,
   SOURCE_TOKEN,
@@ -33,7 +34,13 @@ import { type Change, correlate, type Write } from "./correlate.js";
 import { checkEndState, groupBody, makePopulation, type PlatformSnapshot, userBody } from "./population.js";
 import { HttpClient, idleProbe, nowMs, PATCH_SCHEMA, runPool, waitForIdle } from "./scim-client.js";
 import { latencyRows, windowText } from "./latency-summary.js";
-import { type Counters, summariseWrites, timelineFromWrites, timelineText } from "./write-summary.js";
+import {
+  type Counters,
+  redisDeltaText,
+  summariseWrites,
+  timelineFromWrites,
+  timelineText,
+} from "./write-summary.js";
 
 const { values: args } = parseArgs({
   options: {
@@ -141,7 +148,8 @@ async function main(): Promise<number> {
         const g = Math.floor(k / 10) % GROUPS;
         const set = members[g]!;
         const remove = k % 20 >= 10 && set.size > 0;
-        let m = remove ? [...set][(k * 31) % set.size]! : (k * 104729) % USERS;
+        // Remove the longest-standing member; add a user that is not a member.
+        let m = remove ? set.values().next().value! : (k * 104729) % USERS;
         if (!remove) while (set.has(m)) m = (m + 1) % USERS;
         if (remove) set.delete(m);
         else set.add(m);
@@ -174,6 +182,7 @@ async function main(): Promise<number> {
       inflight.add(p);
     };
     const cpuBefore = procs.map(cpuSecondsOf);
+    const redisBefore = await Promise.all(bridgeProcs.map(redisStats));
     const total = RATE * DURATION;
     const interval = 1000 / RATE;
     const tStart = nowMs();
@@ -189,6 +198,7 @@ async function main(): Promise<number> {
     await Promise.all(inflight);
     const tSentAll = nowMs();
     const idle = await waitForIdle(probe, Date.now() + 300_000);
+    const redisAfter = await Promise.all(bridgeProcs.map(redisStats));
     const cpuUsed = procs
       .map((p, i) => `${p.name} ${(cpuSecondsOf(p) - cpuBefore[i]!).toFixed(1)} s`)
       .join(", ");
@@ -253,6 +263,10 @@ async function main(): Promise<number> {
         [
           "CPU time used in the phase until idle (user+sys)",
           `${cpuUsed} (wall ${ms((idle?.idleAt ?? nowMs()) - tStart)})`,
+        ],
+        [
+          "Redis commands sent by the bridge",
+          redisDeltaText(redisBefore, redisAfter, changes.length, "change"),
         ],
         ["peak RSS (VmHWM)", bridgeProcs.map((p) => `${p.name} ${mb(p.peakHwmKb)}`).join(", ")],
         [
