@@ -1,6 +1,6 @@
 import type { SourceConfig } from "../config/config-schema.js";
 import type { UserRecord } from "../directory/directory-types.js";
-import type { AppliedEmbedMember, AppliedUser, LifecycleState } from "../mapping/plan-types.js";
+import type { AppliedEmbedMember, AppliedUser, LifecycleState, UserStep } from "../mapping/plan-types.js";
 import { planUser } from "../mapping/plan-user.js";
 import { toUserProfile } from "../mapping/user-profile.js";
 import type { PlatformScimUser } from "../platform/platform-types.js";
@@ -109,9 +109,7 @@ async function syncWorkspaceUser(
           applied = { ...applied, profile: desired ? toUserProfile(desired) : applied.profile };
           await ctx.state.putApplied(ref, applied);
         } else if (step.type === "setAttribute") {
-          const rule = source.attributes[step.name];
-          const attributeId = await ctx.attributes.ensure(step.name, step.attributeType, rule?.displayName);
-          await ctx.platform.upsertUserAttributeValue({ userId: platformId, attributeId, value: step.value });
+          await setAttributeValue(ctx, platformId, step, source.attributes[step.name]?.displayName);
           applied = { ...applied, attributes: { ...applied.attributes, [step.name]: step.value } };
           await ctx.state.putApplied(ref, applied);
         } else if (step.type === "lifecycle") {
@@ -149,6 +147,29 @@ async function syncWorkspaceUser(
     code: "not_converging",
     permanent: false,
   });
+}
+
+/**
+ * Upserts one attribute value. A 404 means the user or the definition is gone: a definition
+ * deleted behind our back is created again (the cache forgets it); a missing user is "vanished".
+ */
+async function setAttributeValue(
+  ctx: SyncContext,
+  userId: string,
+  step: Extract<UserStep, { type: "setAttribute" }>,
+  displayName: string | undefined,
+): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    const attributeId = await ctx.attributes.ensure(step.name, step.attributeType, displayName);
+    try {
+      await ctx.platform.upsertUserAttributeValue({ userId, attributeId, value: step.value });
+      return;
+    } catch (err) {
+      if (!isPlatformFailure(err, "not_found") || attempt > 0) throw err;
+      ctx.attributes.invalidate(step.name);
+      if (!(await ctx.platform.getUser(userId))) throw err;
+    }
+  }
 }
 
 async function createOrAdoptUser(

@@ -142,4 +142,22 @@ describe("sync pipeline (directory -> queue -> worker -> emulator)", () => {
     await h.waitForIdle();
     expect(h.platformUsers().get("eve@example.com")?.active).toBe(true);
   });
+
+  it("creates a user again when it was deleted on the platform behind the bridge's back", async () => {
+    h = await startJobsHarness("vanished", {
+      sources: { okta: { tokens: ["t"], attributes: { title: { from: "title", type: "string" } } } },
+    });
+    const u = await h.directory.createUser("okta", h.user("gone@example.com", { title: "Eng" }));
+    await h.waitForIdle();
+    const first = h.platformUsers().get("gone@example.com")?.id as string;
+    await h.platform.deleteUser(first);
+    await h.directory.updateUser("okta", u.resource.id, (c) => ({ ...c.resource, title: "Lead" }));
+    await h.waitForIdle();
+    const again = h.platformUsers().get("gone@example.com");
+    expect(again?.id).toBeDefined();
+    expect(again?.id).not.toBe(first);
+    const values = h.emulator.state().attributeValues.filter((v) => v.userId === again?.id);
+    expect(values.map((v) => v.value)).toEqual(["Lead"]);
+    expect(await h.state.getUserPlatformIds("okta", [u.resource.id])).toEqual([again?.id]);
+  });
 });
