@@ -1,3 +1,4 @@
+import type { AddressInfo } from "node:net";
 import express from "express";
 import { Redis } from "ioredis";
 import supertest from "supertest";
@@ -6,6 +7,7 @@ import { createQueueStatus } from "../../../jobs/queue-status.js";
 import { type AdminJobs, startAdminJobs } from "../../../jobs/reconcile/admin-jobs.js";
 import { createAdminRouter } from "../../../routes/admin/admin-router.js";
 import { createQueueBoardRouter } from "../../../routes/admin/queue-board-router.js";
+import { runAdminCommand } from "../../../src/cli/admin-commands.js";
 import { hashToken } from "../../../src/config/tokens.js";
 import { buildConfig } from "../../../src/config/load-config.js";
 import { RedisDirectoryStore } from "../../../src/directory/redis-directory-store.js";
@@ -41,6 +43,7 @@ describe("admin API (/admin/v1) against real Redis", () => {
   let queueStatus: ReturnType<typeof createQueueStatus>;
   const notified: EntityRef[] = [];
   let http: ReturnType<typeof supertest>;
+  let app: express.Express;
 
   const as = (token: string) => ({ Authorization: `Bearer ${token}` });
 
@@ -68,7 +71,7 @@ describe("admin API (/admin/v1) against real Redis", () => {
       logger,
       names,
     });
-    const app = express();
+    app = express();
     app.use(
       "/admin/v1",
       createAdminRouter({ service: jobs.service, principals: jobs.principals, audit: jobs.audit, logger }),
@@ -291,5 +294,31 @@ describe("admin API (/admin/v1) against real Redis", () => {
     expect(reconcile.responses["202"]).toBeDefined();
     expect(res.body.paths["/reconcile-runs/{runId}/confirm"].post["x-required-role"]).toBe("admin");
     expect(res.body.paths["/dead-letters/{source}/{kind}/{id}"].delete).toBeDefined();
+  });
+
+  it("the CLI talks to the same API over HTTP, with exit codes", async () => {
+    const server = app.listen(0, "127.0.0.1");
+    await new Promise((resolve) => server.once("listening", resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const out: string[] = [];
+    const io = { stdout: (t: string) => out.push(t), stderr: (t: string) => out.push(t), env: {}, fetch };
+    try {
+      expect(
+        await runAdminCommand(
+          "reconcile",
+          ["okta", "--dry-run", "--url", url, "--token", ADMIN, "--json"],
+          io,
+        ),
+      ).toBe(0);
+      const runId = JSON.parse(out.join("")).runId as string;
+      expect((await jobs.runs.get(runId))?.dryRun).toBe(true);
+      expect(await runAdminCommand("reconcile", ["okta", "--url", url, "--token", VIEWER], io)).toBe(1);
+      expect(await runAdminCommand("dead-letters", ["list", "--url", url, "--token", VIEWER], io)).toBe(0);
+      expect(
+        await runAdminCommand("resync", ["okta", "--user", "u1", "--url", url, "--token", ADMIN], io),
+      ).toBe(0);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
