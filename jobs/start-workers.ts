@@ -18,7 +18,7 @@ import {
   type SyncJobData,
   type SyncJobTuning,
   lifecycleJobOptions,
-  syncJobOptions,
+  sweepJobOptions,
 } from "./sync-job.js";
 import { syncMetrics } from "./sync-metrics.js";
 import { createSyncProcessor } from "./sync-processor.js";
@@ -136,7 +136,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
   const sweep = async () => {
     const dirty = await directory.listDirty(Date.now() - config.sync.sweepAfterMs, 1_000);
     await Promise.all(
-      dirty.map(({ ref }) => syncQueue.add(SYNC_JOB_NAME, { ...ref }, syncJobOptions(ref, jobTuning))),
+      dirty.map(({ ref }) => syncQueue.add(SYNC_JOB_NAME, { ...ref }, sweepJobOptions(ref, jobTuning))),
     );
     if ((await state.countLifecycle()) > 0) await ctx.scheduleLifecycle();
   };

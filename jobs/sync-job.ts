@@ -36,6 +36,15 @@ export function syncJobOptions(ref: EntityRef, tuning: SyncJobTuning = {}): Jobs
   };
 }
 
+/**
+ * Options of a sweeper re-enqueue: plain deduplication. A waiting or running job of the entity
+ * already covers it (a change during a running sync enqueued its own follow-up), so the sweeper
+ * never stacks follow-ups behind running jobs.
+ */
+export function sweepJobOptions(ref: EntityRef, tuning: SyncJobTuning = {}): JobsOptions {
+  return { ...syncJobOptions(ref, tuning), deduplication: { id: refKey(ref) } };
+}
+
 export function lifecycleJobOptions(delayMs: number): JobsOptions {
   return {
     deduplication: { id: LIFECYCLE_DEDUP_ID, keepLastIfActive: true },

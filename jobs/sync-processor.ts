@@ -133,7 +133,6 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       throw err;
     }
     stopTimer();
-    await ctx.state.resetRateLimitLoops(ref);
     metrics.jobs.inc({ kind: ref.kind, outcome: outcome.result === "clean" ? "synced" : outcome.result });
     if (outcome.result === "clean" || outcome.result === "lifecycle") {
       if (outcome.warnings.length > 0) {
@@ -141,17 +140,21 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       }
       const at = new Date().toISOString();
       const first = outcome.warnings[0];
-      await ctx.state.setStatus({
-        ref,
-        state: outcome.result === "clean" ? "synced" : "pending",
-        platformId: outcome.platformId,
-        appliedGeneration: outcome.generation,
-        lastSyncedAt: at,
-        ...(first ? { lastError: { message: first.message, code: first.code, at, attempts: 0 } } : {}),
-      });
-      await ctx.state.removeDeadLetter(ref);
+      // Independent writes: ioredis pipelines them.
+      await Promise.all([
+        ctx.state.setStatus({
+          ref,
+          state: outcome.result === "clean" ? "synced" : "pending",
+          platformId: outcome.platformId,
+          appliedGeneration: outcome.generation,
+          lastSyncedAt: at,
+          ...(first ? { lastError: { message: first.message, code: first.code, at, attempts: 0 } } : {}),
+        }),
+        ctx.state.removeDeadLetter(ref),
+        outcome.result === "clean" ? ctx.directory.markClean(ref, outcome.generation) : undefined,
+      ]);
+      return outcome.result;
     }
-    if (outcome.result === "clean") await ctx.directory.markClean(ref, outcome.generation);
     // Purged already (a duplicate or late job): clear a marker that may have outlived it.
     if (outcome.result === "absent") await ctx.directory.markClean(ref, 0);
     return outcome.result;

@@ -144,11 +144,13 @@ export class RedisSyncStateStore implements SyncStateReader {
       .exec();
   }
 
+  /** Removes the dead letter (and the rate-limit loop count) of an entity that synced. */
   async removeDeadLetter(ref: EntityRef): Promise<boolean> {
     const key = refKey(ref);
     const result = await this.redis
       .multi()
       .hdel(syncKeys.dead(this.prefix), key)
+      .hdel(syncKeys.rateLimitLoops(this.prefix), key)
       .zrem(syncKeys.deadOrder(this.prefix), key)
       .zrem(syncKeys.deadOrder(this.prefix, ref.source), key)
       .exec();
