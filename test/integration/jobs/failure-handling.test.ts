@@ -131,6 +131,26 @@ describe("failure handling", () => {
     expect(await h.state.countDeadLetters()).toBe(1);
   });
 
+  it("a transient per-user failure in a bulk call is retried for that user alone", async () => {
+    h = await startJobsHarness("bulk-retry", { sync: { attempts: 6 } });
+    const a = await h.directory.createUser("okta", h.user("r1@example.com"));
+    const b = await h.directory.createUser("okta", h.user("r2@example.com"));
+    await h.waitForIdle();
+    const victim = h.platformUsers().get("r2@example.com")?.id as string;
+    h.emulator.drift({ action: "failBulkFor", userId: victim, code: "INTERNAL" });
+    for (const u of [a, b])
+      await h.directory.updateUser("okta", u.resource.id, (c) => ({ ...c.resource, active: false }));
+    await waitFor(() => h?.platformUsers().get("r1@example.com")?.active === false, {
+      what: "the healthy user",
+    });
+    await waitFor(() => (h?.emulator.count("bulkUsers") ?? 0) >= 2, { what: "a retry of the failed user" });
+    expect(h.platformUsers().get("r2@example.com")?.active).toBe(true);
+    h.emulator.data.bulkFailures.delete(victim); // the platform heals
+    await h.waitForIdle();
+    expect(h.platformUsers().get("r2@example.com")?.active).toBe(false);
+    expect(await h.state.countDeadLetters()).toBe(0);
+  });
+
   it("the sweeper recovers a write whose enqueue was lost (crash between store write and enqueue)", async () => {
     h = await startJobsHarness("sweeper", { sync: { sweepAfterMs: 300, sweepIntervalMs: 100 } });
     const lost = new RedisDirectoryStore({
