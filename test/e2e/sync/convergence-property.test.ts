@@ -77,6 +77,7 @@ describe("convergence under random changes and platform faults (property)", () =
               okta: {
                 tokens: ["t"],
                 groupPrefix: "p-",
+                onDelete,
                 attributes: { department: { from: `${ENT}:department`, type: "string" } },
               },
             },
@@ -224,10 +225,11 @@ async function expectConverged(h: JobsHarness, onDelete: "deactivate" | "delete"
     const values = state.attributeValues.filter((v) => v.userId === p.id && v.name === "department");
     expect(values[0]?.value ?? null, `${name} department`).toBe(ent?.department ?? null);
   }
-  // Users deleted at the source are deactivated (onDelete: deactivate), never left active.
+  // Users deleted at the source are deprovisioned by the onDelete policy, never left active.
   for (const p of state.users) {
-    if (!liveNames.has(String(p["userName"]).toLowerCase()))
-      expect(p.active, `${p["userName"]} deprovisioned`).toBe(false);
+    if (liveNames.has(String(p["userName"]).toLowerCase())) continue;
+    expect(onDelete, `${p["userName"]} should have been deleted`).toBe("deactivate");
+    expect(p.active, `${p["userName"]} deprovisioned`).toBe(false);
   }
   const platformGroups = new Map(state.groups.map((g) => [g.displayName, g]));
   expect([...platformGroups.keys()].sort()).toEqual(
