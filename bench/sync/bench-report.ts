@@ -1,5 +1,5 @@
 /**
- * Recording benchmark figures: percentiles, the machine's load, and the "sync" section of
+ * Recording benchmark figures: percentiles, the machine's load, and the "Sync" section of
  * bench/RESULTS.md (only that section is ever rewritten; other sections are left as they are).
  */
 import { execFileSync } from "node:child_process";
@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { ROOT } from "./bench-processes.js";
 
 export const RESULTS_FILE = join(ROOT, "bench/RESULTS.md");
-const SECTION = "## sync";
+const SECTION = "## Sync";
 
 /** Nearest-rank percentile of an ascending-sorted list. */
 export function percentile(sorted: number[], p: number): number {
@@ -37,17 +37,18 @@ export const ms = (n: number) => `${Math.round(n)} ms`;
 export const mb = (kb: number) => `${(kb / 1024).toFixed(0)} MB`;
 
 /**
- * Appends `block` at the end of the subsection `### <title>` of the "## sync" section, creating
+ * Appends `block` at the end of the subsection `### <title>` of the "## Sync" section, creating
  * the file, the section or the subsection when missing. Pure: returns the new text.
  */
 export function appendToSyncSection(text: string, title: string, block: string): string {
   let doc = text.trim() === "" ? "# Benchmark results\n" : text;
   if (!doc.endsWith("\n")) doc += "\n";
   const lines = doc.split("\n");
-  let start = lines.findIndex((l) => l.trim() === SECTION);
+  const isSection = (l: string) => l.trim().toLowerCase() === SECTION.toLowerCase();
+  let start = lines.findIndex(isSection);
   if (start < 0) {
     lines.splice(lines.length - 1, 0, "", SECTION, "");
-    start = lines.findIndex((l) => l.trim() === SECTION);
+    start = lines.findIndex(isSection);
   }
   let end = lines.findIndex((l, i) => i > start && /^## /.test(l));
   if (end < 0) end = lines.length;
@@ -64,10 +65,14 @@ export function appendToSyncSection(text: string, title: string, block: string):
   let at = subEnd;
   while (at - 1 > sub && lines[at - 1]!.trim() === "") at--;
   lines.splice(at, 0, "", ...block.trimEnd().split("\n"), "");
-  return `${lines
-    .join("\n")
-    .replace(/\n{3,}/g, "\n\n")
-    .trimEnd()}\n`;
+  // Collapse runs of blank lines inside this section only (other sections are left as they are).
+  const sectionEnd = lines.findIndex((l, i) => i > start && /^## /.test(l));
+  const stop = sectionEnd < 0 ? lines.length : sectionEnd;
+  const section = lines
+    .slice(start, stop)
+    .filter((l, i, all) => !(l.trim() === "" && all[i - 1]?.trim() === ""));
+  if (sectionEnd >= 0 && section[section.length - 1]?.trim() !== "") section.push("");
+  return `${[...lines.slice(0, start), ...section, ...lines.slice(stop)].join("\n").trimEnd()}\n`;
 }
 
 export function recordResult(title: string, block: string): void {

@@ -182,7 +182,12 @@ async function main(): Promise<number> {
         ["writes by operation", writes.byOperation],
         ["reads (GET) by operation", writes.reads],
         ["CPU time used from first request to idle (user+sys)", cpuUsed],
-        ["Redis commands sent by the bridge", redisDeltaText(redisBefore, redisAfter, USERS, "user")],
+        [
+          "Redis commands sent by the bridge (incl. the bench's idle polling every 100 ms)",
+          bridgeProcs
+            .map((p, i) => `${p.name}: ${redisDeltaText(redisBefore[i]!, redisAfter[i]!, USERS, "user")}`)
+            .join("; "),
+        ],
         ["peak RSS (VmHWM)", `${peak} (target < 300 MB: ${verdict(peakMaxKb < 300 * 1024)})`],
         [
           "end state",

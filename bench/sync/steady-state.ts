@@ -265,8 +265,13 @@ async function main(): Promise<number> {
           `${cpuUsed} (wall ${ms((idle?.idleAt ?? nowMs()) - tStart)})`,
         ],
         [
-          "Redis commands sent by the bridge",
-          redisDeltaText(redisBefore, redisAfter, changes.length, "change"),
+          "Redis commands sent by the bridge (incl. the bench's idle polling every 100 ms)",
+          bridgeProcs
+            .map(
+              (p, i) =>
+                `${p.name}: ${redisDeltaText(redisBefore[i]!, redisAfter[i]!, changes.length, "change")}`,
+            )
+            .join("; "),
         ],
         ["peak RSS (VmHWM)", bridgeProcs.map((p) => `${p.name} ${mb(p.peakHwmKb)}`).join(", ")],
         [

@@ -100,18 +100,15 @@ export function timelineFromWrites(writes: Array<{ t: number; operation: string 
   return { firstWriteAt: Math.min(...times), lastWriteAt: Math.max(...times), perSecond };
 }
 
-/** Redis commands sent between two snapshots, in total and per `unit`, with the top commands. */
+/** Redis commands one process sent between two snapshots, in total and per `unit`, with the top ones. */
 export function redisDeltaText(
-  before: Record<string, number>[],
-  after: Record<string, number>[],
+  before: Record<string, number>,
+  after: Record<string, number>,
   units: number,
   unit: string,
 ): string {
   const delta: Record<string, number> = {};
-  after.forEach((a, i) => {
-    for (const [name, n] of Object.entries(a))
-      delta[name] = (delta[name] ?? 0) + n - (before[i]?.[name] ?? 0);
-  });
+  for (const [name, n] of Object.entries(after)) delta[name] = n - (before[name] ?? 0);
   const total = Object.values(delta).reduce((x, y) => x + y, 0);
   const top = Object.entries(delta)
     .filter(([, n]) => n > 0)
@@ -119,5 +116,5 @@ export function redisDeltaText(
     .slice(0, 8)
     .map(([name, n]) => `${name} ${(n / units).toFixed(1)}`)
     .join(", ");
-  return `${total} = ${(total / units).toFixed(1)} per ${unit} (top per ${unit}: ${top})`;
+  return `${total} = ${(total / units).toFixed(1)} per ${unit} (${top})`;
 }
