@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import type { FaultRule } from "../../../src/platform/emulator/fault-injector.js";
 import type { EntityRef } from "../../../src/scim/scim-types.js";
 import { type JobsHarness, startJobsHarness } from "../../integration/jobs/jobs-harness.js";
 
@@ -61,6 +62,22 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   },
 );
 
+const FAULTS: FaultRule[] = [
+  { type: "error", status: 500, probability: 0.05 },
+  { type: "error", status: 503, probability: 0.02 },
+  { type: "error", status: 429, retryAfterSeconds: 0, probability: 0.04 },
+  {
+    type: "error",
+    status: 429,
+    retryAfterSeconds: 1,
+    count: 1,
+    match: { operation: "bulkUsers" },
+  },
+  { type: "drop", probability: 0.03 },
+  { type: "ghost", probability: 0.06, match: { method: "POST" } },
+  { type: "ghost", probability: 0.04, match: { method: "PATCH" } },
+];
+
 /** Invariant 2 (convergence, no lost update) under random changes, duplicates, reorders and platform faults. */
 describe("convergence under random changes and platform faults (property)", () => {
   it("after the queues drain, the platform holds exactly the mapped desired state", async () => {
@@ -81,21 +98,7 @@ describe("convergence under random changes and platform faults (property)", () =
                 attributes: { department: { from: `${ENT}:department`, type: "string" } },
               },
             },
-            faults: [
-              { type: "error", status: 500, probability: 0.05 },
-              { type: "error", status: 503, probability: 0.02 },
-              { type: "error", status: 429, retryAfterSeconds: 0, probability: 0.04 },
-              {
-                type: "error",
-                status: 429,
-                retryAfterSeconds: 1,
-                count: 1,
-                match: { operation: "bulkUsers" },
-              },
-              { type: "drop", probability: 0.03 },
-              { type: "ghost", probability: 0.06, match: { method: "POST" } },
-              { type: "ghost", probability: 0.04, match: { method: "PATCH" } },
-            ],
+            faults: FAULTS,
           });
           try {
             await applyCommands(h, commands);
@@ -109,7 +112,56 @@ describe("convergence under random changes and platform faults (property)", () =
       { numRuns: Number(process.env.PROPERTY_RUNS ?? 12), endOnFailure: true },
     );
   }, 90_000);
+
+  it("an embed-tenant source converges to embed groups of its active members", async () => {
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(command, { minLength: 5, maxLength: 30 }),
+        fc.integer(),
+        async (commands, seed) => {
+          const h = await startJobsHarness(`prop-embed${run++}`, {
+            seed,
+            sources: { okta: { tokens: ["t"], groupPrefix: "p-", target: { embedTenant: "acme" } } },
+            faults: FAULTS,
+          });
+          try {
+            await applyCommands(h, commands);
+            await h.waitForIdle(20_000);
+            await expectEmbedConverged(h);
+          } finally {
+            await h.close();
+          }
+        },
+      ),
+      { numRuns: Number(process.env.PROPERTY_RUNS ?? 6), endOnFailure: true },
+    );
+  }, 90_000);
 });
+
+async function expectEmbedConverged(h: JobsHarness): Promise<void> {
+  const live = await h.directory.listUsers("okta", { startIndex: 1, count: 1_000 });
+  const liveGroups = await h.directory.listGroups("okta", { startIndex: 1, count: 1_000, withMembers: true });
+  const state = h.emulator.state();
+  expect(state.users, "embed-source users never become workspace users").toHaveLength(0);
+  const activeExternalId = new Map(
+    live.items.filter((u) => u.resource.active).map((u) => [u.resource.id, u.resource.userName]),
+  );
+  const groups = state.embedTenants.find((t) => t.name === "acme")?.groups ?? [];
+  expect(groups.map((g) => g.name).sort()).toEqual(
+    liveGroups.items.map((g) => `p-${g.resource.displayName}`).sort(),
+  );
+  for (const g of liveGroups.items) {
+    const want = (g.members ?? []).flatMap((m) => {
+      const ext = activeExternalId.get(m.value);
+      return ext ? [ext] : [];
+    });
+    const got = groups.find((x) => x.name === `p-${g.resource.displayName}`)?.members ?? [];
+    expect(got.slice().sort(), g.resource.displayName).toEqual(want.sort());
+  }
+  expect(h.emulator.violations()).toEqual([]);
+  expect(await h.state.countDeadLetters()).toBe(0);
+}
 
 async function applyCommands(h: JobsHarness, commands: Command[]): Promise<void> {
   const d = h.directory;
