@@ -59,7 +59,8 @@ export class OperationStore<S extends string, T extends StoredOperation<S>> {
   async create(op: T): Promise<void> {
     const written = await this.redis.eval(SET_IF_STATE, 1, this.key(op.id), "", op.state, JSON.stringify(op));
     if (written !== 1) throw new Error(`operation ${op.id} exists`);
-    const score = Date.parse(op.createdAt);
+    // A sequence, not the clock: operations created in the same millisecond keep their order.
+    const score = await this.redis.incr(`${this.base}:seq`);
     await this.redis
       .multi()
       .zadd(this.indexKey(), score, op.id)
