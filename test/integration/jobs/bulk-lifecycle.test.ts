@@ -70,5 +70,8 @@ describe("lifecycle batching", () => {
     expect(bulk).toBeLessThanOrEqual(110);
     expect(h.writes() - writesBefore).toBe(bulk); // nothing but bulk calls
     expect(h.emulator.violations()).toEqual([]);
+    // Finished jobs are trimmed (invariant 6): 10,000 syncs leave at most the configured 1,000.
+    const counts = await h.syncQueue.queue.getJobCounts("completed", "failed");
+    expect(counts.completed ?? 0).toBeLessThanOrEqual(1_000);
   }, 40_000);
 });
