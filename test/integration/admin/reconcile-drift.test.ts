@@ -55,9 +55,17 @@ describe("reconciliation against the emulator (drift behind the bridge's back)",
       schedule: false,
     });
     for (let i = 0; i < 10; i++) {
+      // Every attribute the platform keeps, so that a converged user compares equal field by field.
       const user: Omit<ScimUser, "id"> = {
         ...h.user(`user${i}@example.com`),
-        [SCHEMA_ENTERPRISE_USER]: { department: "R&D" },
+        externalId: `ext-${i}`,
+        displayName: `User ${i}`,
+        name: { givenName: "Ada", familyName: `Number${i}` },
+        emails: [
+          { value: `user${i}@example.com`, type: "work", primary: true },
+          { value: `home${i}@example.org`, type: "home" },
+        ],
+        [SCHEMA_ENTERPRISE_USER]: { department: "R&D", costCenter: "42", employeeNumber: `E${i}` },
       };
       users.push((await h.directory.createUser("okta", user)).resource.id);
     }
@@ -106,13 +114,17 @@ describe("reconciliation against the emulator (drift behind the bridge's back)",
       action: "addOrphanUser",
       user: { userName: "stranger@example.com" },
     });
+    // A profile attribute changed through the platform's own API, behind the bridge's back.
+    await h.platform.patchUser(await platformId(users[3]!), [
+      { op: "replace", path: "displayName", value: "Eve" },
+    ]);
 
     const writesBefore = h.writes();
     const dry = await settled(jobs, (await jobs.service.triggerReconcile("okta", true, admin)).runId);
     expect(h.writes()).toBe(writesBefore);
     const expected = {
       missing: 0,
-      changed: 0,
+      changed: 1,
       activeMismatch: 1,
       membership: 1,
       attributeValues: 1,
@@ -128,11 +140,12 @@ describe("reconciliation against the emulator (drift behind the bridge's back)",
 
     const run = await settled(jobs, (await jobs.service.triggerReconcile("okta", false, admin)).runId);
     expect(run).toMatchObject({ state: "succeeded", dryRun: false, counts: expected });
-    expect(run.repairs).toMatchObject({ entities: 4, orphanDeactivations: 0, applied: true });
+    expect(run.repairs).toMatchObject({ entities: 5, orphanDeactivations: 0, applied: true });
     await h.waitForIdle();
 
     const platform = h.emulator.state();
     expect(platform.users.find((u) => u.userName === "user0@example.com")?.active).toBe(false);
+    expect(platform.users.find((u) => u.userName === "user3@example.com")?.displayName).toBe("User 3");
     const eng = platform.groups.find((g) => g.displayName === "Eng");
     expect(eng?.members).toContain(await platformId(users[1]!));
     expect(platform.groups.some((g) => g.displayName === "Ops")).toBe(true);
@@ -144,6 +157,7 @@ describe("reconciliation against the emulator (drift behind the bridge's back)",
     const after = await settled(jobs, (await jobs.service.triggerReconcile("okta", true, admin)).runId);
     expect(after.counts).toEqual({
       ...expected,
+      changed: 0,
       activeMismatch: 0,
       membership: 0,
       attributeValues: 0,
