@@ -19,7 +19,11 @@ import { createMetricsRegistry, type Registry } from "./observability/metrics.js
 import { matchesFilter } from "./scim/filter-eval.js";
 import { createApp } from "../routes/app.js";
 import { createHealthRouter } from "../routes/health.js";
+import { createAdminRouter } from "../routes/admin/admin-router.js";
+import { createQueueBoardRouter } from "../routes/admin/queue-board-router.js";
 import { createHooksRouter } from "../routes/hooks/hooks-router.js";
+import { startAdminJobs } from "../jobs/reconcile/admin-jobs.js";
+import { RedisSyncStateStore } from "./sync/redis-sync-state-store.js";
 import { httpMetricsMiddleware } from "../routes/middleware/http-metrics.js";
 import { intakeRateLimiter } from "../routes/middleware/intake-rate-limiter.js";
 import { createMetricsRouter } from "../routes/middleware/metrics-router.js";
@@ -113,13 +117,14 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
   setQueueDepthReader(registry, () => status.queueCounts());
 
   let workers: { close(): Promise<void> } | undefined;
+  let platform: HttpPlatformClient | undefined;
   if (role === "all" || role === "worker") {
     const budget = new RedisRequestBudget({
       redis: storeRedis,
       prefix,
       requestsPerSecond: config.platform.requestsPerSecond,
     });
-    const platform = new HttpPlatformClient({
+    platform = new HttpPlatformClient({
       baseUrl: config.platform.baseUrl,
       token: config.platform.token,
       allowInsecureHttp: config.platform.allowInsecureHttp,
@@ -129,7 +134,8 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
       registry,
       logger: logger.child({ module: "platform" }),
     });
-    closers.push(["platform client", async () => platform.close()]);
+    const client = platform;
+    closers.push(["platform client", async () => client.close()]);
     workers = await startWorkers({
       config,
       connection: queueRedis,
@@ -160,8 +166,40 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
     isReady: () => ready,
     workersRunning: workers ? () => workersRunning(workers!) : undefined,
   });
+  // Reconciliation, resyncs and the admin API: every role runs the feature (workers run its jobs
+  // and schedules, api processes serve its routes). A caller may bring its own routers (tests).
+  let adminRouters: AdminRouters = {};
+  if (options.adminRouters) {
+    adminRouters = role === "worker" ? {} : options.adminRouters;
+  } else {
+    const adminJobs = await startAdminJobs({
+      config,
+      connection: queueRedis,
+      redis: storeRedis,
+      directory,
+      syncState: new RedisSyncStateStore(storeRedis, prefix),
+      queueStatus: status,
+      logger,
+      platform,
+    });
+    closers.push(["admin jobs", () => adminJobs.close()]);
+    if (role !== "worker") {
+      adminRouters = {
+        admin: createAdminRouter({
+          service: adminJobs.service,
+          principals: adminJobs.principals,
+          audit: adminJobs.audit,
+          logger: logger.child({ module: "admin" }),
+          bodyLimit: config.server.bodyLimit,
+        }),
+        queues: createQueueBoardRouter({
+          principals: adminJobs.principals,
+          queues: [syncQueue.queue, ...adminJobs.queues],
+        }),
+      };
+    }
+  }
   // The admin API and Bull Board (api and all roles): on the main port, or only on admin.port.
-  const adminRouters: AdminRouters = role === "worker" ? {} : (options.adminRouters ?? {});
   const adminPort = config.admin.port;
   const app = createApp({
     logger,
