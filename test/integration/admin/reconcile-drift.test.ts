@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AdminJobs, startAdminJobs } from "../../../jobs/reconcile/admin-jobs.js";
 import type { AdminPrincipal } from "../../../src/admin/admin-principals.js";
 import type { ReconcileRun } from "../../../src/reconcile/reconcile-run.js";
+import { RedisDirectoryStore } from "../../../src/directory/redis-directory-store.js";
 import { createLogger } from "../../../src/observability/logger.js";
+import { matchesFilter } from "../../../src/scim/filter-eval.js";
 import { SCHEMA_ENTERPRISE_USER, type ScimUser } from "../../../src/scim/scim-types.js";
 import { waitFor } from "../../helpers/redis-test-prefix.js";
 import { type JobsHarness, startJobsHarness } from "../jobs/jobs-harness.js";
@@ -163,5 +165,24 @@ describe("reconciliation against the emulator (drift behind the bridge's back)",
       attributeValues: 0,
       deletedBehind: 0,
     });
+  });
+
+  it("finds a user that never reached the platform (missing) and creates it", async () => {
+    // Written without a sync and marked clean: as if its jobs were lost.
+    const quiet = new RedisDirectoryStore({
+      redis: h.storeRedis,
+      prefix: h.prefix,
+      notify: async () => {},
+      matchesFilter,
+    });
+    const lost = await quiet.createUser("okta", h.user("lost@example.com"));
+    await quiet.markClean({ source: "okta", kind: "user", id: lost.resource.id }, lost.generation);
+    const dry = await settled(jobs, (await jobs.service.triggerReconcile("okta", true, admin)).runId);
+    expect(dry.counts.missing).toBe(1);
+    expect(dry.samples.missing[0]).toMatchObject({ kind: "user", id: lost.resource.id });
+    expect(h.platformUsers().has("lost@example.com")).toBe(false);
+    await settled(jobs, (await jobs.service.triggerReconcile("okta", false, admin)).runId);
+    await h.waitForIdle();
+    expect(h.platformUsers().has("lost@example.com")).toBe(true);
   });
 });
