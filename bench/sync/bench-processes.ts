@@ -124,6 +124,8 @@ export interface BridgeConfigOptions {
   prefix: string;
   port: number;
   attributes?: boolean;
+  /** sync.concurrency (default: the bridge's default). */
+  syncConcurrency?: number;
 }
 
 /** The bridge's YAML config: no platform rate limit to speak of, defaults for sync settings. */
@@ -140,6 +142,7 @@ export function writeBridgeConfig(dir: string, o: BridgeConfigOptions): string {
     reconcile: { schedule: "0 0 1 1 *" },
     redis: { url: REDIS_URL, prefix: o.prefix },
     server: { port: o.port, host: "127.0.0.1" },
+    ...(o.syncConcurrency ? { sync: { concurrency: o.syncConcurrency } } : {}),
     logLevel: "warn",
     sources: {
       [SOURCE]: {
@@ -160,6 +163,8 @@ export function writeBridgeConfig(dir: string, o: BridgeConfigOptions): string {
 export interface BridgeProc extends Proc {
   /** The bench hook that answers the bridge's isIdle() (bench/sync/bridge-host.ts). */
   controlUrl: string;
+  /** The bridge's own HTTP server (SCIM for api/all, /metrics for every role). */
+  url: string;
 }
 
 /**
@@ -190,7 +195,9 @@ export async function startBridgeProcess(
     if (proc.child.exitCode !== null) throw new Error(`bridge ${role} exited with ${proc.child.exitCode}`);
     try {
       const res = await fetch(`http://127.0.0.1:${port}/readyz`);
-      if (res.status === 200) return { ...proc, controlUrl: `http://127.0.0.1:${controlPort}` };
+      if (res.status === 200) {
+        return { ...proc, controlUrl: `http://127.0.0.1:${controlPort}`, url: `http://127.0.0.1:${port}` };
+      }
     } catch {
       // not listening yet
     }
@@ -232,4 +239,12 @@ export async function deletePrefixKeys(prefix: string): Promise<number> {
 export async function redisStats(p: BridgeProc): Promise<Record<string, number>> {
   const res = await fetch(`${p.controlUrl}/redis-stats`).catch(() => undefined);
   return res?.status === 200 ? ((await res.json()) as Record<string, number>) : {};
+}
+
+/** The bridge's Prometheus text (empty when it does not answer). */
+export async function scrapeMetrics(p: BridgeProc): Promise<string> {
+  return fetch(`${p.url}/metrics`).then(
+    (r) => r.text(),
+    () => "",
+  );
 }

@@ -5,7 +5,7 @@
  * (by operation; attribute values apart), peak RSS of the bridge, and checks the end state.
  *
  *   npx tsx bench/sync/initial-load.ts [--users 20000] [--groups 1000] [--members 50]
- *     [--concurrency 32] [--split] [--timeout 300] [--record]
+ *     [--concurrency 32] [--split] [--profile] [--sync-concurrency N] [--timeout 300] [--record]
  *
  * --split runs one api and one worker process instead of one `--role all` process.
  * --profile writes a V8 CPU profile of each bridge process into the run directory
@@ -24,6 +24,7 @@ import {
   cpuSecondsOf,
   type Proc,
   redisStats,
+  scrapeMetrics,
   SOURCE,
   SOURCE_TOKEN,
   sampleRss,
@@ -38,6 +39,7 @@ import { checkEndState, groupBody, makePopulation, type PlatformSnapshot, userBo
 import { HttpClient, idleProbe, nowMs, runPool, waitForIdle } from "./scim-client.js";
 import {
   type Counters,
+  meanDurations,
   redisDeltaText,
   summariseWrites,
   type Timeline,
@@ -53,6 +55,7 @@ const { values: args } = parseArgs({
     timeout: { type: "string", default: "300" },
     split: { type: "boolean", default: false },
     profile: { type: "boolean", default: false },
+    "sync-concurrency": { type: "string" },
     record: { type: "boolean", default: false },
   },
 });
@@ -72,7 +75,12 @@ async function main(): Promise<number> {
     const emulator = await startEmulatorHost(dir);
     procs.push(emulator.proc);
     const apiPort = await freePort();
-    const configFile = writeBridgeConfig(dir, { platformUrl: emulator.url, prefix, port: apiPort });
+    const configFile = writeBridgeConfig(dir, {
+      platformUrl: emulator.url,
+      prefix,
+      port: apiPort,
+      syncConcurrency: args["sync-concurrency"] ? Number(args["sync-concurrency"]) : undefined,
+    });
     const bridgeProcs: BridgeProc[] = [];
     if (args.split) {
       bridgeProcs.push(await startBridgeProcess("api", configFile, dir, apiPort, args.profile));
@@ -93,6 +101,8 @@ async function main(): Promise<number> {
     process.stdout.write(`pushing ${USERS} users and ${GROUPS} groups (concurrency ${CONCURRENCY})\n`);
     const cpuBefore = procs.map(cpuSecondsOf);
     const redisBefore = await Promise.all(bridgeProcs.map(redisStats));
+    const workerProc = bridgeProcs[bridgeProcs.length - 1]!;
+    const metricsBefore = await scrapeMetrics(workerProc);
     const t0 = nowMs();
     await runPool(USERS, CONCURRENCY, async (i) => {
       const a = await scim.send("POST", `/scim/v2/${SOURCE}/Users`, userBody(population.users[i]!, i));
@@ -122,6 +132,7 @@ async function main(): Promise<number> {
     });
     const tIdle = idle?.idleAt;
     const redisAfter = await Promise.all(bridgeProcs.map(redisStats));
+    const metricsAfter = await scrapeMetrics(workerProc);
     const cpuUsed = procs
       .map((p, i) => `${p.name} ${(cpuSecondsOf(p) - cpuBefore[i]!).toFixed(1)} s`)
       .join(", ");
@@ -163,6 +174,10 @@ async function main(): Promise<number> {
       `Load before: \`${loadBefore}\` · after: \`${loadAfter}\``,
       "",
       table([
+        [
+          "bridge settings",
+          `sync.concurrency ${args["sync-concurrency"] ?? "16 (default)"}, platform.requestsPerSecond 100000, other sync settings default`,
+        ],
         ["idle observed via", probe.via],
         ["SCIM push (users, then groups)", `${ms(tUsersPushed - t0)} + ${ms(tPushed - tUsersPushed)}`],
         [
@@ -187,6 +202,14 @@ async function main(): Promise<number> {
           bridgeProcs
             .map((p, i) => `${p.name}: ${redisDeltaText(redisBefore[i]!, redisAfter[i]!, USERS, "user")}`)
             .join("; "),
+        ],
+        [
+          "sync job duration (mean, by kind; bridge metrics)",
+          meanDurations(metricsBefore, metricsAfter, "sync_job_duration_seconds", "kind"),
+        ],
+        [
+          "platform call duration seen by the bridge (mean)",
+          meanDurations(metricsBefore, metricsAfter, "platform_request_duration_seconds", "operation"),
         ],
         ["peak RSS (VmHWM)", `${peak} (target < 300 MB: ${verdict(peakMaxKb < 300 * 1024)})`],
         [

@@ -6,7 +6,7 @@
  * platform write that carries it (see correlate.ts). Reports p50/p99 and checks the end state.
  *
  *   npx tsx bench/sync/steady-state.ts [--rate 200] [--duration 60] [--delay 20] [--users 2000]
- *     [--groups 100] [--members 20] [--split] [--profile] [--record]
+ *     [--groups 100] [--members 20] [--split] [--profile] [--sync-concurrency N] [--record]
  */
 import { randomUUID } from "node:crypto";
 import { writeFileSync } from "node:fs";
@@ -20,6 +20,7 @@ import {
   freePort,
   type Proc,
   redisStats,
+  scrapeMetrics,
   runDirectory,
   SOURCE,
   SOURCE_TOKEN,
@@ -36,6 +37,7 @@ import { HttpClient, idleProbe, nowMs, PATCH_SCHEMA, runPool, waitForIdle } from
 import { latencyRows, windowText } from "./latency-summary.js";
 import {
   type Counters,
+  meanDurations,
   redisDeltaText,
   summariseWrites,
   timelineFromWrites,
@@ -52,6 +54,7 @@ const { values: args } = parseArgs({
     members: { type: "string", default: "20" },
     split: { type: "boolean", default: false },
     profile: { type: "boolean", default: false },
+    "sync-concurrency": { type: "string" },
     record: { type: "boolean", default: false },
   },
 });
@@ -72,7 +75,12 @@ async function main(): Promise<number> {
     const emulator = await startEmulatorHost(dir);
     procs.push(emulator.proc);
     const apiPort = await freePort();
-    const configFile = writeBridgeConfig(dir, { platformUrl: emulator.url, prefix, port: apiPort });
+    const configFile = writeBridgeConfig(dir, {
+      platformUrl: emulator.url,
+      prefix,
+      port: apiPort,
+      syncConcurrency: args["sync-concurrency"] ? Number(args["sync-concurrency"]) : undefined,
+    });
     const bridgeProcs: BridgeProc[] = args.split
       ? [
           await startBridgeProcess("api", configFile, dir, apiPort, args.profile),
@@ -183,6 +191,8 @@ async function main(): Promise<number> {
     };
     const cpuBefore = procs.map(cpuSecondsOf);
     const redisBefore = await Promise.all(bridgeProcs.map(redisStats));
+    const workerProc = bridgeProcs[bridgeProcs.length - 1]!;
+    const metricsBefore = await scrapeMetrics(workerProc);
     const total = RATE * DURATION;
     const interval = 1000 / RATE;
     const tStart = nowMs();
@@ -199,6 +209,7 @@ async function main(): Promise<number> {
     const tSentAll = nowMs();
     const idle = await waitForIdle(probe, Date.now() + 300_000);
     const redisAfter = await Promise.all(bridgeProcs.map(redisStats));
+    const metricsAfter = await scrapeMetrics(workerProc);
     const cpuUsed = procs
       .map((p, i) => `${p.name} ${(cpuSecondsOf(p) - cpuBefore[i]!).toFixed(1)} s`)
       .join(", ");
@@ -249,6 +260,10 @@ async function main(): Promise<number> {
       "",
       table([
         [
+          "bridge settings",
+          `sync.concurrency ${args["sync-concurrency"] ?? "16 (default)"}, platform.requestsPerSecond 100000, other sync settings default`,
+        ],
+        [
           "preload",
           `${USERS} users, ${GROUPS} groups (avg ${args.members} members), no faults, not measured`,
         ],
@@ -272,6 +287,14 @@ async function main(): Promise<number> {
                 `${p.name}: ${redisDeltaText(redisBefore[i]!, redisAfter[i]!, changes.length, "change")}`,
             )
             .join("; "),
+        ],
+        [
+          "sync job duration (mean, by kind; bridge metrics)",
+          meanDurations(metricsBefore, metricsAfter, "sync_job_duration_seconds", "kind"),
+        ],
+        [
+          "platform call duration seen by the bridge (mean)",
+          meanDurations(metricsBefore, metricsAfter, "platform_request_duration_seconds", "operation"),
         ],
         ["peak RSS (VmHWM)", bridgeProcs.map((p) => `${p.name} ${mb(p.peakHwmKb)}`).join(", ")],
         [

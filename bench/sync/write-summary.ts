@@ -118,3 +118,36 @@ export function redisDeltaText(
     .join(", ");
   return `${total} = ${(total / units).toFixed(1)} per ${unit} (${top})`;
 }
+
+/** `name{labels}` -> value of every `_sum` and `_count` sample of a Prometheus text. */
+export function metricSums(text: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const line of text.split("\n")) {
+    const m = /^(\w+_(?:sum|count))(\{[^}]*\})?\s+([\d.eE+-]+)$/.exec(line);
+    if (m) out.set(`${m[1]}${m[2] ?? ""}`, Number(m[3]));
+  }
+  return out;
+}
+
+/**
+ * Mean duration per label value of a histogram between two scrapes, e.g. sync jobs by kind or
+ * platform calls by operation: "user 89 ms × 11617, group 78 ms × 1007".
+ */
+export function meanDurations(before: string, after: string, histogram: string, label: string): string {
+  const a = metricSums(after);
+  const b = metricSums(before);
+  const rows: Array<[string, number, number]> = [];
+  for (const [key, count] of a) {
+    const m = new RegExp(`^${histogram}_count\\{(?:.*,)?${label}="([^"]+)"`).exec(key);
+    if (!m) continue;
+    const n = count - (b.get(key) ?? 0);
+    const sumKey = key.replace(`${histogram}_count`, `${histogram}_sum`);
+    const seconds = (a.get(sumKey) ?? 0) - (b.get(sumKey) ?? 0);
+    if (n > 0) rows.push([m[1]!, (1000 * seconds) / n, n]);
+  }
+  if (rows.length === 0) return "n/a";
+  return rows
+    .sort((x, y) => y[2] - x[2])
+    .map(([v, meanMs, n]) => `${v} ${Math.round(meanMs)} ms × ${n}`)
+    .join(", ");
+}
