@@ -71,12 +71,14 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
   return async (job: Job<SyncJobData>): Promise<string> => {
     if (!isSyncJobData(job.data)) throw new UnrecoverableError("malformed sync job");
     const ref: EntityRef = { source: job.data.source, kind: job.data.kind, id: job.data.id };
-    const pausedUntil = await deps.budget.pausedUntil();
-    if (pausedUntil > Date.now()) return rateLimited(deps, pausedUntil - Date.now());
+    const [pausedUntil, resync] = await Promise.all([deps.budget.pausedUntil(), ctx.state.takeResync(ref)]);
+    if (pausedUntil > Date.now()) {
+      if (resync) await ctx.state.requestResync([ref]);
+      return rateLimited(deps, pausedUntil - Date.now());
+    }
 
     const stopTimer = metrics.duration.startTimer({ kind: ref.kind });
     const progress: SyncProgress = {};
-    const resync = await ctx.state.takeResync(ref);
     let outcome: SyncOutcome;
     try {
       outcome =

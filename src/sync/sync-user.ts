@@ -21,11 +21,14 @@ export async function syncUser(
   const source = ctx.config.sources[ref.source];
   if (!source)
     throw new SyncError(`unknown source ${ref.source}`, { code: "unknown_source", permanent: true });
-  const snap = await ctx.directory.snapshotUser(ref.source, ref.id);
+  const [snap, applied] = await Promise.all([
+    ctx.directory.snapshotUser(ref.source, ref.id),
+    source.target === "workspace" ? ctx.state.getApplied<AppliedUser>(ref) : null,
+  ]);
   if (!snap) return { result: "absent", generation: 0, warnings: [] };
   progress.generation = snap.generation;
   if (source.target !== "workspace") return syncEmbedUser(ctx, ref, snap.desired, snap.generation);
-  return syncWorkspaceUser(ctx, ref, source, snap.desired, snap.generation, options.resync);
+  return syncWorkspaceUser(ctx, ref, source, snap.desired, snap.generation, options.resync, applied);
 }
 
 async function syncEmbedUser(
@@ -67,9 +70,10 @@ async function syncWorkspaceUser(
   record: UserRecord | null,
   generation: number,
   resync: boolean,
+  appliedRecord: AppliedUser | null,
 ): Promise<SyncOutcome> {
   const desired = record?.resource ?? null;
-  let applied = await ctx.state.getApplied<AppliedUser>(ref);
+  let applied = appliedRecord;
   if (resync && applied?.platformId) applied = await readPlatformUser(ctx, applied.platformId, applied);
 
   const warnings: SyncOutcome["warnings"] = [];

@@ -25,7 +25,7 @@ describe("lifecycle batching", () => {
       notify: async () => {},
       matchesFilter,
     });
-    const lanes = 16;
+    const lanes = 32;
     const made: string[] = new Array(N);
     await Promise.all(
       Array.from({ length: lanes }, async (_, lane) => {
@@ -38,10 +38,12 @@ describe("lifecycle batching", () => {
             lifecycle: "active",
             attributes: {},
           };
-          await h.state.putApplied(ref, applied);
-          await h.state.setUserPlatformId("okta", ref.id, seeded.users[i] as string);
-          await h.state.claimOwner("user", seeded.users[i] as string, ref);
-          await quiet.markClean(ref, rec.generation);
+          await Promise.all([
+            h.state.putApplied(ref, applied),
+            h.state.setUserPlatformId("okta", ref.id, seeded.users[i] as string),
+            h.state.claimOwner("user", seeded.users[i] as string, ref),
+            quiet.markClean(ref, rec.generation),
+          ]);
           made[i] = rec.resource.id;
         }
       }),
