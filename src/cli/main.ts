@@ -10,6 +10,7 @@ commands:
   config check [--config FILE]     validate the configuration and exit
   token new                        print a fresh token and its sha256 form for the config file
   emulator --port N --token T      run the platform emulator on its own
+
 `;
 
 export async function main(argv: string[]): Promise<number> {
@@ -49,10 +50,17 @@ export async function main(argv: string[]): Promise<number> {
       const { runEmulator } = await import("./emulator-command.js");
       return runEmulator(rest);
     }
+    case "status":
+    case "resync":
+    case "reconcile":
+    case "dead-letters": {
+      const { runAdminCommand } = await import("./admin-commands.js");
+      return runAdminCommand(command, rest);
+    }
     case "-h":
     case "--help":
     case "help":
-      process.stdout.write(USAGE);
+      process.stdout.write(`${USAGE}${(await import("./admin-commands.js")).ADMIN_USAGE}\n`);
       return 0;
   }
   process.stderr.write(USAGE);
