@@ -1,9 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runAdminCommand } from "../../../src/cli/admin-commands.js";
 import { SCHEMA_ENTERPRISE_USER } from "../../../src/scim/scim-types.js";
-import { E2E_ADMIN_TOKEN, E2E_VIEWER_TOKEN } from "../../helpers/bridge-harness.js";
+import {
+  E2E_ADMIN_TOKEN,
+  E2E_VIEWER_TOKEN,
+  type TestBridge,
+  startTestBridge,
+} from "../../helpers/bridge-harness.js";
 import { waitFor } from "../../helpers/redis-test-prefix.js";
-import { type ReconcileBridge, startReconcileBridge } from "./reconcile-bridge.js";
 
 const COUNTS_ZERO = {
   missing: 0,
@@ -17,7 +21,7 @@ const COUNTS_ZERO = {
 
 /** Drift injected behind the bridge's back is found by a run and repaired; a dry run changes nothing. */
 describe("reconciliation end to end (bridge + emulator over HTTP)", () => {
-  let h: ReconcileBridge;
+  let h: TestBridge;
   const users: string[] = [];
   const groups: string[] = [];
 
@@ -39,7 +43,7 @@ describe("reconciliation end to end (bridge + emulator over HTTP)", () => {
   };
 
   beforeAll(async () => {
-    h = await startReconcileBridge("e2e-reconcile", {
+    h = await startTestBridge("e2e-reconcile", {
       sources: {
         okta: {
           tokens: ["okta-token"],
@@ -57,7 +61,9 @@ describe("reconciliation end to end (bridge + emulator over HTTP)", () => {
     }
     groups.push((await scim.createGroup("Eng", users.slice(0, 3))).id);
     groups.push((await scim.createGroup("Ops", users.slice(3, 5))).id);
-    expect((await scim.setActive(users[0]!, false)).status).toBe(200);
+    expect((await scim.patchUser(users[0]!, [{ op: "replace", path: "active", value: false }])).status).toBe(
+      200,
+    );
     await h.waitForIdle();
   }, 30_000);
 
@@ -67,9 +73,9 @@ describe("reconciliation end to end (bridge + emulator over HTTP)", () => {
 
   it("refuses tokens of the wrong kind and lets viewers only read", async () => {
     expect((await h.admin("okta-token").get("/status")).status).toBe(401);
-    expect((await h.http().get("/admin/v1/status")).status).toBe(401);
+    expect((await h.http.get("/admin/v1/status")).status).toBe(401);
     expect(
-      (await h.http().get("/scim/v2/okta/Users").set("Authorization", `Bearer ${E2E_ADMIN_TOKEN}`)).status,
+      (await h.http.get("/scim/v2/okta/Users").set("Authorization", `Bearer ${E2E_ADMIN_TOKEN}`)).status,
     ).toBe(401);
     expect((await h.admin(E2E_VIEWER_TOKEN).post("/sources/okta/reconcile", { dryRun: true })).status).toBe(
       403,
@@ -137,7 +143,7 @@ describe("reconciliation end to end (bridge + emulator over HTTP)", () => {
   it("holds a run above the deprovisioning share until an admin confirms", async () => {
     const scim = h.scim("okta");
     for (const id of users.slice(4, 6)) {
-      expect((await scim.setActive(id, false)).status).toBe(200);
+      expect((await scim.patchUser(id, [{ op: "replace", path: "active", value: false }])).status).toBe(200);
     }
     await h.waitForIdle();
     // Users 0, 4 and 5 are inactive at the source; behind the bridge's back they come back.
