@@ -129,6 +129,10 @@ describe("admin API (/admin/v1) against real Redis", () => {
       expect(viewer.status).toBe(200);
       expect(JSON.stringify(viewer.body)).toContain(names.reconcile);
       expect(viewer.body.queues.every((q: { readOnlyMode: boolean }) => q.readOnlyMode)).toBe(true);
+      // Read-only is enforced by the server, not only by the UI.
+      const pause = await http.put(`/admin/queues/api/queues/${names.resync}/pause`).set(as(VIEWER));
+      expect(pause.status).toBeGreaterThanOrEqual(400);
+      expect(await jobs.queues[2]?.isPaused()).toBe(false);
       const admin = await http.get("/admin/queues/api/queues").set(as(ADMIN));
       expect(admin.body.queues.every((q: { readOnlyMode: boolean }) => !q.readOnlyMode)).toBe(true);
     });
