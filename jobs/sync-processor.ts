@@ -144,7 +144,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       const first = outcome.warnings[0];
       // Independent writes: ioredis pipelines them.
       await Promise.all([
-        ctx.state.setStatus({
+        ctx.state.recordSynced({
           ref,
           state: outcome.result === "clean" ? "synced" : "pending",
           platformId: outcome.platformId,
@@ -152,7 +152,6 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
           lastSyncedAt: at,
           ...(first ? { lastError: { message: first.message, code: first.code, at, attempts: 0 } } : {}),
         }),
-        ctx.state.removeDeadLetter(ref),
         outcome.result === "clean" ? ctx.directory.markClean(ref, outcome.generation) : undefined,
       ]);
       return outcome.result;

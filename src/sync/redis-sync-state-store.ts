@@ -6,6 +6,7 @@ import { type OwnerScope, syncKeys } from "./sync-keys.js";
 import {
   CLAIM_SCRIPT,
   PUT_LIFECYCLE_SCRIPT,
+  RECORD_SYNCED_SCRIPT,
   RELEASE_SCRIPT,
   SETTLE_LIFECYCLE_SCRIPT,
 } from "./sync-scripts.js";
@@ -129,6 +130,24 @@ export class RedisSyncStateStore implements SyncStateReader {
   async setStatus(status: EntitySyncStatus): Promise<void> {
     const { ref } = status;
     await this.redis.hset(syncKeys.status(this.prefix, ref.source, ref.kind), ref.id, JSON.stringify(status));
+  }
+
+  /** One round trip after a successful sync: the status, and no dead letter any more. */
+  async recordSynced(status: EntitySyncStatus): Promise<void> {
+    const { ref } = status;
+    const key = refKey(ref);
+    await this.redis.eval(
+      RECORD_SYNCED_SCRIPT,
+      5,
+      syncKeys.status(this.prefix, ref.source, ref.kind),
+      syncKeys.dead(this.prefix),
+      syncKeys.deadOrder(this.prefix),
+      syncKeys.deadOrder(this.prefix, ref.source),
+      syncKeys.rateLimitLoops(this.prefix),
+      ref.id,
+      JSON.stringify(status),
+      key,
+    );
   }
 
   // --- dead letters ---

@@ -40,3 +40,19 @@ else
 end
 return 1
 `;
+
+/**
+ * A sync succeeded: write the status and drop the dead letter and the rate-limit loop count.
+ * KEYS: status hash, dead hash, dead order, dead order of the source, rate-limit loops hash.
+ * ARGV: entity id, status JSON, refKey.
+ */
+export const RECORD_SYNCED_SCRIPT = `
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+local removed = redis.call('HDEL', KEYS[2], ARGV[3])
+if removed == 1 then
+  redis.call('ZREM', KEYS[3], ARGV[3])
+  redis.call('ZREM', KEYS[4], ARGV[3])
+end
+redis.call('HDEL', KEYS[5], ARGV[3])
+return removed
+`;
