@@ -373,7 +373,9 @@ function render(r: {
   const cpuRatio = r.baselineCreates.cpuMsPerRequest / r.bridgeCreates.cpuMsPerRequest;
   const users = `${scale.lookupUsers / 1000}k`;
   return [
-    `Run ${r.started.toISOString()} (commit ${commit}), Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, Redis on the same machine. Load generator: this process, keep-alive, ${concurrency} requests in flight unless noted. Bridge: \`startBridge(config, {role: "api"})\` in a child process (security headers, pino-http at info to /dev/null, HTTP metrics, per-source Redis rate limiter with a rate set out of reach, passport bearer auth); baseline: scimmy-routers with in-memory handlers and a userName index, in a child process.`,
+    `Run ${r.started.toISOString()} (commit ${commit}), Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, Redis on the same machine. Load generator: this process, keep-alive, ${concurrency} requests in flight unless noted. Bridge: \`startBridge(config, {role: "api"})\` in a child process (security headers, one request log line at info to /dev/null, HTTP metrics, per-source Redis rate limiter with a rate set out of reach, passport bearer auth${process.env.BENCH_EXPERIMENT ? `; experiment: ${process.env.BENCH_EXPERIMENT}` : ""}); baseline: scimmy-routers with in-memory handlers and a userName index, in a child process.`,
+    "",
+    "How to read it: the bridge, Redis, the baseline and this load generator share 2 cores with whatever else runs, so req/s is bounded by the CPU share they get; server CPU per request is the figure that compares the two servers. At c=32 a latency is mostly queueing (Little's law: 32 in flight / req/s); c=1 shows the service time.",
     "",
     "Machine load (`uptime`; other engineers' test suites share these 2 cores):",
     "",
