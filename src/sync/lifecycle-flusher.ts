@@ -16,7 +16,7 @@ export interface LifecycleDeadLetter {
 export interface LifecycleFlushOptions {
   /** Entries wait this long for company before a partial (< 100 ids) call goes out. */
   windowMs: number;
-  /** The longest a queued change waits for company (default 2 windows, at least 400 ms). */
+  /** The longest a queued change waits for company (default 5 windows, at least 1 s). */
   maxWaitMs?: number;
   /** Per-user attempts before a user's change is dead-lettered. */
   maxAttempts: number;
@@ -44,7 +44,7 @@ const TRANSIENT_CODES = new Set(["INTERNAL"]);
  */
 export async function flushLifecycle(ctx: SyncContext, options: LifecycleFlushOptions): Promise<number> {
   let calls = 0;
-  const maxWait = options.maxWaitMs ?? Math.max(options.windowMs * 2, 400);
+  const maxWait = options.maxWaitMs ?? Math.max(options.windowMs * 5, 1_000);
   while (!options.stopping()) {
     const stored = await ctx.state.peekLifecycle(CHUNK_SIZE * 10);
     if (stored.length === 0) return calls;
