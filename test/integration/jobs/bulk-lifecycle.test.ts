@@ -64,7 +64,7 @@ describe("lifecycle batching", () => {
         }
       }),
     );
-    await h.waitForIdle(30_000);
+    await h.waitForIdle(75_000);
     const inactive = h.emulator.state().users.filter((u) => u.active === false).length;
     expect(inactive).toBe(N);
     const bulk = h.emulator.count("bulkUsers");
@@ -75,5 +75,5 @@ describe("lifecycle batching", () => {
     // Finished jobs are trimmed (invariant 6): 10,000 syncs leave at most the configured 1,000.
     const counts = await h.syncQueue.queue.getJobCounts("completed", "failed");
     expect(counts.completed ?? 0).toBeLessThanOrEqual(1_000);
-  }, 40_000);
+  }, 90_000);
 });
