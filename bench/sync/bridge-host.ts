@@ -6,8 +6,9 @@
  *   SCIM_BRIDGE_CONFIG=... node --import tsx bench/sync/bridge-host.ts --role all --control-port N
  *
  *   GET /idle          {"idle": boolean}
- *   GET /redis-stats   Redis commands this process has sent so far, by command name (counted by
- *                      wrapping ioredis' sendCommand, which pipelines and scripts go through too)
+ *   GET /redis-stats   Redis commands this process has sent so far, by command name, scripts by
+ *                      their first key (counted by wrapping ioredis' sendCommand, which pipelines
+ *                      and scripts go through too)
  */
 import { createServer } from "node:http";
 import { Redis } from "ioredis";
@@ -27,7 +28,16 @@ if (!file || !values["control-port"]) {
 const redisCommands: Record<string, number> = {};
 const sendCommand = Redis.prototype.sendCommand;
 Redis.prototype.sendCommand = function (this: Redis, ...args: Parameters<Redis["sendCommand"]>) {
-  const name = (args[0] as { name?: string }).name ?? "unknown";
+  const command = args[0] as { name?: string; args?: unknown[] };
+  let name = command.name ?? "unknown";
+  // Scripts are told apart by their first key (prefix and ids left out).
+  if ((name === "eval" || name === "evalsha") && command.args && command.args.length > 2) {
+    const key = String(command.args[2])
+      .replace(/^\{[^}]*\}:?/, "")
+      .replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, "*")
+      .replace(/\d+/g, "#");
+    name = `${name} ${key.slice(0, 60)}`;
+  }
   redisCommands[name] = (redisCommands[name] ?? 0) + 1;
   return sendCommand.apply(this, args);
 };
