@@ -1,14 +1,11 @@
-import express, { type Request, type RequestHandler, type Response, type Router } from "express";
-import type { Config } from "../../src/config/config-schema.js";
-import type { DirectoryStore } from "../../src/directory/directory-types.js";
-import { BadRequestError, MethodNotAllowedError, NotFoundError } from "../../src/errors.js";
-import type { Logger } from "../../src/observability/logger.js";
+import express, { type Request, type RequestHandler, type Router } from "express";
+import { MethodNotAllowedError, NotFoundError } from "../../src/errors.js";
 import { resourceTypes, schemas, serviceProviderConfig } from "../../src/scim/discovery.js";
 import type { JsonObject } from "../../src/scim/scim-types.js";
 import { createGroupHandlers } from "./group-handlers.js";
 import { type ResourceHandlers, type ScimRouterDeps, sendScim } from "./scim-http.js";
 import { scimAuthentication } from "./scim-auth.js";
-import { SCIM_CONTENT_TYPE, scimErrorHandler, sendScimError } from "./scim-errors.js";
+import { scimErrorHandler, sendScimError } from "./scim-errors.js";
 import { scimBaseUrl } from "./scim-render.js";
 import { createUserHandlers } from "./user-handlers.js";
 

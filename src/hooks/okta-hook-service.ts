@@ -3,13 +3,7 @@ import { ConflictError, isAppError, PreconditionFailedError, ServiceUnavailableE
 import type { Logger } from "../observability/logger.js";
 import { SCHEMA_GROUP, type ScimGroup } from "../scim/scim-types.js";
 import { absorbGroupWrites, linkedGroups } from "./group-side-effects.js";
-import {
-  advanceMarks,
-  entityClock,
-  blockedByDeletion,
-  isStale,
-  membershipAspect,
-} from "./event-ordering.js";
+import { advanceMarks, entityClock, blockedByDeletion, isStale, membershipAspect } from "./event-ordering.js";
 import type { HookMetrics, HookOutcome } from "./hook-metrics.js";
 import type { HookStateStore } from "./hook-state-store.js";
 import type { OktaAction, OktaGroupTarget, OktaUserTarget, UserLifecycleOp } from "./okta-event.js";

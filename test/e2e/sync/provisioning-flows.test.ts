@@ -1,6 +1,6 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PATCH_SCHEMA, type TestBridge, USER_SCHEMA, startTestBridge } from "../../helpers/bridge-harness.js";
+import { type TestBridge, USER_SCHEMA, startTestBridge } from "../../helpers/bridge-harness.js";
 
 import { RedisSyncStateStore } from "../../../src/sync/redis-sync-state-store.js";
 import { TEST_REDIS_URL } from "../../helpers/redis-test-prefix.js";
