@@ -120,7 +120,7 @@ export const configSchema = z
       .default({ port: 8080, host: "0.0.0.0", bodyLimit: "1mb", shutdownTimeoutMs: 10_000 }),
     sync: z
       .object({
-        concurrency: z.number().int().positive().default(16),
+        concurrency: z.number().int().positive().default(64),
         attempts: z.number().int().positive().default(8),
         lifecycleBatchWindowMs: z.number().int().min(0).default(200),
         sweepIntervalMs: z.number().int().positive().default(5_000),
@@ -129,7 +129,7 @@ export const configSchema = z
       })
       .strict()
       .default({
-        concurrency: 16,
+        concurrency: 64,
         attempts: 8,
         lifecycleBatchWindowMs: 200,
         sweepIntervalMs: 5_000,

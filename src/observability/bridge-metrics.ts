@@ -23,8 +23,8 @@ export interface BridgeMetrics {
   jobDuration: Histogram<"queue" | "outcome">;
   /** `jobs_total{queue,outcome}`. */
   jobs: Counter<"queue" | "outcome">;
-  /** `dead_letters_total{source,kind}`: entities moved to the dead-letter list. */
-  deadLetters: Counter<"source" | "kind">;
+  /** `dead_letters_total{source,code}`: entities moved to the dead-letter list, by failure code. */
+  deadLetters: Counter<"source" | "code">;
   /** `dead_letters{source}`: current size of the dead-letter list (set by whoever reads it). */
   deadLettersCurrent: Gauge<"source">;
   /** `drift_found_total{source,kind}`: kind is a reconcile count name (missing, changed, orphans, ...). */
@@ -148,8 +148,8 @@ export function bridgeMetrics(registry: Registry): BridgeMetrics {
       () =>
         new Counter({
           name: "dead_letters_total",
-          help: "Entities moved to the dead-letter list, by source and kind.",
-          labelNames: ["source", "kind"],
+          help: "Entities moved to the dead-letter list, by source and failure code.",
+          labelNames: ["source", "code"],
           registers,
         }),
     ),
