@@ -1,0 +1,94 @@
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type TestBridge, startTestBridge } from "../helpers/bridge-harness.js";
+import { TEST_REDIS_URL } from "../helpers/redis-test-prefix.js";
+
+/**
+ * Invariant 6 (bounded resources): once a deleted entity is deprovisioned and the queues drain,
+ * no Redis key of the bridge names it or holds it: not the directory (hash, index entries,
+ * membership sets, tombstone, dirty marker) nor the sync state (applied record, platform id,
+ * status, ownership). BullMQ's own finished-job hashes are excluded: they are trimmed by count.
+ */
+describe("Redis keys of deleted entities are removed", () => {
+  let h: TestBridge;
+  let redis: Redis;
+  beforeAll(async () => {
+    h = await startTestBridge("inv-keys", {
+      sources: {
+        okta: { tokens: ["okta-token"], onDelete: "delete" },
+        entra: { tokens: ["entra-token"] },
+      },
+    });
+    redis = new Redis(TEST_REDIS_URL);
+  });
+  afterAll(async () => {
+    await redis?.quit();
+    await h?.close();
+  });
+
+  /** Every place under the prefix where one of `needles` occurs: key names, fields, members, values. */
+  async function traces(needles: string[]): Promise<string[]> {
+    const found: string[] = [];
+    const hit = (text: string) => needles.some((n) => text.includes(n));
+    let cursor = "0";
+    do {
+      const [next, keys] = await redis.scan(cursor, "MATCH", `${h.prefix}*`, "COUNT", 1000);
+      cursor = next;
+      for (const key of keys) {
+        const type = await redis.type(key);
+        if (type === "stream") continue; // BullMQ events, trimmed by length
+        if (type === "hash") {
+          const entries = await redis.hgetall(key);
+          if ("data" in entries && "timestamp" in entries) continue; // a BullMQ job, trimmed by count
+          if (hit(key)) found.push(key);
+          for (const [field, value] of Object.entries(entries))
+            if (hit(field) || hit(value)) found.push(`${key} ${field}=${value.slice(0, 120)}`);
+          continue;
+        }
+        if (hit(key)) {
+          found.push(key);
+          continue;
+        }
+        let items: string[] = [];
+        if (type === "set") items = await redis.smembers(key);
+        else if (type === "zset") items = await redis.zrange(key, 0, -1);
+        else if (type === "list") items = await redis.lrange(key, 0, -1);
+        else if (type === "string") items = [(await redis.get(key)) ?? ""];
+        for (const item of items) if (hit(item)) found.push(`${key} ${item.slice(0, 120)}`);
+      }
+    } while (cursor !== "0");
+    return found;
+  }
+
+  it("onDelete: delete leaves no key, field or member of the deleted user and group", async () => {
+    const okta = h.scim("okta");
+    const gone = await okta.createUser("gone@example.com", { externalId: "ext-gone" });
+    const stays = await okta.createUser("stays@example.com");
+    const group = await okta.createGroup("Doomed", [gone.id, stays.id]);
+    await h.waitForIdle();
+    const platformId = h.platformUsers().get("gone@example.com")?.id as string;
+    const groupPlatformId = h.emulator.state().groups.find((g) => g.displayName === "Doomed")?.id as string;
+    expect(platformId).toBeTruthy();
+    expect((await traces([gone.id, group.id])).length).toBeGreaterThan(0); // the probe can see them
+
+    expect((await okta.deleteUser(gone.id)).status).toBe(204);
+    expect((await okta.deleteGroup(group.id)).status).toBe(204);
+    await h.waitForIdle();
+    expect(h.platformUsers().get("gone@example.com")).toBeUndefined();
+    expect(h.emulator.state().groups.find((g) => g.displayName === "Doomed")).toBeUndefined();
+
+    expect(await traces([gone.id, group.id, platformId, groupPlatformId, "ext-gone"])).toEqual([]);
+    // The surviving user is still whole.
+    expect((await okta.get(`/Users/${stays.id}`)).status).toBe(200);
+  });
+
+  it("onDelete: deactivate (the default) leaves no directory key or sync state of the deleted user", async () => {
+    const entra = h.scim("entra");
+    const gone = await entra.createUser("parted@example.com");
+    await h.waitForIdle();
+    expect((await entra.deleteUser(gone.id)).status).toBe(204);
+    await h.waitForIdle();
+    expect(h.platformUsers().get("parted@example.com")?.active).toBe(false);
+    expect(await traces([gone.id])).toEqual([]);
+  });
+});
