@@ -30,7 +30,8 @@ import { createMetricsRouter } from "../routes/middleware/metrics-router.js";
 import { createRequestLogger } from "../routes/middleware/request-logger.js";
 import { securityHeaders } from "../routes/middleware/security-headers.js";
 import { recordScimOperation, setQueueDepthReader } from "./observability/bridge-metrics.js";
-import { createQueueStatus, createSyncQueue, startWorkers } from "../jobs/index.js";
+import { Queue } from "bullmq";
+import { QUEUE_NAMES, createQueueStatus, createSyncQueue, startWorkers } from "../jobs/index.js";
 import { HttpPlatformClient } from "./platform/client/http-platform-client.js";
 import { RedisRequestBudget } from "./platform/client/request-budget.js";
 
@@ -184,6 +185,11 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
     });
     closers.push(["admin jobs", () => adminJobs.close()]);
     if (role !== "worker") {
+      // The board shows every queue, the lifecycle batches included (their workers may run elsewhere).
+      const lifecycleQueue = new Queue(QUEUE_NAMES.lifecycle, { connection: storeRedis, prefix });
+      // Connection errors are logged once per outage by the store client; keep the handle quiet.
+      lifecycleQueue.on("error", (err) => logger.debug({ err: err.message }, "lifecycle queue handle error"));
+      closers.push(["lifecycle queue handle", () => lifecycleQueue.close()]);
       adminRouters = {
         admin: createAdminRouter({
           service: adminJobs.service,
@@ -194,7 +200,7 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
         }),
         queues: createQueueBoardRouter({
           principals: adminJobs.principals,
-          queues: [syncQueue.queue, ...adminJobs.queues],
+          queues: [syncQueue.queue, lifecycleQueue, ...adminJobs.queues],
         }),
       };
     }
