@@ -5,6 +5,9 @@
  *
  *   SCIM_BRIDGE_CONFIG=... node --import tsx bench/sync/bridge-host.ts --role all --control-port N
  *
+ * BENCH_SYNC_EXPERIMENT=no-budget replaces RedisRequestBudget.acquire with a no-op (no shared
+ * platform rate limit): an experiment to measure what the budget costs, never a recorded figure.
+ *
  *   GET /idle          {"idle": boolean}
  *   GET /redis-stats   Redis commands this process has sent so far, by command name, scripts by
  *                      their first key (counted by wrapping ioredis' sendCommand, which pipelines
@@ -15,6 +18,7 @@ import { Redis } from "ioredis";
 import { parseArgs } from "node:util";
 import { type Role, startBridge } from "../../src/bridge.js";
 import { loadConfigFile } from "../../src/config/load-config.js";
+import { RedisRequestBudget } from "../../src/platform/client/request-budget.js";
 import { createLogger } from "../../src/observability/logger.js";
 
 const { values } = parseArgs({
@@ -41,6 +45,10 @@ Redis.prototype.sendCommand = function (this: Redis, ...args: Parameters<Redis["
   redisCommands[name] = (redisCommands[name] ?? 0) + 1;
   return sendCommand.apply(this, args);
 };
+
+if (process.env.BENCH_SYNC_EXPERIMENT === "no-budget") {
+  RedisRequestBudget.prototype.acquire = async () => {};
+}
 
 const config = loadConfigFile(file, process.env);
 const logger = createLogger(config.logLevel);

@@ -261,7 +261,7 @@ async function main(): Promise<number> {
       table([
         [
           "bridge settings",
-          `sync.concurrency ${args["sync-concurrency"] ?? "16 (default)"}, platform.requestsPerSecond 100000, other sync settings default`,
+          `sync.concurrency ${args["sync-concurrency"] ?? "16 (default)"}, platform.requestsPerSecond 100000, other sync settings default${process.env.BENCH_SYNC_EXPERIMENT ? `; **experiment ${process.env.BENCH_SYNC_EXPERIMENT}**` : ""}`,
         ],
         [
           "preload",
