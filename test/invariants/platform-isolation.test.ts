@@ -117,3 +117,40 @@ describe("isolation on the platform and group names (end to end)", () => {
     expect(members()).toEqual([kimId]);
   });
 });
+
+describe("a group cannot reach another source's users", () => {
+  let h: TestBridge;
+  beforeAll(async () => {
+    h = await startTestBridge("inv-isolation-members");
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it("a member id of another source is refused or ignored, never put in the platform group", async () => {
+    const victim = await h.scim("okta").createUser("victim@example.com");
+    await h.waitForIdle();
+    const victimPid = h.platformUsers().get("victim@example.com")?.id as string;
+    const entra = h.scim("entra");
+    const own = await entra.createUser("own@example.com");
+    const res = await h.http
+      .post("/scim/v2/entra/Groups")
+      .set({ Authorization: "Bearer entra-token", "Content-Type": "application/scim+json" })
+      .send({
+        schemas: ["urn:ietf:params:scim:schemas:core:2.0:Group"],
+        displayName: "Reach",
+        members: [{ value: own.id }, { value: victim.id }],
+      });
+    if (res.status === 201) {
+      const patched = await entra.patchGroup(res.body.id, [
+        { op: "add", path: "members", value: [{ value: victim.id }] },
+      ]);
+      expect(patched.status).toBeLessThan(500);
+    } else expect(res.status).toBeGreaterThanOrEqual(400);
+    await h.waitForIdle();
+    for (const group of h.emulator.state().groups) {
+      const ids = group.members.map((m) => (typeof m === "string" ? m : (m as { value: string }).value));
+      expect(ids).not.toContain(victimPid);
+    }
+  });
+});
