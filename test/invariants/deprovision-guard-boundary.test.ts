@@ -103,4 +103,14 @@ describe("the deprovisioning guard at and just above the threshold", () => {
     expect(h.platformUsers().get("guard0@example.com")?.active).toBe(false);
     expect(h.platformUsers().get("guard1@example.com")?.active).toBe(false);
   });
+  it("resync of named users: 2 of 10 is held too", async () => {
+    await reactivateBehind(users.slice(0, 2));
+    const res = await h.admin().post("/sources/okta/resync", { users: users.slice(0, 2) });
+    expect(res.status).toBe(202);
+    const op = await settle(`/resyncs/${res.body.id}`);
+    await h.waitForIdle();
+    expect(op.state).toBe("awaiting-confirmation");
+    expect(h.platformUsers().get("guard0@example.com")?.active).toBe(true);
+    expect(h.platformUsers().get("guard1@example.com")?.active).toBe(true);
+  });
 });
