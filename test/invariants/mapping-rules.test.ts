@@ -53,6 +53,9 @@ describe("mapping rules end to end", () => {
     h.emulator.addFault({ type: "ghost", count: 1, match: { operation: "createGroup" } });
     await scim.createGroup("Ghosted", [ann.id]);
     await h.waitForIdle();
+    expect(h.emulator.requests().some((r) => r.fault === "ghost" && r.operation === "createGroup")).toBe(
+      true,
+    );
     const groups = h.emulator.state().groups.filter((g) => g.displayName === "Ghosted");
     expect(groups).toHaveLength(1);
     expect(memberIds(groups[0]?.members)).toEqual([h.platformUsers().get("ann@example.com")?.id]);
