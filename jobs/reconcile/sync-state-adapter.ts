@@ -1,6 +1,4 @@
-import type { Redis } from "ioredis";
 import type { RedisSyncStateStore } from "../../src/sync/redis-sync-state-store.js";
-import { type OwnerScope, syncKeys } from "../../src/sync/sync-keys.js";
 import type { ReconcileSyncState } from "./reconcile-ports.js";
 
 export interface OwnedCounts {
@@ -9,22 +7,21 @@ export interface OwnedCounts {
 }
 
 /**
- * The sync state as reconciliation and resyncs read it: the pipeline's store, plus bulk reads of
- * its ownership and platform-id hashes (one HMGET per page; layout in src/sync/sync-keys.ts).
+ * The sync state as reconciliation and resyncs read it: the pipeline's store, with its bulk reads
+ * (one HMGET per page). The Redis key layout stays in the store (src/sync/sync-keys.ts).
+ *
+ * The trailing parameters are unused and kept only so that existing callers compile; pass the
+ * store alone.
  */
 export function reconcileSyncState(
   store: RedisSyncStateStore,
-  redis: Redis,
-  prefix: string,
+  ..._unused: unknown[]
 ): ReconcileSyncState & OwnedCounts {
   return {
-    async ownersOf(scope: OwnerScope, platformKeys: string[]) {
-      if (platformKeys.length === 0) return [];
-      return redis.hmget(syncKeys.owner(prefix, scope), ...platformKeys);
-    },
+    ownersOf: (scope, platformKeys) => store.ownersOf(scope, platformKeys),
     getUserPlatformIds: (source, ids) => store.getUserPlatformIds(source, ids),
     getEmbedMembers: (source, ids) => store.getEmbedMembers(source, ids),
     getApplied: (ref) => store.getApplied(ref),
-    countOwnedUsers: (source) => redis.hlen(syncKeys.pid(prefix, source)),
+    countOwnedUsers: (source) => store.countPlatformIds(source),
   };
 }

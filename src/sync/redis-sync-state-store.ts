@@ -54,6 +54,11 @@ export class RedisSyncStateStore implements SyncStateReader {
     return this.redis.hmget(syncKeys.pid(this.prefix, source), ...ids);
   }
 
+  /** How many users of a workspace source have a platform user id (owned or adopted). */
+  async countPlatformIds(source: string): Promise<number> {
+    return this.redis.hlen(syncKeys.pid(this.prefix, source));
+  }
+
   async setEmbedMember(source: string, id: string, member: AppliedEmbedMember | null): Promise<void> {
     const key = syncKeys.emb(this.prefix, source);
     if (member === null) await this.redis.hdel(key, id);
@@ -93,6 +98,12 @@ export class RedisSyncStateStore implements SyncStateReader {
 
   async ownerOf(scope: OwnerScope, platformKey: string): Promise<string | null> {
     return this.redis.hget(syncKeys.owner(this.prefix, scope), platformKey);
+  }
+
+  /** Owners (refKeys) of many platform keys in one HMGET, null where a key has no owner. */
+  async ownersOf(scope: OwnerScope, platformKeys: string[]): Promise<Array<string | null>> {
+    if (platformKeys.length === 0) return [];
+    return this.redis.hmget(syncKeys.owner(this.prefix, scope), ...platformKeys);
   }
 
   async releaseOwner(scope: OwnerScope, platformKey: string, ref: EntityRef): Promise<void> {
