@@ -51,7 +51,7 @@ describe("Redis keys of deleted entities are removed", () => {
         }
         let items: string[] = [];
         if (type === "set") items = await redis.smembers(key);
-        else if (type === "zset") items = await redis.zrange(key, 0, -1);
+        else if (type === "zset") items = await redis.zrange(key, "0", "-1");
         else if (type === "list") items = await redis.lrange(key, 0, -1);
         else if (type === "string") items = [(await redis.get(key)) ?? ""];
         for (const item of items) if (hit(item)) found.push(`${key} ${item.slice(0, 120)}`);

@@ -62,7 +62,7 @@ describe("orphans, other sources' users, and a re-created user", () => {
       expect((await scim.deleteUser(first.id)).status).toBe(204);
       const second = await scim.createUser(userName, { displayName: "Second" });
       await h.waitForIdle();
-      const same = h.emulator.state().users.filter((u) => u.userName.toLowerCase() === userName);
+      const same = h.emulator.state().users.filter((u) => String(u.userName).toLowerCase() === userName);
       expect(same).toHaveLength(1);
       expect(same[0]).toMatchObject({ active: true, displayName: "Second" });
       const status = await h.admin().get(`/sources/${source}/users/${second.id}`);

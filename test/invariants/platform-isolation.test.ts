@@ -45,7 +45,9 @@ describe("isolation on the platform and group names (end to end)", () => {
     expect((await entra.deleteUser(intruder.id)).status).toBe(204);
     await h.waitForIdle();
 
-    const users = h.emulator.state().users.filter((u) => u.userName.toLowerCase() === "shared@example.com");
+    const users = h.emulator
+      .state()
+      .users.filter((u) => String(u.userName).toLowerCase() === "shared@example.com");
     expect(users).toHaveLength(1);
     expect(users[0]).toMatchObject({ id: owned?.id, active: true, displayName: "Okta's" });
     expect(h.emulator.count("patchUser")).toBe(0);
