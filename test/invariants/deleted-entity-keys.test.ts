@@ -1,7 +1,9 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type TestBridge, startTestBridge } from "../helpers/bridge-harness.js";
-import { TEST_REDIS_URL } from "../helpers/redis-test-prefix.js";
+import { TEST_REDIS_URL, waitFor } from "../helpers/redis-test-prefix.js";
+
+const ENT = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User";
 
 /**
  * Invariant 6 (bounded resources): once a deleted entity is deprovisioned and the queues drain,
@@ -17,6 +19,11 @@ describe("Redis keys of deleted entities are removed", () => {
       sources: {
         okta: { tokens: ["okta-token"], onDelete: "delete" },
         entra: { tokens: ["entra-token"] },
+        hr: {
+          tokens: ["hr-token"],
+          onDelete: "delete",
+          attributes: { department: { from: `${ENT}:department`, type: "string" } },
+        },
       },
     });
     redis = new Redis(TEST_REDIS_URL);
@@ -90,5 +97,29 @@ describe("Redis keys of deleted entities are removed", () => {
     await h.waitForIdle();
     expect(h.platformUsers().get("parted@example.com")?.active).toBe(false);
     expect(await traces([gone.id])).toEqual([]);
+  });
+  it("a dead-lettered user and a user in conflict with another source leave nothing once deleted", async () => {
+    h.emulator.seed({ attributes: [{ name: "department", type: "number" }] });
+    const hr = h.scim("hr");
+    const clash = await hr.createUser("clash@example.com", {
+      schemas: ["urn:ietf:params:scim:schemas:core:2.0:User", ENT],
+      [ENT]: { department: "R&D" },
+    });
+    await h.scim("entra").createUser("taken@example.com");
+    await h.waitForIdle();
+    const conflict = await hr.createUser("taken@example.com");
+    await h.waitForIdle();
+    await waitFor(async () => (await h.admin().get("/dead-letters?source=hr")).body.total >= 1, {
+      what: "the dead letter",
+    });
+    expect((await h.admin().get(`/sources/hr/users/${conflict.id}`)).body).toMatchObject({
+      lastError: { code: "ownership_conflict" },
+    });
+    expect((await hr.deleteUser(clash.id)).status).toBe(204);
+    expect((await hr.deleteUser(conflict.id)).status).toBe(204);
+    await h.waitForIdle();
+    expect(h.platformUsers().get("taken@example.com")?.active).toBe(true); // entra's, untouched
+    expect(await traces([clash.id, conflict.id])).toEqual([]);
+    expect((await h.admin().get("/dead-letters?source=hr")).body.total).toBe(0);
   });
 });
