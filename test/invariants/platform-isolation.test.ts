@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type TestBridge, startTestBridge } from "../helpers/bridge-harness.js";
+import { waitFor } from "../helpers/redis-test-prefix.js";
 
 /**
  * Invariant 5 on the platform, and the group-name rules of "Mapping onto the platform": one
@@ -154,5 +155,35 @@ describe("a group cannot reach another source's users", () => {
       const ids = group.members.map((m) => (typeof m === "string" ? m : (m as { value: string }).value));
       expect(ids).not.toContain(victimPid);
     }
+  });
+});
+
+describe("the admin API keeps sources apart too", () => {
+  let h: TestBridge;
+  beforeAll(async () => {
+    h = await startTestBridge("inv-isolation-admin");
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it("an id of another source is unknown under this source: not shown, not resynced", async () => {
+    const entraUser = await h.scim("entra").createUser("theirs@example.com");
+    await h.waitForIdle();
+    expect((await h.admin().get(`/sources/okta/users/${entraUser.id}`)).status).toBe(404);
+    const pid = h.platformUsers().get("theirs@example.com")?.id as string;
+    h.emulator.drift({ action: "setUserActive", userId: pid, active: false });
+    const res = await h.admin().post("/sources/okta/resync", { users: [entraUser.id] });
+    expect(res.status).toBe(202);
+    const op = await waitFor(
+      async () => {
+        const r = await h.admin().get(`/resyncs/${res.body.id}`);
+        return r.body.state === "succeeded" ? r.body : null;
+      },
+      { what: "the resync" },
+    );
+    expect(op).toMatchObject({ enqueued: 0, unknown: [`user/${entraUser.id}`] });
+    await h.waitForIdle();
+    expect(h.platformUsers().get("theirs@example.com")?.active).toBe(false); // okta's resync did not touch it
   });
 });
