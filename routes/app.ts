@@ -42,14 +42,12 @@ export function createApp(parts: AppParts): Express {
     const status =
       typeof err?.status === "number" && err.status >= 400 && err.status < 600 ? err.status : 500;
     if (status >= 500) parts.logger.error({ err }, "unhandled error");
-    res
-      .status(status)
-      .json({
-        error: {
-          code: err?.code ?? "internal",
-          message: status >= 500 ? "Internal error" : String(err?.message),
-        },
-      });
+    res.status(status).json({
+      error: {
+        code: err?.code ?? "internal",
+        message: status >= 500 ? "Internal error" : String(err?.message),
+      },
+    });
   }) as express.ErrorRequestHandler);
   return app;
 }
