@@ -101,4 +101,55 @@ describe("a permanent failure is visible everywhere", () => {
       "clash@example.com",
     );
   });
+  it("a per-user failure in a bulk lifecycle call is visible in the same five places", async () => {
+    const http = supertest(bridge.url as string);
+    const admin = { Authorization: `Bearer ${E2E_ADMIN_TOKEN}` };
+    const scim = { Authorization: "Bearer okta-token", "Content-Type": "application/scim+json" };
+    const created = await http
+      .post("/scim/v2/okta/Users")
+      .set(scim)
+      .send({ schemas: [USER_SCHEMA], userName: "refused@example.com", active: true });
+    expect(created.status).toBe(201);
+    const id = created.body.id as string;
+    const pid = await waitFor(
+      async () => (await http.get(`/admin/v1/sources/okta/users/${id}`).set(admin)).body.platformId as string,
+      { what: "the platform id" },
+    );
+    h.emulator.drift({ action: "failBulkFor", userId: pid, code: "FORBIDDEN" });
+    const off = await http
+      .patch(`/scim/v2/okta/Users/${id}`)
+      .set(scim)
+      .send({
+        schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+        Operations: [{ op: "replace", path: "active", value: false }],
+      });
+    expect(off.status).toBe(200);
+    const letter = await waitFor(
+      async () => {
+        const res = await http.get("/admin/v1/dead-letters?source=okta").set(admin);
+        return res.body.items.find((l: { ref: { id: string } }) => l.ref.id === id);
+      },
+      { what: "the dead letter" },
+    );
+    expect(letter).toMatchObject({ code: "platform_bulk_forbidden", reason: expect.any(String) });
+    await waitFor(async () => (await http.get("/admin/v1/status").set(admin)).body.idle === true, {
+      what: "idle",
+    });
+    expect((await http.get("/admin/v1/status").set(admin)).body.deadLetters).toBe(2);
+    expect((await http.get(`/admin/v1/sources/okta/users/${id}`).set(admin)).body).toMatchObject({
+      state: "dead",
+      lastError: { code: "platform_bulk_forbidden" },
+    });
+    expect((await http.get("/metrics")).text).toMatch(
+      /dead_letters_total\{(?=[^}]*source="okta")(?=[^}]*code="platform_bulk_forbidden")[^}]*\} 1/,
+    );
+    const line = lines.find(
+      (l) =>
+        (l["level"] as number) >= 50 &&
+        JSON.stringify(l).includes(id) &&
+        l["code"] === "platform_bulk_forbidden",
+    );
+    expect(line).toBeDefined();
+    expect(h.platformUsers().get("refused@example.com")?.active).toBe(true);
+  });
 });
