@@ -230,3 +230,100 @@ describe("bodies and headers", () => {
     expect(list.body.totalResults).toBe(1);
   });
 });
+
+describe("more lookups and errors", () => {
+  it("PingFederate-style form encoding (`+` for spaces, %2B for a plus) and an upper-case operator", async () => {
+    const user = await createUser({ userName: "a+b@example.com" });
+    const plus = await t.request.get(`${base}/Users?filter=userName+eq+%22a%2Bb@example.com%22`).set(t.okta);
+    expect(plus.status).toBe(200);
+    expect(plus.body.Resources.map((r: { id: string }) => r.id)).toEqual([user.id]);
+    const upper = await t.request
+      .get(`${base}/Users?filter=${q('userName EQ "A+B@example.com"')}`)
+      .set(t.okta);
+    expect(upper.body.totalResults).toBe(1);
+  });
+
+  it("POST /Users/.search answers like a GET list (§3.4.3)", async () => {
+    const res = await t.request
+      .post(`${base}/Users/.search`)
+      .set(t.okta)
+      .set("Content-Type", "application/scim+json")
+      .send(
+        JSON.stringify({
+          schemas: ["urn:ietf:params:scim:api:messages:2.0:SearchRequest"],
+          filter: 'userName eq "a+b@example.com"',
+          startIndex: 1,
+          count: 10,
+        }),
+      );
+    expect(res.status).toBe(200);
+    expect(res.body.totalResults).toBe(1);
+  });
+
+  it("broken JSON is a 400 invalidSyntax and an oversized body a 413, both SCIM errors", async () => {
+    const bad = await t.request
+      .post(`${base}/Users`)
+      .set(t.okta)
+      .set("Content-Type", "application/scim+json")
+      .send("{not json");
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({ schemas: [ERROR], scimType: "invalidSyntax" });
+    const big = await t.request
+      .post(`${base}/Users`)
+      .set(t.okta)
+      .set("Content-Type", "application/scim+json")
+      .send(
+        JSON.stringify({ schemas: [USER], userName: "big@example.com", displayName: "x".repeat(2_000_000) }),
+      );
+    expect(big.status).toBe(413);
+    expect(big.body.schemas).toEqual([ERROR]);
+  });
+
+  it("deleting twice is 204 then 404; the userName is free again afterwards", async () => {
+    const user = await createUser({ userName: "leaver@example.com" });
+    expect((await t.request.delete(`${base}/Users/${user.id}`).set(t.okta)).status).toBe(204);
+    expect((await t.request.delete(`${base}/Users/${user.id}`).set(t.okta)).status).toBe(404);
+    expect((await t.request.get(`${base}/Users/${user.id}`).set(t.okta)).status).toBe(404);
+    const lookup = await t.request
+      .get(`${base}/Users?filter=${q('userName eq "leaver@example.com"')}`)
+      .set(t.okta);
+    expect(lookup.body.totalResults).toBe(0);
+    const again = await createUser({ userName: "leaver@example.com" });
+    expect(again.id).not.toBe(user.id);
+  });
+
+  it("a PATCH or PUT to an unknown id is a 404 SCIM error", async () => {
+    const res = await t.request
+      .patch(`${base}/Users/does-not-exist`)
+      .set(t.okta)
+      .set("Content-Type", "application/scim+json")
+      .send(
+        JSON.stringify({
+          schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+          Operations: [{ op: "replace", path: "active", value: false }],
+        }),
+      );
+    expect(res.status).toBe(404);
+    expect(res.body.schemas).toEqual([ERROR]);
+  });
+
+  it("a group naming an unknown member is refused with invalidValue, not half-applied", async () => {
+    const res = await t.request
+      .post(`${base}/Groups`)
+      .set(t.okta)
+      .set("Content-Type", "application/scim+json")
+      .send(
+        JSON.stringify({
+          schemas: ["urn:ietf:params:scim:schemas:core:2.0:Group"],
+          displayName: "Ghost members",
+          members: [{ value: "no-such-user" }],
+        }),
+      );
+    expect(res.status).toBe(400);
+    expect(res.body.scimType).toBe("invalidValue");
+    const list = await t.request
+      .get(`${base}/Groups?filter=${q('displayName eq "Ghost members"')}`)
+      .set(t.okta);
+    expect(list.body.totalResults).toBe(0);
+  });
+});
