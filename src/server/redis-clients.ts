@@ -16,6 +16,8 @@ export function createStoreRedis(url: string): Redis {
     lazyConnect: true,
     connectTimeout: 2_000,
     retryStrategy: (times) => Math.min(times * 50, 1_000),
+    // Concurrent requests' commands share one write: ~0.2 socket writes per create instead of ~3.
+    enableAutoPipelining: true,
   });
 }
 
