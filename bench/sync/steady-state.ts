@@ -31,9 +31,10 @@ import {
   writeBridgeConfig,
 } from "./bench-processes.js";
 import { machineLine, mb, ms, recordResult, table, uptimeLine } from "./bench-report.js";
-import { type Change, correlate, type Write } from "./correlate.js";
+import { ChangeGenerator, sendChanges } from "./change-generator.js";
+import { correlate, type Write } from "./correlate.js";
 import { checkEndState, groupBody, makePopulation, type PlatformSnapshot, userBody } from "./population.js";
-import { HttpClient, idleProbe, nowMs, PATCH_SCHEMA, runPool, waitForIdle } from "./scim-client.js";
+import { HttpClient, idleProbe, nowMs, runPool, waitForIdle } from "./scim-client.js";
 import { latencyRows, windowText } from "./latency-summary.js";
 import {
   type Counters,
@@ -127,98 +128,21 @@ async function main(): Promise<number> {
     await emu.send("POST", "/_bench/record", { on: true });
     const countersBefore = ((await emu.send("GET", "/_emulator/requests")).body as { counters: Counters })
       .counters;
-    const displayNames = population.users.map((_, i) => `Bench User ${i}`);
-    const members = population.groups.map((g) => new Set(g.members));
-    const changes: Change[] = [];
-    let failed = 0;
-    let maxLag = 0;
-    const inflight = new Set<Promise<void>>();
-    /** Entities with a change in flight: a second one at once would have an undefined order. */
-    const busy = new Map<string, number>();
-    let overlaps = 0;
-    const fire = (k: number) => {
-      const slot = k % 10;
-      const u = (k * 7919) % USERS;
-      let path: string;
-      let ops: unknown[];
-      let make: (tSent: number, tAnswer: number) => Change;
-      if (slot < 6) {
-        const marker = `bmk${k}x`;
-        displayNames[u] = `Bench User ${u} ${marker}`;
-        path = `Users/${scimIds[u]}`;
-        ops = [{ op: "replace", path: "displayName", value: displayNames[u] }];
-        make = (tSent, tAnswer) => ({ kind: "profile", marker, userId: pidOfUser(u), tSent, tAnswer });
-      } else if (slot < 8) {
-        const user = population.users[u]!;
-        user.active = !user.active;
-        const action = user.active ? "ACTIVATE" : "DEACTIVATE";
-        path = `Users/${scimIds[u]}`;
-        ops = [{ op: "replace", path: "active", value: user.active }];
-        make = (tSent, tAnswer) => ({ kind: "lifecycle", userId: pidOfUser(u), action, tSent, tAnswer });
-      } else {
-        // The two membership changes of each 10 go to different groups, so no group has two
-        // changes in flight at once (their order at the bridge would be undefined).
-        const g = (Math.floor(k / 10) * 2 + (slot - 8)) % GROUPS;
-        const set = members[g]!;
-        const remove = k % 20 >= 10 && set.size > 0;
-        // Remove the longest-standing member; add a user that is not a member.
-        let m = remove ? set.values().next().value! : (k * 104729) % USERS;
-        if (!remove) while (set.has(m)) m = (m + 1) % USERS;
-        if (remove) set.delete(m);
-        else set.add(m);
-        path = `Groups/${groupIds[g]}`;
-        ops = remove
-          ? [{ op: "remove", path: `members[value eq "${scimIds[m]}"]` }]
-          : [{ op: "add", path: "members", value: [{ value: scimIds[m] }] }];
-        const op = remove ? "remove" : "add";
-        make = (tSent, tAnswer) => ({
-          kind: "membership",
-          groupId: pidOfGroup(g),
-          userId: pidOfUser(m),
-          op,
-          tSent,
-          tAnswer,
-        });
-      }
-      if (busy.has(path)) overlaps++;
-      busy.set(path, (busy.get(path) ?? 0) + 1);
-      const p = scim
-        .send("PATCH", `/scim/v2/${SOURCE}/${path}`, { schemas: [PATCH_SCHEMA], Operations: ops })
-        .then(
-          (a) => {
-            if (a.status >= 200 && a.status < 300) changes.push(make(a.tSent, a.tAnswer));
-            else failed++;
-          },
-          () => {
-            failed++;
-          },
-        )
-        .finally(() => {
-          inflight.delete(p);
-          const left = (busy.get(path) ?? 1) - 1;
-          if (left > 0) busy.set(path, left);
-          else busy.delete(path);
-        });
-      inflight.add(p);
-    };
+    const generator = new ChangeGenerator({
+      users: population.users,
+      groups: population.groups,
+      scimUserIds: scimIds,
+      scimGroupIds: groupIds,
+      platformUserId: pidOfUser,
+      platformGroupId: pidOfGroup,
+    });
     const cpuBefore = procs.map(cpuSecondsOf);
     const redisBefore = await Promise.all(bridgeProcs.map(redisStats));
     const workerProc = bridgeProcs[bridgeProcs.length - 1]!;
     const metricsBefore = await scrapeMetrics(workerProc);
-    const total = RATE * DURATION;
-    const interval = 1000 / RATE;
-    const tStart = nowMs();
-    for (let k = 0; k < total; ) {
-      const now = nowMs();
-      const due = Math.min(total, Math.floor((now - tStart) / interval) + 1);
-      while (k < due) {
-        maxLag = Math.max(maxLag, now - (tStart + k * interval));
-        fire(k++);
-      }
-      await new Promise((r) => setTimeout(r, 1));
-    }
-    await Promise.all(inflight);
-    const tSentAll = nowMs();
+    const sent = await sendChanges(scim, SOURCE, generator, RATE, DURATION);
+    const { changes, tStart } = sent;
+    const tSentAll = sent.tEnd;
     const idle = await waitForIdle(probe, Date.now() + 300_000);
     const redisAfter = await Promise.all(bridgeProcs.map(redisStats));
     const metricsAfter = await scrapeMetrics(workerProc);
@@ -242,13 +166,12 @@ async function main(): Promise<number> {
     );
 
     const matches = correlate(changes, writes);
-    const expected = {
-      users: population.users,
-      groups: population.groups.map((g, i) => ({ ...g, members: [...members[i]!] })),
-    };
+    const expected = { users: population.users, groups: generator.expectedGroups() };
     const endState = checkEndState(expected, state);
     const byId = new Map(state.users.map((u) => [u.id, u]));
-    const wrongNames = displayNames.filter((name, i) => byId.get(pidOfUser(i))?.displayName !== name).length;
+    const wrongNames = generator.displayNames.filter(
+      (name, i) => byId.get(pidOfUser(i))?.displayName !== name,
+    ).length;
     const problems =
       endState.missingUsers +
       endState.wrongActive +
@@ -281,7 +204,7 @@ async function main(): Promise<number> {
         ],
         [
           "changes sent",
-          `${changes.length} answered 2xx, ${failed} failed; ${overlaps} sent while the same entity had one in flight; generator lag max ${ms(maxLag)}; sending took ${ms(tSentAll - tStart)}`,
+          `${changes.length} answered 2xx, ${sent.failed} failed; ${sent.overlaps} sent while the same entity had one in flight; generator lag max ${ms(sent.maxLagMs)}; sending took ${ms(tSentAll - tStart)}`,
         ],
         ...verdictRows,
         ["drained (idle) after last change", idle ? ms(idle.idleAt - tSentAll) : "**not idle within 300 s**"],
