@@ -327,3 +327,38 @@ describe("more lookups and errors", () => {
     expect(list.body.totalResults).toBe(0);
   });
 });
+
+describe("PATCH without a path, value keys as paths (Entra, PingFederate)", () => {
+  it("value keys may be attribute paths, value-filter paths or URN-qualified paths (§3.5.2.1)", async () => {
+    const user = await createUser({
+      userName: "nopath@example.com",
+      emails: [{ value: "a@example.com", type: "work" }],
+    });
+    const send = (Operations: unknown[]) =>
+      t.request
+        .patch(`${base}/Users/${user.id}`)
+        .set(t.okta)
+        .set("Content-Type", "application/scim+json")
+        .send(JSON.stringify({ schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], Operations }));
+    const add = await send([
+      { op: "add", value: { 'emails[type eq "work"].value': "b@example.com", "name.givenName": "Ann" } },
+    ]);
+    expect(add.status, JSON.stringify(add.body)).toBe(200);
+    expect(add.body.emails).toEqual([{ value: "b@example.com", type: "work" }]);
+    expect(add.body.name).toEqual({ givenName: "Ann" });
+    const urn = await send([
+      {
+        op: "replace",
+        value: {
+          "urn:ietf:params:scim:schemas:core:2.0:User:name.familyName": "Zed",
+          "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:department": "Ops",
+        },
+      },
+    ]);
+    expect(urn.status, JSON.stringify(urn.body)).toBe(200);
+    expect(urn.body.name).toEqual({ givenName: "Ann", familyName: "Zed" });
+    expect(urn.body["urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"]).toEqual({
+      department: "Ops",
+    });
+  });
+});

@@ -96,4 +96,25 @@ describe("joiners, movers and leavers on the platform", () => {
     expect(state().groups.find((x) => x.id === before?.id)).toBeUndefined();
     expect(h.emulator.violations()).toEqual([]);
   });
+
+  it("Entra membership PATCHes are idempotent, and a deleted member leaves the group here and on the platform", async () => {
+    const entra = h.scim("entra");
+    const a = await entra.createUser("m.a@example.com");
+    const b = await entra.createUser("m.b@example.com");
+    const g = await entra.createGroup("Entra Members", [a.id]);
+    const ops = [
+      [{ op: "Add", path: "members", value: [{ value: a.id }] }], // already a member
+      [{ op: "Remove", path: "members", value: [{ value: b.id }] }], // not a member
+      [{ op: "Add", path: "members", value: [{ value: b.id }] }],
+    ];
+    for (const op of ops) expect([200, 204]).toContain((await entra.patchGroup(g.id, op)).status);
+    await h.waitForIdle();
+    const platform = () => state().groups.find((x) => x.displayName.endsWith("Entra Members"));
+    expect(platform()?.members).toHaveLength(2);
+    expect((await entra.deleteUser(b.id)).status).toBe(204);
+    const here = await entra.get(`/Groups/${g.id}`);
+    expect(here.body.members.map((m: { value: string }) => m.value)).toEqual([a.id]);
+    await h.waitForIdle();
+    expect(platform()?.members).toEqual([usersNamed("m.a@example.com")[0]?.id]);
+  });
 });
