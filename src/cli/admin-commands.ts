@@ -150,14 +150,16 @@ async function resync(api: Client, io: CliIo, values: Values, positionals: strin
   let op = await api.call("POST", `/sources/${encodeURIComponent(source)}/resync`, body);
   if (values.wait)
     op = await waitSettled(api, `/resyncs/${op.id}`, io, Number(values["timeout-ms"] ?? 600_000));
+  // Ids the source does not have are listed by the run as `<kind>/<id>`; an operator must see them.
+  const unknown = Array.isArray(op.unknown) ? (op.unknown as string[]) : [];
   show(
     io,
     values.json,
     op,
     () =>
-      `resync ${op.id} (${source}): ${op.state}${op.enqueued !== undefined ? `, ${op.enqueued} of ${op.total} enqueued` : ""}`,
+      `resync ${op.id} (${source}): ${op.state}${op.enqueued !== undefined ? `, ${op.enqueued} of ${op.total} enqueued` : ""}${unknown.length > 0 ? `\n  unknown: ${unknown.join(" ")}` : ""}`,
   );
-  return !values.wait || op.state === "succeeded" ? 0 : 1;
+  return !values.wait || (op.state === "succeeded" && unknown.length === 0) ? 0 : 1;
 }
 
 async function reconcile(api: Client, io: CliIo, values: Values, positionals: string[]): Promise<number> {

@@ -88,4 +88,14 @@ describe("admin CLI against a running bridge", () => {
     await h.waitForIdle();
     expect((await h.admin().get("/status")).body.deadLetters).toBe(0);
   });
+
+  it("resync --wait of an id the source does not have names it and exits non-zero", async () => {
+    const known = await h.scim("okta").createUser("resync.known@example.com");
+    const run = await cli(["resync", "okta", "--user", known.id, "--user", "no-such-user-id", "--wait"]);
+    expect(run.code).toBe(1);
+    expect(`${run.stdout}${run.stderr}`).toContain("user/no-such-user-id");
+    expect(`${run.stdout}${run.stderr}`).not.toContain(`user/${known.id}`);
+    const ok = await cli(["resync", "okta", "--user", known.id, "--wait"]);
+    expect(ok.code, ok.stdout).toBe(0);
+  });
 });
