@@ -76,8 +76,15 @@ describe("Okta app with PUT for every change", () => {
     await h.waitForIdle();
     expect(platformUser(base.userName).name?.givenName).toBe("Putt");
 
-    const off = await scim.put(`/Users/${created.id}`, { ...base, id: created.id, active: false });
+    // Okta sends the password on PUT when password sync is on: accepted, never echoed or forwarded.
+    const off = await scim.put(`/Users/${created.id}`, {
+      ...base,
+      id: created.id,
+      active: false,
+      password: "t0p-s3cret!",
+    });
     expect(off.status).toBe(200);
+    expect(off.body).not.toHaveProperty("password");
     expect(off.body.active).toBe(false);
     await h.waitForIdle();
     expect(platformUser(base.userName).active).toBe(false);
@@ -94,6 +101,8 @@ describe("Okta app with PUT for every change", () => {
     const after = platformUser(base.userName);
     expect(after.active).toBe(true);
     expect(after.emails?.map((e) => e.value)).toEqual(["put.only+new@example.com"]);
+    expect(JSON.stringify(h.emulator.state())).not.toContain("t0p-s3cret!");
+    expect(JSON.stringify(h.emulator.requests())).not.toContain("t0p-s3cret!");
   });
 });
 
