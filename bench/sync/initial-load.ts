@@ -5,7 +5,7 @@
  * (by operation; attribute values apart), peak RSS of the bridge, and checks the end state.
  *
  *   npx tsx bench/sync/initial-load.ts [--users 20000] [--groups 1000] [--members 50]
- *     [--concurrency 32] [--split] [--profile] [--sync-concurrency N] [--timeout 300] [--record]
+ *     [--concurrency 32] [--split] [--profile] [--sync-concurrency N] [--timeout 600] [--record]
  *
  * --split runs one api and one worker process instead of one `--role all` process.
  * --profile writes a V8 CPU profile of each bridge process into the run directory
@@ -52,7 +52,7 @@ const { values: args } = parseArgs({
     groups: { type: "string", default: "1000" },
     members: { type: "string", default: "50" },
     concurrency: { type: "string", default: "32" },
-    timeout: { type: "string", default: "300" },
+    timeout: { type: "string", default: "600" },
     split: { type: "boolean", default: false },
     profile: { type: "boolean", default: false },
     "sync-concurrency": { type: "string" },
