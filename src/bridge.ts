@@ -124,6 +124,9 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
       redis: storeRedis,
       prefix,
       requestsPerSecond: config.platform.requestsPerSecond,
+      // About 20 ms worth of requests may go back to back (at least 2): the budget then keeps its
+      // nominal rate under load instead of losing the time each caller spends asking again.
+      burst: Math.max(2, Math.floor(config.platform.requestsPerSecond / 50)),
     });
     platform = new HttpPlatformClient({
       baseUrl: config.platform.baseUrl,

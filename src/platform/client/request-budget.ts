@@ -30,14 +30,16 @@ export class NoopRequestBudget implements RequestBudget {
 }
 
 /**
- * GCRA (generic cell rate algorithm) over Redis time, so every process shares one clock.
+ * GCRA (generic cell rate algorithm) over Redis time, so every process shares one clock. The
+ * clock has microsecond resolution (fractional ms): at a high rate many requests may go within one
+ * millisecond, instead of one per millisecond with every other caller sleeping and asking again.
  * KEYS[1] = theoretical arrival time (ms), KEYS[2] = pause-until (epoch ms).
  * ARGV[1] = emission interval (ms per request), ARGV[2] = burst tolerance (ms).
  * Returns 0 when the request may go, else the ms to wait before asking again.
  */
 const ACQUIRE_SCRIPT = `
 local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
 local pause = tonumber(redis.call('GET', KEYS[2]) or '0')
 if pause > now then return math.ceil(pause - now) end
 local interval = tonumber(ARGV[1])
@@ -95,18 +97,21 @@ export class RedisRequestBudget implements RequestBudget {
     this.#toleranceMs = this.#intervalMs * (burst - 1);
     this.#maxPollMs = options.maxPollMs ?? 1000;
     this.#sleep = options.sleep ?? defaultSleep;
+    // EVALSHA through ioredis' script cache: the script's text is not sent with every call.
+    if (typeof (this.#redis as Partial<BudgetCommands>).platformBudgetAcquire !== "function") {
+      this.#redis.defineCommand("platformBudgetAcquire", { numberOfKeys: 2, lua: ACQUIRE_SCRIPT });
+      this.#redis.defineCommand("platformBudgetPause", { numberOfKeys: 1, lua: PAUSE_SCRIPT });
+    }
   }
 
   async acquire(): Promise<void> {
     for (;;) {
       const waitMs = Number(
-        await this.#redis.eval(
-          ACQUIRE_SCRIPT,
-          2,
+        await (this.#redis as unknown as BudgetCommands).platformBudgetAcquire(
           this.budgetKey,
           this.pauseKey,
-          this.#intervalMs.toFixed(3),
-          this.#toleranceMs.toFixed(3),
+          this.#intervalMs.toFixed(4),
+          this.#toleranceMs.toFixed(4),
         ),
       );
       if (waitMs <= 0) return;
@@ -115,13 +120,27 @@ export class RedisRequestBudget implements RequestBudget {
   }
 
   async pauseUntil(epochMs: number): Promise<void> {
-    await this.#redis.eval(PAUSE_SCRIPT, 1, this.pauseKey, String(Math.ceil(epochMs)));
+    await (this.#redis as unknown as BudgetCommands).platformBudgetPause(
+      this.pauseKey,
+      String(Math.ceil(epochMs)),
+    );
   }
 
   async pausedUntil(): Promise<number> {
     const value = await this.#redis.get(this.pauseKey);
     return value === null ? 0 : Number(value);
   }
+}
+
+/** The scripts as ioredis commands (defineCommand), run by EVALSHA. */
+interface BudgetCommands {
+  platformBudgetAcquire(
+    budgetKey: string,
+    pauseKey: string,
+    intervalMs: string,
+    toleranceMs: string,
+  ): Promise<number>;
+  platformBudgetPause(pauseKey: string, epochMs: string): Promise<number>;
 }
 
 function defaultSleep(ms: number): Promise<void> {
