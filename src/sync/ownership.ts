@@ -6,8 +6,9 @@ import { SyncError } from "./sync-error.js";
 /**
  * Claims a platform object for `ref` (ARCHITECTURE.md, "Ownership"). Another source's object is a
  * permanent, visible conflict, never a tug of war. When the owner is an entity of the same source
- * that is being deprovisioned (deleted and created again under the same name), the claim waits
- * (a blocked, not a failed, sync); a record left by an entity that no longer exists is taken over.
+ * that is being deprovisioned (deleted and created again under the same name), or renamed away
+ * (a change of its not yet applied), the claim waits (a blocked, not a failed, sync); a record left
+ * by an entity that no longer exists is taken over.
  */
 export async function claimOwnership(
   ctx: SyncContext,
@@ -37,10 +38,27 @@ export async function claimOwnership(
         operation,
       });
     }
+    // Names are unique within a source, so a live owner of the same source that has a change not
+    // yet applied is moving away from this name (a rename on its way): wait for it, do not fail.
+    if (await hasUnappliedChange(ctx, previous, snap.generation)) {
+      throw new SyncError("the platform object still belongs to an entity of this source being renamed", {
+        code: "waiting_for_previous_owner",
+        permanent: false,
+        blocked: true,
+        operation,
+      });
+    }
   }
   throw new SyncError(`the platform object ${platformKey} is owned by source ${previous.source}`, {
     code: "ownership_conflict",
     permanent: true,
     operation,
   });
+}
+
+/** Whether `ref` has a directory generation its sync has not applied yet (and is not dead-lettered). */
+async function hasUnappliedChange(ctx: SyncContext, ref: EntityRef, generation: number): Promise<boolean> {
+  const status = await ctx.state.getStatus(ref);
+  if (status?.state === "dead") return false;
+  return (status?.appliedGeneration ?? 0) < generation;
 }
