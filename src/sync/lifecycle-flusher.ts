@@ -37,6 +37,30 @@ const ACTION_STATE: Record<BulkUserAction, LifecycleState> = {
 const TRANSIENT_CODES = new Set(["INTERNAL"]);
 
 /**
+ * When a partial call (fewer than 100 ids) should go. It waits for company while changes keep
+ * coming (`windowMs` after the newest, at most `maxWaitMs` after the oldest), so a stream of
+ * changes fills whole calls. But when the arrival rate so far says the call will not reach even
+ * half a batch by that deadline, waiting only delays every change in it: it goes `windowMs` after
+ * its oldest change instead. Pure; times in epoch ms.
+ */
+export function partialCallDueAt(
+  sinces: readonly number[],
+  now: number,
+  windowMs: number,
+  maxWaitMs: number,
+): number {
+  const oldest = Math.min(...sinces);
+  const newest = Math.max(...sinces);
+  let dueAt = Math.min(newest + windowMs, oldest + maxWaitMs);
+  if (sinces.length > 1 && newest > oldest) {
+    const perMs = (sinces.length - 1) / (newest - oldest);
+    const expectedAtDeadline = sinces.length + perMs * Math.max(0, oldest + maxWaitMs - now);
+    if (expectedAtDeadline < CHUNK_SIZE / 2) dueAt = Math.min(dueAt, oldest + windowMs);
+  }
+  return dueAt;
+}
+
+/**
  * Drains the lifecycle batch into POST /api/v1/users/bulk calls of at most 100 ids: full calls go
  * at once, a partial one once no change joined it for `windowMs` (or its oldest waited maxWaitMs). Entries leave the batch
  * only when settled, so a crash repeats a call (harmless) and never loses one. Returns when the
@@ -66,9 +90,12 @@ export async function flushLifecycle(ctx: SyncContext, options: LifecycleFlushOp
         if (part.length < CHUNK_SIZE) {
           // A partial call waits while changes keep coming (up to maxWaitMs), so a stream of
           // changes fills whole calls: 10,000 deactivations cost about 100 calls, not one per window.
-          const oldest = Math.min(...part.map((s) => s.entry.since));
-          const newest = Math.max(...part.map((s) => s.entry.since));
-          const dueAt = Math.min(newest + options.windowMs, oldest + maxWait);
+          const dueAt = partialCallDueAt(
+            part.map((s) => s.entry.since),
+            now,
+            options.windowMs,
+            maxWait,
+          );
           if (now < dueAt) {
             nextDue = Math.min(nextDue, dueAt);
             continue;
