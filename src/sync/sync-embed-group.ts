@@ -8,6 +8,8 @@ import type { SyncContext, SyncOutcome } from "./sync-context.js";
 import { SyncError, isPlatformFailure } from "./sync-error.js";
 
 const MAX_ROUNDS = 4;
+/** `name` maxLength of the platform's embed groups (platform-api.yaml, createEmbedGroup). */
+const EMBED_GROUP_NAME_MAX = 200;
 
 function embedKey(tenant: string, id: string): string {
   return `${tenant}/${id}`;
@@ -36,6 +38,13 @@ export async function syncEmbedGroup(
       });
     }
     desired = { tenant, name: `${prefix}${record.resource.displayName}` };
+    // The platform contract caps embed group names (createEmbedGroup: name maxLength 200, code points).
+    if ([...desired.name].length > EMBED_GROUP_NAME_MAX) {
+      throw new SyncError(
+        `the embed group name is longer than the platform's ${EMBED_GROUP_NAME_MAX} characters`,
+        { code: "embed_group_name_too_long", permanent: true },
+      );
+    }
   }
   const memberIds = (record?.members ?? []).map((m) => m.value);
   const infos = await ctx.state.getEmbedMembers(ref.source, memberIds);

@@ -97,4 +97,18 @@ describe("embed-tenant source", () => {
     expect(state().users.filter((u) => u.userName.startsWith("kc."))).toEqual([]);
     expect(h.emulator.violations()).toEqual([]);
   });
+
+  it("a group name longer than the platform's 200 characters is a dead letter naming the limit, never a contract violation", async () => {
+    const kc = h.scim("keycloak");
+    const u = await kc.createUser("kc.long@example.com", { externalId: "kc-long" });
+    const g = await kc.createGroup("L".repeat(201), [u.id]);
+    await h.waitForIdle();
+    expect(h.emulator.violations()).toEqual([]);
+    const letters = await h.admin().get("/dead-letters");
+    const letter = (letters.body.items as Array<{ ref: { id: string }; code: string; reason: string }>).find(
+      (l) => l.ref.id === g.id,
+    );
+    expect(letter?.code).toBe("embed_group_name_too_long");
+    expect(letter?.reason).toMatch(/200/);
+  });
 });
