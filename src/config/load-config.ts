@@ -140,9 +140,33 @@ export function loadConfigFile(file: string, env: ConfigEnv): Config {
   }
   let raw: unknown;
   try {
-    raw = parseYaml(text);
+    raw = parseConfigYaml(text);
   } catch (err) {
     throw new ConfigError([`${file}: not valid YAML: ${(err as Error).message}`]);
   }
   return buildConfig(raw, env);
+}
+
+const REFERENCE = /\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}\n]*)?\}/g;
+const PLACEHOLDER = /__SCIM_BRIDGE_REF_(\d+)__/g;
+
+/**
+ * Parses the config file's YAML with its `${VAR}` references kept intact. A reference may stand
+ * where YAML would read its braces as syntax (`okta: {secret: ${OKTA_HOOK_SECRET}}`, as the
+ * design card writes it), so each one is swapped for a plain placeholder before parsing and put
+ * back into the parsed strings after; `buildConfig` then interpolates them. Values never pass
+ * through the YAML parser, so a secret's characters cannot change the file's structure.
+ */
+export function parseConfigYaml(text: string): unknown {
+  const refs: string[] = [];
+  const safe = text.replace(REFERENCE, (ref) => `__SCIM_BRIDGE_REF_${refs.push(ref) - 1}__`);
+  const restore = (value: unknown): unknown => {
+    if (typeof value === "string") return value.replace(PLACEHOLDER, (m, i: string) => refs[Number(i)] ?? m);
+    if (Array.isArray(value)) return value.map(restore);
+    if (value !== null && typeof value === "object") {
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [restore(k) as string, restore(v)]));
+    }
+    return value;
+  };
+  return restore(parseYaml(safe));
 }

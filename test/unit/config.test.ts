@@ -84,3 +84,28 @@ describe("tokens", () => {
     expect(set.match("nope")).toBeUndefined();
   });
 });
+
+describe("config file YAML", () => {
+  it("reads ${VAR} references where YAML would see flow-map braces (the design card's shape)", async () => {
+    const { parseConfigYaml } = await import("../../src/config/load-config.js");
+    const text = [
+      "platform:",
+      "  baseUrl: ${PLATFORM_BASE_URL}",
+      "  token: ${PLATFORM_TOKEN}",
+      "sources:",
+      "  okta:",
+      '    tokens: ["t1"]',
+      "    hooks:",
+      "      okta: {secret: ${OKTA_HOOK_SECRET}}",
+      "      events: {secret: ${EVENTS_SECRET:-whsec_ZGVmYXVsdA==}}",
+    ].join("\n");
+    const config = buildConfig(parseConfigYaml(text), {
+      PLATFORM_BASE_URL: "https://acme.example.com",
+      PLATFORM_TOKEN: "p",
+      OKTA_HOOK_SECRET: "a: b, {c} # not a comment",
+    });
+    expect(config.sources.okta?.hooks.okta?.secret).toBe("a: b, {c} # not a comment");
+    expect(config.sources.okta?.hooks.events?.secret).toBe("whsec_ZGVmYXVsdA==");
+    expect(config.platform.baseUrl).toBe("https://acme.example.com");
+  });
+});
