@@ -62,3 +62,40 @@ async function hasUnappliedChange(ctx: SyncContext, ref: EntityRef, generation: 
   if (status?.state === "dead") return false;
   return (status?.appliedGeneration ?? 0) < generation;
 }
+
+/**
+ * A platform 409 on a rename (the new name is taken on the platform). When the platform object
+ * holding the name belongs to another entity of the same source that has a change not yet applied
+ * (it is moving away from the name: names are unique within a source), the sync waits (blocked);
+ * otherwise this returns and the caller lets the conflict stand. A swap (the holder wants the name
+ * this entity's platform object still has) would wait forever on both sides: it stays a conflict.
+ */
+export async function waitForNameHolder(
+  ctx: SyncContext,
+  scope: OwnerScope,
+  holderKey: string,
+  ref: EntityRef,
+  operation: string,
+  swapsWithUs: (holderResource: Record<string, unknown>) => boolean,
+): Promise<void> {
+  const owner = await ctx.state.ownerOf(scope, holderKey);
+  if (!owner || owner === refKey(ref)) return;
+  const holder = parseRefKey(owner);
+  if (holder.source !== ref.source || holder.kind !== ref.kind) return;
+  const snap =
+    holder.kind === "user"
+      ? await ctx.directory.snapshotUser(holder.source, holder.id)
+      : await ctx.directory.snapshotGroup(holder.source, holder.id);
+  if (snap === null) return;
+  const moving =
+    snap.desired === null ||
+    (!swapsWithUs(snap.desired.resource as Record<string, unknown>) &&
+      (await hasUnappliedChange(ctx, holder, snap.generation)));
+  if (!moving) return;
+  throw new SyncError("the new name is still held by an entity of this source that is moving away", {
+    code: "waiting_for_previous_owner",
+    permanent: false,
+    blocked: true,
+    operation,
+  });
+}

@@ -4,7 +4,7 @@ import type { AppliedGroup } from "../mapping/plan-types.js";
 import type { PlatformScimGroup } from "../platform/platform-types.js";
 import { type EntityRef, type Json, type PatchOperation, SCHEMA_GROUP, refKey } from "../scim/scim-types.js";
 import { syncEmbedGroup } from "./sync-embed-group.js";
-import { claimOwnership } from "./ownership.js";
+import { claimOwnership, waitForNameHolder } from "./ownership.js";
 import type { SyncContext, SyncOutcome, SyncProgress } from "./sync-context.js";
 import { SyncError, isPlatformFailure } from "./sync-error.js";
 
@@ -118,6 +118,21 @@ async function syncWorkspaceGroup(
             await ctx.state.putApplied(ref, applied);
           }
         } catch (err) {
+          if (isPlatformFailure(err, "conflict") && desiredName !== null) {
+            // 409 on a rename: wait if the name is being freed inside this source.
+            const holder = await ctx.platform.findGroupByDisplayName(desiredName);
+            if (holder && holder.id !== platformId)
+              await waitForNameHolder(
+                ctx,
+                "group",
+                holder.id,
+                ref,
+                "patchGroup",
+                (other) =>
+                  platformGroupName(prefix, String(other["displayName"])).toLowerCase() ===
+                  String(applied?.displayName ?? "").toLowerCase(),
+              );
+          }
           if (!isPlatformFailure(err, "not_found")) throw err;
           applied = null; // deleted behind our back: create it again
           continue;

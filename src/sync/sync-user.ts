@@ -5,7 +5,7 @@ import { planUser } from "../mapping/plan-user.js";
 import { toUserProfile } from "../mapping/user-profile.js";
 import type { PlatformScimUser } from "../platform/platform-types.js";
 import { type EntityRef, type JsonObject, refKey } from "../scim/scim-types.js";
-import { claimOwnership } from "./ownership.js";
+import { claimOwnership, waitForNameHolder } from "./ownership.js";
 import type { SyncContext, SyncOutcome, SyncProgress } from "./sync-context.js";
 import { SyncError, isPlatformFailure } from "./sync-error.js";
 
@@ -131,6 +131,20 @@ async function syncWorkspaceUser(
         }
       }
     } catch (err) {
+      if (isPlatformFailure(err, "conflict") && desired) {
+        // RFC 7644 §3.12: 409 uniqueness on a rename. Wait if the name is being freed inside this source.
+        const holder = await ctx.platform.findUserByUserName(String(desired.userName));
+        const current = String(applied.profile?.userName ?? "").toLowerCase();
+        if (holder && holder.id !== platformId)
+          await waitForNameHolder(
+            ctx,
+            "user",
+            holder.id,
+            ref,
+            "patchUser",
+            (other) => String(other["userName"]).toLowerCase() === current,
+          );
+      }
       if (!isPlatformFailure(err, "not_found")) throw err;
       vanished = true; // deleted behind our back: create it again (or forget a tombstone)
     }
