@@ -18,7 +18,13 @@ const secretHookSchema = z
   })
   .strict();
 
-export const tokenSchema = z.string().min(1);
+/** A bearer token as configured: plain, or `sha256:` and the 64 hex digits of its hash. */
+export const tokenSchema = z
+  .string()
+  .min(1)
+  .refine((t) => !/^sha256:/i.test(t) || /^sha256:[0-9a-f]{64}$/i.test(t), {
+    message: "a sha256: token must be sha256: followed by 64 hex digits (`scim-bridge token new` prints one)",
+  });
 
 export const adminTokenSchema = z.union([
   tokenSchema,

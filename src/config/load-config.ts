@@ -1,5 +1,7 @@
 import { readFileSync } from "node:fs";
+import { CronExpressionParser } from "cron-parser";
 import { parse as parseYaml } from "yaml";
+import { parseScimPath } from "../mapping/scim-path.js";
 import { type Config, configSchema } from "./config-schema.js";
 
 export class ConfigError extends Error {
@@ -84,22 +86,70 @@ export function buildConfig(raw: unknown, env: ConfigEnv = {}): Config {
       problems.push(`${where}: ${issue.message}`);
     }
   }
+  problems.push(...valueProblems(tree));
   if (parsed.success) problems.push(...semanticProblems(parsed.data));
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
   return deepFreeze(parsed.data);
 }
 
+const field = (value: unknown, key: string): unknown =>
+  value !== null && typeof value === "object" && !Array.isArray(value)
+    ? (value as Record<string, unknown>)[key]
+    : undefined;
+const entries = (value: unknown): Array<[string, unknown]> =>
+  value !== null && typeof value === "object" && !Array.isArray(value) ? Object.entries(value) : [];
+
+/**
+ * Checks of single values that a schema cannot express. They read the raw tree (defensively), so
+ * they run even when the schema refused something else: one run names every problem.
+ */
+function valueProblems(tree: Record<string, unknown>): string[] {
+  const problems: string[] = [];
+  const platform = field(tree, "platform");
+  const baseUrl = field(platform, "baseUrl");
+  if (typeof baseUrl === "string" && URL.canParse(baseUrl)) {
+    const { protocol } = new URL(baseUrl);
+    if (protocol === "http:" && field(platform, "allowInsecureHttp") !== true) {
+      problems.push(
+        "platform.baseUrl: http:// is refused; use https:// or set platform.allowInsecureHttp: true for a local emulator",
+      );
+    } else if (protocol !== "http:" && protocol !== "https:") {
+      problems.push(`platform.baseUrl: unsupported protocol ${protocol}`);
+    }
+  }
+  const schedule = field(field(tree, "reconcile"), "schedule");
+  if (typeof schedule === "string") {
+    try {
+      CronExpressionParser.parse(schedule);
+    } catch (err) {
+      problems.push(`reconcile.schedule: not a cron expression: ${(err as Error).message}`);
+    }
+  }
+  for (const [id, source] of entries(field(tree, "sources"))) {
+    for (const [name, rule] of entries(field(source, "attributes"))) {
+      const from = field(rule, "from");
+      if (typeof from !== "string") continue;
+      const where = `sources.${id}.attributes.${name}.from`;
+      if (/^\s|\s$/.test(from)) problems.push(`${where}: leading or trailing space`);
+      try {
+        parseScimPath(from.trim());
+      } catch (err) {
+        problems.push(`${where}: not a SCIM attribute path: ${(err as Error).message}`);
+      }
+    }
+    const events = field(field(field(source, "hooks"), "events"), "secret");
+    if (typeof events === "string" && !/^whsec_[A-Za-z0-9+/]+={0,2}$/.test(events)) {
+      problems.push(
+        `sources.${id}.hooks.events.secret: must be whsec_ followed by base64 (the Standard Webhooks form)`,
+      );
+    }
+  }
+  return problems;
+}
+
 /** Checks that a schema cannot express. */
 function semanticProblems(config: Config): string[] {
   const problems: string[] = [];
-  const url = new URL(config.platform.baseUrl);
-  if (url.protocol === "http:" && !config.platform.allowInsecureHttp) {
-    problems.push(
-      "platform.baseUrl: http:// is refused; use https:// or set platform.allowInsecureHttp: true for a local emulator",
-    );
-  } else if (url.protocol !== "http:" && url.protocol !== "https:") {
-    problems.push(`platform.baseUrl: unsupported protocol ${url.protocol}`);
-  }
   const owner = new Map<string, string>();
   for (const [id, source] of Object.entries(config.sources)) {
     for (const token of source.tokens) {
@@ -117,10 +167,6 @@ function semanticProblems(config: Config): string[] {
       } catch (err) {
         problems.push(`sources.${id}.target.embedTenantFromGroup.pattern: ${(err as Error).message}`);
       }
-    }
-    for (const [name, rule] of Object.entries(source.attributes)) {
-      if (/^\s|\s$/.test(rule.from))
-        problems.push(`sources.${id}.attributes.${name}.from: leading or trailing space`);
     }
   }
   for (const t of config.admin.tokens) {

@@ -1,0 +1,78 @@
+/**
+ * Acceptance checks that fail today because of src/config/load-config.ts and config-schema.ts
+ * (outside the acceptance engineer's files). Not committed: the lead commits it with the fix.
+ */
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { parse as parseYaml } from "yaml";
+import { ConfigError, buildConfig, loadConfigFile } from "../../src/config/load-config.js";
+import { createScimTestApp } from "../helpers/scim-test-app.js";
+
+const fixtures = fileURLToPath(new URL("../fixtures/acceptance/", import.meta.url));
+const GOOD_ENV = {
+  PLATFORM_BASE_URL: "https://platform.example.com",
+  PLATFORM_TOKEN: "platform-secret",
+  OKTA_HOOK_SECRET: "okta-hook-secret",
+  EVENTS_SECRET: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+};
+
+function problemsOf(load: () => unknown): string[] {
+  try {
+    load();
+  } catch (err) {
+    if (err instanceof ConfigError) return err.message.split("\n");
+    throw err;
+  }
+  return [];
+}
+
+describe("pending: configuration checks", () => {
+  it("the README/ARCHITECTURE example, `okta: {secret: ${OKTA_HOOK_SECRET}}` unquoted, loads", () => {
+    expect(problemsOf(() => loadConfigFile(`${fixtures}readme-shape-config.yaml`, GOOD_ENV))).toEqual([]);
+  });
+
+  it("a bad file has every problem named, not only the schema's", () => {
+    const problems = problemsOf(() => loadConfigFile(`${fixtures}bad-config.yaml`, {})).join("\n");
+    expect(problems).toContain("platform.baseUrl"); // http:// without allowInsecureHttp
+    expect(problems).toContain("reconcile.schedule"); // "every half hour" is no cron expression
+    expect(problems).toContain("admin.tokens"); // "sha256:zz" is no sha256 hash
+    expect(problems).toContain("sources.okta.tokens"); // "sha256:not-hex"
+    expect(problems).toContain("sources.okta.attributes.department.from"); // "name[" is no path
+    expect(problems).toContain("sources.okta.hooks.events.secret"); // not whsec_<base64>
+  });
+
+  it("a malformed `sha256:` token (e.g. the README's `sha256:<hex>` placeholder) is refused, not taken as a plain token", () => {
+    const raw = parseYaml(readFileSync(`${fixtures}good-config.yaml`, "utf8")) as Record<string, unknown>;
+    const problems = problemsOf(() =>
+      buildConfig(
+        {
+          ...(raw as object),
+          platform: { baseUrl: "https://p.example.com", token: "x" },
+          sources: { okta: { tokens: ["sha256:<hex>"] } },
+          admin: { tokens: ["plain-admin-token"] },
+        } as Parameters<typeof buildConfig>[0],
+        {},
+      ),
+    );
+    expect(problems.join("\n")).toMatch(/sources\.okta\.tokens/);
+  });
+
+  it("the literal text of a placeholder hash is not a working bearer token", async () => {
+    let t: Awaited<ReturnType<typeof createScimTestApp>> | undefined;
+    try {
+      t = await createScimTestApp("acceptance-placeholder-token", {
+        sources: { okta: { tokens: ["sha256:<hex>"] } },
+      });
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      return;
+    }
+    try {
+      const res = await t.request.get("/scim/v2/okta/Users").set("Authorization", "Bearer sha256:<hex>");
+      expect(res.status).toBe(401);
+    } finally {
+      await t.close();
+    }
+  });
+});
