@@ -8,6 +8,7 @@ import {
   allows,
 } from "../../src/admin/admin-principals.js";
 import { ForbiddenError, UnauthorizedError } from "../../src/errors.js";
+import { normalizeBearerHeader } from "../bearer-header.js";
 
 /** Bearer authentication for the admin surface (passport, no sessions). 401 JSON without a valid admin token. */
 export function adminAuthentication(principals: AdminPrincipals): RequestHandler {
@@ -20,6 +21,7 @@ export function adminAuthentication(principals: AdminPrincipals): RequestHandler
     }),
   );
   return (req: Request, res: Response, next: NextFunction) => {
+    normalizeBearerHeader(req);
     authenticator.authenticate(
       "admin-bearer",
       { session: false },

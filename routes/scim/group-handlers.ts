@@ -1,6 +1,7 @@
 import type { Request } from "express";
 import type { GroupRecord } from "../../src/directory/directory-types.js";
-import { NotFoundError } from "../../src/errors.js";
+import type { Config } from "../../src/config/config-schema.js";
+import { BadRequestError, NotFoundError } from "../../src/errors.js";
 import { toCanonicalGroup } from "../../src/scim/canonical-resource.js";
 import { normalizePatchRequest } from "../../src/scim/dialects.js";
 import { applyGroupPatch } from "../../src/scim/patch.js";
@@ -12,7 +13,27 @@ import { renderGroup, scimBaseUrl } from "./scim-render.js";
 import { type ResourceHandlers, type ScimRouterDeps, requireObjectBody, sendScim } from "./scim-http.js";
 
 /** /Groups (RFC 7644 §3.3-§3.6). Membership changes go through the store as add/remove sets. */
-export function createGroupHandlers({ directory }: ScimRouterDeps): ResourceHandlers {
+/** The platform holds embed-tenant group names of at most this many characters (platform-api.yaml). */
+export const EMBED_GROUP_NAME_MAX = 200;
+
+/**
+ * Refuses at intake a group name that the source's platform target cannot hold, so that the
+ * identity admin sees the error instead of a dead letter later. Embed groups are named
+ * groupPrefix + displayName.
+ */
+export function checkGroupName(config: Config, source: string, resource: { displayName?: unknown }): void {
+  const target = config.sources[source];
+  if (!target || target.target === "workspace") return;
+  const name = `${target.groupPrefix}${String(resource.displayName ?? "")}`;
+  if (name.length > EMBED_GROUP_NAME_MAX) {
+    throw new BadRequestError(
+      `displayName: an embed-tenant group name holds at most ${EMBED_GROUP_NAME_MAX} characters (prefix included); this one has ${name.length}`,
+      "invalidValue",
+    );
+  }
+}
+
+export function createGroupHandlers({ directory, config }: ScimRouterDeps): ResourceHandlers {
   const source = (req: Request) => String(req.params.source);
   const id = (req: Request) => String(req.params.id);
 
@@ -61,6 +82,7 @@ export function createGroupHandlers({ directory }: ScimRouterDeps): ResourceHand
     },
     create: async (req, res) => {
       const { resource, members } = toCanonicalGroup(requireObjectBody(req));
+      checkGroupName(config, source(req), resource);
       const created = await directory.createGroup(source(req), resource, members);
       const body = rendered(req, created);
       sendScim(res, 201, body, {
@@ -74,6 +96,7 @@ export function createGroupHandlers({ directory }: ScimRouterDeps): ResourceHand
     },
     replace: async (req, res) => {
       const { resource, members } = toCanonicalGroup(requireObjectBody(req));
+      checkGroupName(config, source(req), resource);
       const replaced = await directory.replaceGroup(source(req), id(req), resource, members, {
         ifMatch: ifMatchOf(req),
       });
@@ -84,12 +107,15 @@ export function createGroupHandlers({ directory }: ScimRouterDeps): ResourceHand
       const updated = await directory.updateGroup(
         source(req),
         id(req),
-        (current) =>
-          applyGroupPatch(
+        (current) => {
+          const next = applyGroupPatch(
             current.resource,
             current.members?.map((m) => m.value),
             operations,
-          ),
+          );
+          checkGroupName(config, source(req), next.resource);
+          return next;
+        },
         { ifMatch: ifMatchOf(req) },
       );
       // A group PATCH answers 204 (RFC 7644 §3.5.2) unless the caller asked for attributes back:

@@ -4,6 +4,7 @@ import { Strategy as BearerStrategy } from "passport-http-bearer";
 import type { Config } from "../../src/config/config-schema.js";
 import { TokenSet } from "../../src/config/tokens.js";
 import { sendScimError } from "./scim-errors.js";
+import { normalizeBearerHeader } from "../bearer-header.js";
 
 /** What a SCIM request is authenticated as: exactly one source. */
 export interface SourcePrincipal {
@@ -35,6 +36,7 @@ export function scimAuthentication(config: Config): RequestHandler {
   );
 
   return (req: Request, res: Response, next: NextFunction) => {
+    normalizeBearerHeader(req);
     authenticator.authenticate(
       "scim-bearer",
       { session: false },

@@ -115,7 +115,16 @@ export function createScimRouter(deps: ScimRouterDeps): Router {
   router.all(["/Bulk", "/Me"], (_req, res) =>
     sendScimError(res, 501, "Not implemented by this service provider"),
   );
-  router.all(["/Users", "/Users/:id", "/Groups", "/Groups/:id"], (req) => {
+  router.all(["/Users/.search", "/Groups/.search"], (req, res) => {
+    res.setHeader("Allow", "POST");
+    throw new MethodNotAllowedError(`${req.method} is not supported here`);
+  });
+  router.all(["/Users", "/Groups"], (req, res) => {
+    res.setHeader("Allow", "GET, POST");
+    throw new MethodNotAllowedError(`${req.method} is not supported here`);
+  });
+  router.all(["/Users/:id", "/Groups/:id"], (req, res) => {
+    res.setHeader("Allow", "GET, PUT, PATCH, DELETE");
     throw new MethodNotAllowedError(`${req.method} is not supported here`);
   });
   router.use((_req, res) => sendScimError(res, 404, "No such SCIM endpoint"));

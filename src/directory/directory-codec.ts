@@ -128,3 +128,27 @@ export function dirtyEntries(raw: string[], onMalformed: (member: string) => voi
   }
   return entries;
 }
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const keys = Object.keys(value).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}
+
+/** True when two stored documents hold the same data, whatever the order of their keys. */
+export function sameDocument(a: JsonObject, b: JsonObject): boolean {
+  return canonicalJson(a) === canonicalJson(b);
+}
+
+/** True when a membership change could change the member list. */
+export function changesMembers(
+  change: { replace?: string[]; add?: string[]; remove?: string[] } | undefined,
+): boolean {
+  return (
+    change !== undefined &&
+    (change.replace !== undefined || (change.add?.length ?? 0) > 0 || (change.remove?.length ?? 0) > 0)
+  );
+}

@@ -11,7 +11,14 @@ import {
   type ScimGroup,
   type ScimUser,
 } from "../scim/scim-types.js";
-import { dirtyEntries, type StoredDoc, storedGroup, storedUser } from "./directory-codec.js";
+import {
+  changesMembers,
+  dirtyEntries,
+  type StoredDoc,
+  sameDocument,
+  storedGroup,
+  storedUser,
+} from "./directory-codec.js";
 import {
   dirtyKey,
   groupMembersKey,
@@ -119,21 +126,14 @@ export class RedisDirectoryStore implements DirectoryStore {
     );
   }
 
+  /** PUT: a read-modify-write whose new document is the body (one code path with PATCH). */
   replaceUser(
     source: string,
     id: string,
     resource: Omit<ScimUser, "id">,
     options?: WriteOptions,
   ): Promise<UserRecord> {
-    return guarded(async () => {
-      const stored = storedUser(resource);
-      const base = sourceBase(this.prefix, source);
-      const expected = await expectedGeneration(this.redis, "user", base, id, options?.ifMatch);
-      const out = await this.writer.put({ kind: "user", source, base, id, mode: "update", expected, stored });
-      if (out.raced) throw new PreconditionFailedError();
-      await this.notify([{ source, kind: "user", id }]);
-      return userFromWrite(id, stored.doc, out);
-    });
+    return this.updateUser(source, id, () => resource, options);
   }
 
   updateUser(
@@ -149,6 +149,8 @@ export class RedisDirectoryStore implements DirectoryStore {
         if (!current) throw new NotFoundError(`User ${id} not found`);
         checkIfMatch(current.generation, options?.ifMatch);
         const stored = storedUser(mutate(current));
+        // A write that changes nothing keeps the version and queues no sync.
+        if (sameDocument(stored.doc, storedUser(current.resource).doc)) return current;
         const expected = String(current.generation);
         const out = await this.write("user", source, id, "update", expected, stored);
         if (out.raced) {
@@ -226,6 +228,8 @@ export class RedisDirectoryStore implements DirectoryStore {
         checkIfMatch(current.generation, options?.ifMatch);
         const next = mutate(current);
         const stored = storedGroup(next.resource);
+        if (!changesMembers(next.members) && sameDocument(stored.doc, storedGroup(current.resource).doc))
+          return current;
         const expected = String(current.generation);
         const out = await this.write("group", source, id, "update", expected, stored, next.members);
         if (out.raced) {

@@ -137,9 +137,27 @@ class Parser {
       const filter = this.or(parsed.def?.sub ?? new Map(), true);
       const close = this.next('"]"');
       if (close.kind !== "]") fail(`expected "]" at position ${close.pos + 1} but found "${close.text}"`);
+      const trailing = this.peek();
+      if (trailing?.kind === "word" && trailing.text.startsWith(".")) {
+        // `emails[type eq "work"].value eq "x"`: the PATCH path form some clients also send as a
+        // filter. Read as `emails[type eq "work" and value eq "x"]` (one element meets both).
+        this.i++;
+        const subTable = parsed.def?.sub ?? new Map();
+        const sub = parseAttrPath(trailing.text.slice(1), subTable);
+        if (!sub || sub.sub !== undefined) {
+          fail(`"${trailing.text}" at position ${trailing.pos + 1} is not a sub-attribute of "${t.text}"`);
+        }
+        const condition = this.operation(formatAttrPath(sub), trailing.text);
+        return { type: "valuePath", path, filter: { type: "and", left: filter, right: condition } };
+      }
       return { type: "valuePath", path, filter };
     }
-    const opToken = this.next(`an operator after "${t.text}"`);
+    return this.operation(path, t.text);
+  }
+
+  /** `pr`, or a comparison operator and its value, after an attribute path. */
+  private operation(path: string, shown: string): FilterNode {
+    const opToken = this.next(`an operator after "${shown}"`);
     const op = opToken.text.toLowerCase();
     if (opToken.kind === "word" && op === "pr") return { type: "present", path };
     if (opToken.kind !== "word" || !COMPARE_OPS.has(op)) {

@@ -169,3 +169,23 @@ describe("parseFilter (RFC 7644 §3.4.2.2)", () => {
     });
   });
 });
+
+describe("an attribute path after a value filter (the PATCH path form sent as a filter)", () => {
+  it('reads emails[type eq "work"].value eq "x" as one element meeting both', () => {
+    expect(parseFilter('emails[type eq "work"].value eq "w@x.com"')).toEqual({
+      type: "valuePath",
+      path: "emails",
+      filter: {
+        type: "and",
+        left: { type: "compare", path: "type", op: "eq", value: "work" },
+        right: { type: "compare", path: "value", op: "eq", value: "w@x.com" },
+      },
+    });
+  });
+
+  it("refuses a name that is not a sub-attribute path", () => {
+    expect(() => parseFilter('emails[type eq "work"].value.x eq "w"')).toThrow(
+      /invalidFilter|not a sub-attribute/,
+    );
+  });
+});
