@@ -101,12 +101,18 @@ describe("embed-tenant source", () => {
   it("a group name longer than the platform's 200 characters is a dead letter naming the limit, never a contract violation", async () => {
     const kc = h.scim("keycloak");
     const u = await kc.createUser("kc.long@example.com", { externalId: "kc-long" });
-    const g = await kc.createGroup("L".repeat(201), [u.id]);
+    // The SCIM intake refuses such a name (test/acceptance/scim-edges.test.ts); a group can still
+    // reach the directory by another path (a signed webhook event), so the sync keeps its defence.
+    const g = await h.bridge.directory.createGroup(
+      "keycloak",
+      { schemas: ["urn:ietf:params:scim:schemas:core:2.0:Group"], displayName: "L".repeat(201) },
+      [u.id],
+    );
     await h.waitForIdle();
     expect(h.emulator.violations()).toEqual([]);
     const letters = await h.admin().get("/dead-letters");
     const letter = (letters.body.items as Array<{ ref: { id: string }; code: string; reason: string }>).find(
-      (l) => l.ref.id === g.id,
+      (l) => l.ref.id === g.resource.id,
     );
     expect(letter?.code).toBe("embed_group_name_too_long");
     expect(letter?.reason).toMatch(/200/);
