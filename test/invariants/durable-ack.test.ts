@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ConfigInput } from "../../src/config/config-schema.js";
-import { freePort } from "../e2e/production/aof-redis.js";
+import { freePort } from "../helpers/throwaway-redis.js";
 import { type BridgeProcess, call, spawnBridge, waitUntilReady } from "../e2e/production/bridge-process.js";
 import {
   E2E_ADMIN_TOKEN,

@@ -9,7 +9,7 @@ import {
 import { matchesFilter } from "../../../src/scim/filter-eval.js";
 import { USER_SCHEMA } from "../../helpers/bridge-harness.js";
 import { TEST_REDIS_URL, deleteKeys, testPrefix, waitFor } from "../../helpers/redis-test-prefix.js";
-import { freePort } from "./aof-redis.js";
+import { freePort } from "../../helpers/throwaway-redis.js";
 import { type BridgeProcess, type Outcome, call, spawnBridge, waitUntilReady } from "./bridge-process.js";
 
 const SHUTDOWN_TIMEOUT_MS = 5_000;

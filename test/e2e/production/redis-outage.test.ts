@@ -3,7 +3,7 @@ import { oktaDelivery, oktaEvent } from "../../fixtures/hooks/okta-delivery.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type TestBridge, USER_SCHEMA, startTestBridge } from "../../helpers/bridge-harness.js";
 import { waitFor } from "../../helpers/redis-test-prefix.js";
-import { AofRedis } from "./aof-redis.js";
+import { ThrowawayRedis } from "../../helpers/throwaway-redis.js";
 
 const SCIM_ERROR = "urn:ietf:params:scim:api:messages:2.0:Error";
 const BEFORE = 40;
@@ -17,11 +17,11 @@ const EVENTS_SECRET = `whsec_${Buffer.from("outage signing key, 32 bytes long").
  * resume by themselves and every acknowledged write reaches the platform.
  */
 describe("Redis outage", () => {
-  let redis: AofRedis;
+  let redis: ThrowawayRedis;
   let t: TestBridge;
 
   beforeAll(async () => {
-    redis = await AofRedis.start();
+    redis = await ThrowawayRedis.start({ aof: true });
     t = await startTestBridge("outage", {
       // Slow platform answers keep most acknowledged writes unsynced when Redis dies.
       faults: [{ type: "slow", delayMs: 150 }],
@@ -60,7 +60,7 @@ describe("Redis outage", () => {
     // The outage must land while acknowledged work is still pending.
     expect(t.platformUsers().size).toBeLessThan(BEFORE);
 
-    await redis.kill();
+    await redis.stop();
 
     const token = { Authorization: "Bearer okta-token", "Content-Type": "application/scim+json" };
     const attempts: Array<[string, () => PromiseLike<{ status: number; body: Record<string, unknown> }>]> = [

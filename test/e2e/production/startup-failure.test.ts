@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { freePort } from "./aof-redis.js";
+import { freePort } from "../../helpers/throwaway-redis.js";
 import { type BridgeProcess, spawnBridge } from "./bridge-process.js";
 
 /**

@@ -9,7 +9,7 @@ import {
 } from "../../../src/platform/emulator/platform-emulator.js";
 import { USER_SCHEMA } from "../../helpers/bridge-harness.js";
 import { waitFor } from "../../helpers/redis-test-prefix.js";
-import { AofRedis, freePort } from "./aof-redis.js";
+import { ThrowawayRedis, freePort } from "../../helpers/throwaway-redis.js";
 import { type BridgeProcess, call, spawnBridge, waitUntilReady } from "./bridge-process.js";
 
 const SHUTDOWN_TIMEOUT_MS = 3_000;
@@ -20,7 +20,7 @@ const SHUTDOWN_TIMEOUT_MS = 3_000;
  * SIGTERM while Redis is down still ends in exit 0 within the timeout.
  */
 describe("worker role", () => {
-  let redis: AofRedis;
+  let redis: ThrowawayRedis;
   let emulator: PlatformEmulator;
   let worker: BridgeProcess;
   let api: RunningBridge | undefined;
@@ -28,7 +28,7 @@ describe("worker role", () => {
   let config: ConfigInput;
 
   beforeAll(async () => {
-    redis = await AofRedis.start();
+    redis = await ThrowawayRedis.start({ aof: true });
     emulator = createPlatformEmulator({ token: "platform-token" });
     const platformUrl = await emulator.start({ port: 0 });
     port = await freePort();
@@ -103,7 +103,7 @@ describe("worker role", () => {
   it("is unready while Redis is down (alive all along), and a SIGTERM then still exits 0 in time", async () => {
     await api?.close();
     api = undefined;
-    await redis.kill();
+    await redis.stop();
     await waitFor(
       async () => {
         const res = await call(port, { path: "/readyz" });

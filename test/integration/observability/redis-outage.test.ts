@@ -4,15 +4,16 @@ import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHealthRouter } from "../../../routes/health.js";
 import { intakeRateLimiter } from "../../../routes/middleware/intake-rate-limiter.js";
-import { SpareRedis, freePort, waitFor } from "./spare-redis.js";
+import { ThrowawayRedis, freePort } from "../../helpers/throwaway-redis.js";
+import { waitFor } from "../../helpers/redis-test-prefix.js";
 
 // A Redis of this file's own on a spare port, so it can be stalled, killed and restarted.
-let spare: SpareRedis;
+let spare: ThrowawayRedis;
 let client: Redis;
 let app: express.Express;
 
 beforeAll(async () => {
-  spare = new SpareRedis(await freePort());
+  spare = new ThrowawayRedis(await freePort());
   await spare.start();
   // Like the bridge's store client: reconnects for ever, fails commands fast while offline.
   client = new Redis(spare.url, {
@@ -47,7 +48,7 @@ describe("when Redis stalls or goes away", () => {
     const blocker = new Redis(spare.url);
     await waitFor(() => blocker.status === "ready");
     const done = blocker.call("DEBUG", "SLEEP", String(seconds));
-    await waitFor(async () => (await readyStatus()) === 503, 1_000);
+    await waitFor(async () => (await readyStatus()) === 503, { timeoutMs: 1_000 });
     return { done, blocker };
   }
 
@@ -83,13 +84,13 @@ describe("when Redis stalls or goes away", () => {
   it("/readyz answers 503 at once when Redis is down, /healthz stays 200, and readiness returns with Redis", async () => {
     await waitFor(async () => (await readyStatus()) === 200);
     await spare.stop();
-    await waitFor(async () => (await readyStatus()) === 503, 3_000);
+    await waitFor(async () => (await readyStatus()) === 503, { timeoutMs: 3_000 });
     await request(app).get("/healthz").expect(200);
     const res = await request(app).get("/readyz").expect(503);
     expect(res.body.failing).toEqual(["redis"]);
     // The limiter steps aside while Redis is down: the request is not refused or held.
     await request(app).get("/scim/v2/okta/Users").expect(200);
     await spare.start();
-    await waitFor(async () => (await readyStatus()) === 200, 10_000);
+    await waitFor(async () => (await readyStatus()) === 200, { timeoutMs: 10_000 });
   });
 });

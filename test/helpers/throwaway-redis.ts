@@ -1,7 +1,9 @@
 /**
- * A throwaway redis-server for production-behaviour tests: its own spare port and data directory,
- * AOF on with fsync on every write (what the README asks of a production Redis), so it can be
- * killed and started again on the same port and directory with every acknowledged write kept.
+ * A throwaway redis-server on a spare port and a data directory of its own, for tests that stop,
+ * restart or stall Redis without touching the shared one. With `aof: true` it keeps an AOF with an
+ * fsync on every write (what a production Redis needs), so it can be killed and started again on
+ * the same port and directory with every acknowledged write kept. `DEBUG SLEEP` is enabled so that
+ * a test can make it hang.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -9,7 +11,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
-import { waitFor } from "../../helpers/redis-test-prefix.js";
+import { waitFor } from "./redis-test-prefix.js";
 
 /** A free TCP port on 127.0.0.1 (bound, then released). */
 export async function freePort(): Promise<number> {
@@ -20,14 +22,23 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-export class AofRedis {
+export interface ThrowawayRedisOptions {
+  /** AOF with fsync always and noeviction (default false: nothing kept on disk). */
+  aof?: boolean;
+}
+
+export class ThrowawayRedis {
   private child?: ChildProcess;
-  readonly dir = mkdtempSync(join(tmpdir(), "aof-redis-"));
+  readonly dir = mkdtempSync(join(tmpdir(), "throwaway-redis-"));
 
-  private constructor(readonly port: number) {}
+  constructor(
+    readonly port: number,
+    private readonly options: ThrowawayRedisOptions = {},
+  ) {}
 
-  static async start(): Promise<AofRedis> {
-    const redis = new AofRedis(await freePort());
+  /** A server on a free port, started. */
+  static async start(options: ThrowawayRedisOptions = {}): Promise<ThrowawayRedis> {
+    const redis = new ThrowawayRedis(await freePort(), options);
     await redis.start();
     return redis;
   }
@@ -38,6 +49,9 @@ export class AofRedis {
 
   /** Starts redis-server (again) on this port and directory; resolves once it answers PING. */
   async start(): Promise<void> {
+    const persistence = this.options.aof
+      ? ["--appendonly", "yes", "--appendfsync", "always", "--maxmemory-policy", "noeviction"]
+      : ["--appendonly", "no"];
     this.child = spawn(
       "redis-server",
       [
@@ -47,14 +61,11 @@ export class AofRedis {
         "127.0.0.1",
         "--save",
         "",
-        "--appendonly",
-        "yes",
-        "--appendfsync",
-        "always",
-        "--maxmemory-policy",
-        "noeviction",
+        ...persistence,
         "--dir",
         this.dir,
+        "--enable-debug-command",
+        "yes",
       ],
       { stdio: "ignore" },
     );
@@ -83,7 +94,7 @@ export class AofRedis {
   }
 
   /** Kills the server with SIGKILL (a crash: no final save) and waits for it to exit. */
-  async kill(): Promise<void> {
+  async stop(): Promise<void> {
     const child = this.child;
     this.child = undefined;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
@@ -93,7 +104,7 @@ export class AofRedis {
   }
 
   async dispose(): Promise<void> {
-    await this.kill();
+    await this.stop();
     rmSync(this.dir, { recursive: true, force: true });
   }
 }
