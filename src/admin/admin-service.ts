@@ -150,41 +150,34 @@ export class AdminService {
 
   /** Confirms a guarded run: its held repairs (deprovisioning included) are applied. */
   async confirmRun(runId: string, actor: AdminPrincipal): Promise<ReconcileRun> {
-    const run = await this.getRun(runId);
-    const next: ReconcileRun = {
-      ...run,
-      state: "queued",
-      settledBy: actor.name,
-      settledAt: new Date().toISOString(),
-    };
-    if (
-      run.state !== "awaiting-confirmation" ||
-      !(await this.deps.runs.transition(next, ["awaiting-confirmation"]))
-    ) {
-      throw invalidState(`Run ${runId} is ${run.state}, not awaiting-confirmation`);
-    }
+    const { run, next } = await this.settleRun(runId, actor, "queued");
     await this.deps.jobs.enqueueReconcile(runId, "apply");
     await this.audit(actor, "reconcile.confirm", run.source, { runId });
     return next;
   }
 
   async discardRun(runId: string, actor: AdminPrincipal): Promise<ReconcileRun> {
+    const { run, next } = await this.settleRun(runId, actor, "discarded");
+    await this.deps.runs.dropOwnedKeys(runId);
+    await this.audit(actor, "reconcile.discard", run.source, { runId });
+    return next;
+  }
+
+  /** Moves a run that awaits confirmation to `state`, once (a second settle is refused). */
+  private async settleRun(
+    runId: string,
+    actor: AdminPrincipal,
+    state: "queued" | "discarded",
+  ): Promise<{ run: ReconcileRun; next: ReconcileRun }> {
     const run = await this.getRun(runId);
-    const next: ReconcileRun = {
-      ...run,
-      state: "discarded",
-      settledBy: actor.name,
-      settledAt: new Date().toISOString(),
-    };
+    const next: ReconcileRun = { ...run, state, settledBy: actor.name, settledAt: new Date().toISOString() };
     if (
       run.state !== "awaiting-confirmation" ||
       !(await this.deps.runs.transition(next, ["awaiting-confirmation"]))
     ) {
       throw invalidState(`Run ${runId} is ${run.state}, not awaiting-confirmation`);
     }
-    await this.deps.runs.dropOwnedKeys(runId);
-    await this.audit(actor, "reconcile.discard", run.source, { runId });
-    return next;
+    return { run, next };
   }
 
   async triggerResync(source: string, scope: ResyncScope, actor: AdminPrincipal): Promise<ResyncOperation> {
