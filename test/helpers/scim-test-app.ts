@@ -1,13 +1,9 @@
-import { Redis } from "ioredis";
 import supertest from "supertest";
 import { createApp } from "../../routes/app.js";
 import { buildConfig } from "../../src/config/load-config.js";
 import type { ConfigInput } from "../../src/config/config-schema.js";
-import { RedisDirectoryStore } from "../../src/directory/redis-directory-store.js";
-import { createLogger } from "../../src/observability/logger.js";
-import { matchesFilter } from "../../src/scim/filter-eval.js";
-import type { EntityRef } from "../../src/scim/scim-types.js";
 import { TEST_REDIS_URL, deleteKeys, testPrefix } from "./redis-test-prefix.js";
+import { createRecordingDirectory } from "./recording-directory.js";
 
 export const OKTA_TOKEN = "okta-token-123";
 export const ENTRA_TOKEN = "entra-token-456";
@@ -24,23 +20,7 @@ export async function createScimTestApp(name: string, overrides: Partial<ConfigI
     logLevel: "silent",
     ...overrides,
   });
-  const redis = new Redis(TEST_REDIS_URL, {
-    lazyConnect: true,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-  });
-  await redis.connect();
-  const notified: EntityRef[] = [];
-  const logger = createLogger("silent");
-  const directory = new RedisDirectoryStore({
-    redis,
-    prefix,
-    logger,
-    matchesFilter,
-    notify: async (refs) => {
-      notified.push(...refs);
-    },
-  });
+  const { redis, directory, notified, logger } = await createRecordingDirectory(prefix);
   const app = createApp({ logger, scim: { config, directory, logger } });
   const request = supertest(app);
   const auth = (token: string) => ({ Authorization: `Bearer ${token}` });

@@ -1,15 +1,11 @@
 import express from "express";
-import { Redis } from "ioredis";
 import { Registry } from "prom-client";
 import supertest from "supertest";
 import { createHooksRouter } from "../../../routes/hooks/hooks-router.js";
 import { buildConfig } from "../../../src/config/load-config.js";
-import { RedisDirectoryStore } from "../../../src/directory/redis-directory-store.js";
 import { signWebhook } from "../../../src/hooks/standard-webhooks.js";
-import { createLogger } from "../../../src/observability/logger.js";
-import { matchesFilter } from "../../../src/scim/filter-eval.js";
-import type { EntityRef } from "../../../src/scim/scim-types.js";
 import { TEST_REDIS_URL, deleteKeys, testPrefix } from "../../helpers/redis-test-prefix.js";
+import { createRecordingDirectory } from "../../helpers/recording-directory.js";
 
 export const OKTA_SECRET = "okta-hook-secret-0123456789";
 export const EVENTS_SECRET = `whsec_${Buffer.from("events signing key for tests 32b").toString("base64")}`;
@@ -28,19 +24,7 @@ export async function createHooksTestApp(name: string) {
       plain: { tokens: ["t3"] },
     },
   });
-  const redis = new Redis(TEST_REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
-  await redis.connect();
-  const notified: EntityRef[] = [];
-  const logger = createLogger("silent");
-  const directory = new RedisDirectoryStore({
-    redis,
-    prefix,
-    logger,
-    matchesFilter,
-    notify: async (refs) => {
-      notified.push(...refs);
-    },
-  });
+  const { redis, directory, notified, logger } = await createRecordingDirectory(prefix);
   const registry = new Registry();
   let nowMs = Date.now();
   const app = express();
