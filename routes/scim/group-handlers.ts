@@ -4,7 +4,7 @@ import type { Config } from "../../src/config/config-schema.js";
 import { BadRequestError, NotFoundError } from "../../src/errors.js";
 import { toCanonicalGroup } from "../../src/scim/canonical-resource.js";
 import { normalizePatchRequest } from "../../src/scim/dialects.js";
-import { applyGroupPatch } from "../../src/scim/patch.js";
+import { applyGroupPatch, groupPatchNeedsMembers } from "../../src/scim/patch.js";
 import { projectResource } from "../../src/scim/projection.js";
 import { SCHEMA_LIST, type JsonObject } from "../../src/scim/scim-types.js";
 import { type ListParams, membersExcluded, parseListParams, projectionOf } from "./list-params.js";
@@ -108,15 +108,12 @@ export function createGroupHandlers({ directory, config }: ScimRouterDeps): Reso
         source(req),
         id(req),
         (current) => {
-          const next = applyGroupPatch(
-            current.resource,
-            current.members?.map((m) => m.value),
-            operations,
-          );
+          const next = applyGroupPatch(current.resource, current.members, operations);
           checkGroupName(config, source(req), next.resource);
           return next;
         },
-        { ifMatch: ifMatchOf(req) },
+        // The member list is read only for a members filter that needs it (not `value eq`).
+        { ifMatch: ifMatchOf(req), withMembers: groupPatchNeedsMembers(operations) },
       );
       // A group PATCH answers 204 (RFC 7644 §3.5.2) unless the caller asked for attributes back:
       // re-reading a 5,000-member group on every membership change costs more than it gives.

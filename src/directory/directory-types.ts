@@ -41,6 +41,11 @@ export interface WriteOptions {
   ifMatch?: string;
 }
 
+export interface GroupUpdateOptions extends WriteOptions {
+  /** Give `mutate` the current member list (`current.members`): one SMEMBERS more per attempt. */
+  withMembers?: boolean;
+}
+
 export interface ListQuery {
   filter?: FilterNode;
   /** 1-based, RFC 7644 §3.4.2.4. */
@@ -116,12 +121,14 @@ export interface DirectoryStore {
   /**
    * PATCH of a group: the document change (displayName, externalId, ...) and the membership
    * change are applied together, atomically. Unknown member ids throw BadRequestError (invalidValue).
+   * With `withMembers`, `mutate` sees the members too; the write still applies only if the group's
+   * generation (which every membership change bumps) is the one read, else `mutate` runs again.
    */
   updateGroup(
     source: string,
     id: string,
     mutate: (current: GroupRecord) => { resource: Omit<ScimGroup, "id">; members?: MembershipChange },
-    options?: WriteOptions,
+    options?: GroupUpdateOptions,
   ): Promise<GroupRecord>;
   deleteGroup(source: string, id: string, options?: WriteOptions): Promise<void>;
   listGroups(source: string, query: ListQuery & { withMembers?: boolean }): Promise<ListResult<GroupRecord>>;

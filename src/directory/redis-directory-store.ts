@@ -34,6 +34,7 @@ import type {
   DirectoryStore,
   DirtyEntry,
   GroupRecord,
+  GroupUpdateOptions,
   ListQuery,
   ListResult,
   MembershipChange,
@@ -213,17 +214,22 @@ export class RedisDirectoryStore implements DirectoryStore {
     });
   }
 
-  /** PATCH: the returned record has `memberCount` but no `members` (read them with getGroup). */
+  /**
+   * PATCH: the returned record has `memberCount` but no `members` (read them with getGroup).
+   * The members read with `withMembers` come after the generation in one pipeline, so a list
+   * newer than that generation fails the write's generation check and `mutate` runs again.
+   */
   updateGroup(
     source: string,
     id: string,
     mutate: (current: GroupRecord) => GroupMutation,
-    options?: WriteOptions,
+    options?: GroupUpdateOptions,
   ): Promise<GroupRecord> {
     return guarded(async () => {
       const base = sourceBase(this.prefix, source);
+      const withMembers = options?.withMembers ?? false;
       for (let attempt = 0; attempt < this.maxAttempts; attempt += 1) {
-        const current = (await readGroups(this.redis, base, [id], false))[0];
+        const current = (await readGroups(this.redis, base, [id], withMembers))[0];
         if (!current) throw new NotFoundError(`Group ${id} not found`);
         checkIfMatch(current.generation, options?.ifMatch);
         const next = mutate(current);

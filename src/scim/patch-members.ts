@@ -2,25 +2,41 @@ import type { MembershipChange } from "../directory/directory-types.js";
 import { BadRequestError } from "../errors.js";
 import { GROUP_ATTRS } from "./attribute-schema.js";
 import { memberIds } from "./canonical-resource.js";
+import { isJsonObject } from "./dialects.js";
 import { matchesFilterWithin } from "./filter-eval.js";
 import type { PatchPath } from "./patch-path.js";
-import { valueEqIds } from "./patch-path.js";
-import type { Json, PatchOperation } from "./scim-types.js";
+import { elementFromFilter, valueEqIds } from "./patch-path.js";
+import type { GroupMember, Json, JsonObject, PatchOperation } from "./scim-types.js";
 
 const MEMBER_TABLE = GROUP_ATTRS.get("members")?.sub ?? new Map();
+
+/**
+ * Whether a members operation needs the current member list: only a value filter that is not a
+ * plain `value eq` list (`members[value ne "x"]`, `members[type eq "User"]`, ...) on a remove or
+ * replace. The group update reads the list only then, so the common PATCHes stay one read.
+ */
+export function memberFilterNeedsList(op: PatchOperation["op"], path: PatchPath | undefined): boolean {
+  if (!path?.filter || path.target.sub !== undefined || path.filterSub !== undefined) return false;
+  return op !== "add" && valueEqIds(path.filter) === undefined;
+}
+
+/** A member as the directory knows it: every member is a user (the store only links users). */
+function userMember(value: string): GroupMember {
+  return { value, type: "User" };
+}
 
 /**
  * Accumulates the membership part of a group PATCH (RFC 7644 §3.5.2) as a net change, in order,
  * in O(ids touched): add and remove stay disjoint, so the directory can apply them in any order;
  * once a whole-list replace is seen, later adds and removes edit that list instead.
- * The current member list is read only for a filter that is not a plain `value eq` list.
+ * The current member list is needed only when memberFilterNeedsList says so.
  */
 export class MembershipAccumulator {
   private replaced: Set<string> | undefined;
   private readonly added = new Set<string>();
   private readonly removed = new Set<string>();
 
-  constructor(private readonly current: readonly string[] | undefined) {}
+  constructor(private readonly current: readonly GroupMember[] | undefined) {}
 
   apply(op: PatchOperation["op"], path: PatchPath | undefined, value: Json | undefined): void {
     if (path && (path.target.sub !== undefined || path.filterSub !== undefined)) {
@@ -28,13 +44,19 @@ export class MembershipAccumulator {
       throw new BadRequestError("Members can only be changed as a whole or by value", "invalidPath");
     }
     if (path?.filter) {
-      if (op !== "remove") {
+      if (!memberFilterNeedsList(op, path)) {
         const ids = valueEqIds(path.filter);
         if (!ids) throw new BadRequestError("Members can only be added by value", "invalidPath");
-        this.add(ids);
+        if (op === "remove") this.remove(ids);
+        else this.add(ids); // a missing member of a replace is created from the filter (Entra)
         return;
       }
-      this.remove(this.matching(path));
+      const hits = this.matching(path);
+      if (op === "remove") {
+        this.remove(hits); // matching nothing is a no-op, as for every remove (patch.ts)
+        return;
+      }
+      this.replaceMatching(path, hits, value);
       return;
     }
     if (op === "add") this.add(memberIds(value));
@@ -43,24 +65,44 @@ export class MembershipAccumulator {
     else this.remove(memberIds(value)); // Entra: remove only the members listed in value
   }
 
-  private matching(path: PatchPath): string[] {
-    const filter = path.filter!;
-    const ids = valueEqIds(filter);
-    if (ids) return ids;
-    const members = this.members();
-    if (!members) {
-      throw new BadRequestError("This members filter needs the current member list", "invalidFilter");
+  /**
+   * RFC 7644 §3.5.2.3: the matching members are replaced by the value's members. When none
+   * matches, the member the filter describes is created (as patch.ts does for other attributes),
+   * else it is noTarget.
+   */
+  private replaceMatching(path: PatchPath, hits: string[], value: Json | undefined): void {
+    const element = Array.isArray(value) && value.length === 1 ? value[0] : value;
+    if (hits.length > 0) {
+      const ids = memberIds(value);
+      this.remove(hits);
+      this.add(ids);
+      return;
     }
-    return members.filter((id) => matchesFilterWithin(filter, { value: id }, MEMBER_TABLE));
+    const base = elementFromFilter(path.filter!);
+    const created: JsonObject | undefined = base && isJsonObject(element) ? { ...base, ...element } : base;
+    if (!created || typeof created.value !== "string") {
+      throw new BadRequestError("No member matches the filter and none can be created from it", "noTarget");
+    }
+    this.add(memberIds(created));
   }
 
-  /** The member list as it stands after the operations so far, if known. */
-  private members(): string[] | undefined {
-    const base = this.replaced ?? (this.current ? new Set(this.current) : undefined);
-    if (!base) return undefined;
-    if (this.replaced) return [...base];
-    const out = [...base].filter((id) => !this.removed.has(id));
-    for (const id of this.added) if (!base.has(id)) out.push(id);
+  private matching(path: PatchPath): string[] {
+    const filter = path.filter!;
+    return this.members()
+      .filter((m) => matchesFilterWithin(filter, m as unknown as JsonObject, MEMBER_TABLE))
+      .map((m) => m.value);
+  }
+
+  /** The member list as it stands after the operations so far. */
+  private members(): GroupMember[] {
+    if (this.replaced) return [...this.replaced].map(userMember);
+    if (!this.current) {
+      // The caller must read the list when memberFilterNeedsList says so (a bug, not bad input).
+      throw new Error("This members filter needs the current member list; read it with the group");
+    }
+    const out = this.current.filter((m) => !this.removed.has(m.value));
+    const have = new Set(this.current.map((m) => m.value));
+    for (const id of this.added) if (!have.has(id)) out.push(userMember(id));
     return out;
   }
 

@@ -40,7 +40,9 @@ export function parsePatchPath(text: string, table: AttrTable): PatchPath {
   try {
     filter = parseFilterWithin(text.slice(open + 1, close), target.def?.sub ?? EMPTY, true);
   } catch (err) {
-    invalidPath(text, err instanceof Error ? err.message : "bad value filter");
+    // RFC 7644 §3.12: a PATCH path filter that does not parse is invalidFilter.
+    const why = err instanceof Error ? err.message : "bad value filter";
+    throw new BadRequestError(`Invalid PATCH path "${text}": ${why}`, "invalidFilter");
   }
   const out: PatchPath = { target, filter };
   const rest = text.slice(close + 1).trim();

@@ -4,9 +4,9 @@ import { type AttrDef, type AttrTable, GROUP_ATTRS, USER_ATTRS, findKey } from "
 import { canonicalValue, toCanonicalGroup, toCanonicalUser } from "./canonical-resource.js";
 import { expandNoPathValue, isJsonObject } from "./dialects.js";
 import { matchesFilterWithin } from "./filter-eval.js";
-import { MembershipAccumulator } from "./patch-members.js";
+import { MembershipAccumulator, memberFilterNeedsList } from "./patch-members.js";
 import { elementFromFilter, type PatchPath, parsePatchPath } from "./patch-path.js";
-import type { Json, JsonObject, PatchOperation, ScimGroup, ScimUser } from "./scim-types.js";
+import type { GroupMember, Json, JsonObject, PatchOperation, ScimGroup, ScimUser } from "./scim-types.js";
 
 /**
  * PATCH (RFC 7644 §3.5.2) on a copy of the stored document: all operations apply in order, or a
@@ -24,16 +24,41 @@ export function applyUserPatch(
   return toCanonicalUser(doc);
 }
 
+/**
+ * `currentMembers` (the group's members as the directory holds them) is needed only when
+ * groupPatchNeedsMembers(operations) is true; otherwise it may be undefined.
+ */
 export function applyGroupPatch(
   resource: JsonObject,
-  currentMemberIds: readonly string[] | undefined,
+  currentMembers: readonly GroupMember[] | undefined,
   operations: readonly PatchOperation[],
 ): { resource: Omit<ScimGroup, "id">; members: MembershipChange } {
   const doc = cloneJson(resource);
   delete doc.members;
-  const members = new MembershipAccumulator(currentMemberIds);
+  const members = new MembershipAccumulator(currentMembers);
   for (const op of operations) applyOperation(doc, op, GROUP_ATTRS, members);
   return { resource: toCanonicalGroup(doc).resource, members: members.result() };
+}
+
+/**
+ * Whether applyGroupPatch needs the current member list for these operations: a members filter
+ * other than `value eq` on a remove or replace (`members[value ne "x"]`, `members[type eq "User"]`).
+ * Paths without "[" are not parsed, so the common PATCH costs a string scan. A malformed
+ * operation answers false: applying it throws the error the caller must see.
+ */
+export function groupPatchNeedsMembers(operations: readonly PatchOperation[]): boolean {
+  return operations.some((raw) => {
+    const op = String(raw.op).toLowerCase() as Op;
+    const paths = raw.path ? [raw.path] : isJsonObject(raw.value) ? Object.keys(raw.value) : [];
+    return paths.some((text) => {
+      if (!text.includes("[")) return false;
+      try {
+        return memberFilterNeedsList(op, parsePatchPath(text, GROUP_ATTRS));
+      } catch {
+        return false;
+      }
+    });
+  });
 }
 
 type Op = PatchOperation["op"];

@@ -9,7 +9,8 @@ import type { Json, JsonObject } from "./scim-types.js";
  * `userName`, `name.givenName`, `emails.value`, `addresses[type eq "work"].country`,
  * `urn:...:enterprise:2.0:User:department`, `urn:...:enterprise:2.0:User:manager.value`
  * (the path grammar of RFC 7644 §3.5.2, names case-insensitive). Empty when nothing is there.
- * For mapping rules that read one attribute of a user. Throws BadRequestError("invalidPath").
+ * For mapping rules that read one attribute of a user. Throws BadRequestError ("invalidPath", or
+ * "invalidFilter" for a value filter that does not parse).
  */
 export function valuesAtPath(resource: JsonObject, pathText: string): Json[] {
   const path = parsePatchPath(pathText, USER_ATTRS);

@@ -71,6 +71,28 @@ describe("groups and membership", () => {
     expect(read?.memberCount).toBe(1);
   });
 
+  it("updateGroup hands mutate the members only when asked (withMembers)", async () => {
+    const [u1, u2] = await users("g2m", ["w1", "w2"]);
+    const g = await store.createGroup("g2m", group("Readers"), [u1!, u2!]);
+    const seen: unknown[] = [];
+    await store.updateGroup("g2m", g.resource.id, (cur) => {
+      seen.push(cur.members);
+      return { resource: cur.resource };
+    });
+    const updated = await store.updateGroup(
+      "g2m",
+      g.resource.id,
+      (cur) => {
+        seen.push(cur.members);
+        return { resource: cur.resource, members: { remove: [u2!] } };
+      },
+      { withMembers: true },
+    );
+    expect(seen).toEqual([undefined, [u1!, u2!].sort().map((value) => ({ value, type: "User" }))]);
+    expect(updated.memberCount).toBe(1);
+    expect((await store.getUser("g2m", u2!))?.groups).toEqual([]);
+  });
+
   it("keeps displayName unique per source, case-insensitively", async () => {
     await store.createGroup("g3", group("Sales"), []);
     await expect(store.createGroup("g3", group("SALES"), [])).rejects.toBeInstanceOf(ConflictError);

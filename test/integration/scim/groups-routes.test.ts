@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { type ScimTestApp, createScimTestApp } from "../../helpers/scim-test-app.js";
 
 const USER = "urn:ietf:params:scim:schemas:core:2.0:User";
 const GROUP = "urn:ietf:params:scim:schemas:core:2.0:Group";
 const PATCH = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
+const ERROR = "urn:ietf:params:scim:api:messages:2.0:Error";
 
 let t: ScimTestApp;
 const ids: string[] = [];
@@ -147,5 +148,147 @@ describe("/Groups", () => {
     expect(members(put)).toEqual([ids[3]]);
     expect((await t.request.delete(`/scim/v2/okta/Groups/${g.body.id}`).set(t.okta)).status).toBe(204);
     expect((await t.request.get(`/scim/v2/okta/Users/${ids[3]}`).set(t.okta)).status).toBe(200);
+  });
+});
+
+describe("PATCH /Groups members filters beyond value eq (RFC 7644 §3.5.2.2-3)", () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  const createGroup = async (displayName: string, memberIds: string[]) => {
+    const res = await t.request
+      .post("/scim/v2/okta/Groups")
+      .set(t.okta)
+      .send({ schemas: [GROUP], displayName, members: memberIds.map((value) => ({ value })) });
+    expect(res.status).toBe(201);
+    return res.body as { id: string; meta: { version: string } };
+  };
+  const patchGroup = (id: string, Operations: object[]) =>
+    t.request
+      .patch(`/scim/v2/okta/Groups/${id}`)
+      .set(t.okta)
+      .send({ schemas: [PATCH], Operations });
+  const getGroup = (id: string) => t.request.get(`/scim/v2/okta/Groups/${id}`).set(t.okta);
+  const groupsOf = async (userId: string) =>
+    ((await t.request.get(`/scim/v2/okta/Users/${userId}`).set(t.okta)).body.groups ?? []).map(
+      (g: { value: string }) => g.value,
+    );
+
+  it("remove members[value ne x] keeps only x, in both directions", async () => {
+    const g = await createGroup("Filter-ne", ids);
+    const res = await patchGroup(g.id, [{ op: "remove", path: `members[value ne "${ids[1]}"]` }]);
+    expect(res.status).toBe(204);
+    expect(members(await getGroup(g.id))).toEqual([ids[1]]);
+    expect(await groupsOf(ids[0]!)).not.toContain(g.id);
+    expect(await groupsOf(ids[1]!)).toContain(g.id);
+  });
+
+  it("remove by type, and by value eq or-ed with another comparison", async () => {
+    const g = await createGroup("Filter-or", ids);
+    const or = await patchGroup(g.id, [
+      { op: "remove", path: `members[value eq "${ids[0]}" or value sw "${ids[2]}"]` },
+    ]);
+    expect(or.status).toBe(204);
+    expect(members(await getGroup(g.id))).toEqual([ids[1], ids[3]].sort());
+    const all = await patchGroup(g.id, [{ op: "remove", path: 'members[type eq "User"]' }]);
+    expect(all.status).toBe(204);
+    expect(members(await getGroup(g.id))).toEqual([]);
+  });
+
+  it("a remove whose filter matches no member changes nothing (204, same version)", async () => {
+    const g = await createGroup("Filter-none", [ids[0]!, ids[1]!]);
+    const res = await patchGroup(g.id, [{ op: "remove", path: 'members[display eq "Ada"]' }]);
+    expect(res.status).toBe(204);
+    const after = await getGroup(g.id);
+    expect(members(after)).toEqual([ids[0], ids[1]].sort());
+    expect(after.body.meta.version).toBe(g.meta.version);
+  });
+
+  it("replace members[filter] swaps the matching member for the value's", async () => {
+    const g = await createGroup("Filter-replace", [ids[0]!, ids[1]!]);
+    const res = await patchGroup(g.id, [
+      { op: "replace", path: `members[value eq "${ids[0]}" and type eq "User"]`, value: { value: ids[2] } },
+    ]);
+    expect(res.status).toBe(204);
+    expect(members(await getGroup(g.id))).toEqual([ids[1], ids[2]].sort());
+    expect(await groupsOf(ids[0]!)).not.toContain(g.id);
+    expect(await groupsOf(ids[2]!)).toContain(g.id);
+  });
+
+  it("400 noTarget for a replace whose filter matches nothing, and nothing changes", async () => {
+    const g = await createGroup("Filter-notarget", [ids[0]!]);
+    const res = await patchGroup(g.id, [
+      { op: "replace", path: "displayName", value: "Filter-renamed" },
+      { op: "replace", path: 'members[value sw "nobody"]', value: { value: ids[1] } },
+    ]);
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ schemas: [ERROR], status: "400", scimType: "noTarget" });
+    const after = await getGroup(g.id);
+    expect(after.body.displayName).toBe("Filter-notarget");
+    expect(members(after)).toEqual([ids[0]]);
+    expect(after.body.meta.version).toBe(g.meta.version);
+  });
+
+  it("400 invalidFilter for a members filter that does not parse, and nothing changes", async () => {
+    const g = await createGroup("Filter-bad", [ids[0]!]);
+    for (const path of ['members[value eq "a" or]', 'members[value zz "a"]']) {
+      const res = await patchGroup(g.id, [{ op: "remove", path }]);
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ schemas: [ERROR], status: "400", scimType: "invalidFilter" });
+    }
+    const after = await getGroup(g.id);
+    expect(members(after)).toEqual([ids[0]]);
+    expect(after.body.meta.version).toBe(g.meta.version);
+  });
+
+  it("reads the member list only for a filter that needs it", async () => {
+    const g = await createGroup("Filter-reads", [ids[0]!, ids[1]!]);
+    const update = vi.spyOn(t.directory, "updateGroup");
+    await patchGroup(g.id, [{ op: "remove", path: `members[value eq "${ids[0]}"]` }]);
+    await patchGroup(g.id, [{ op: "add", path: "members", value: [{ value: ids[0] }] }]);
+    await patchGroup(g.id, [{ op: "remove", path: `members[value ne "${ids[0]}"]` }]);
+    expect(update.mock.calls.map((call) => call[3]?.withMembers)).toEqual([false, false, true]);
+    expect(members(await getGroup(g.id))).toEqual([ids[0]]);
+  });
+
+  it("a membership change between reading the members and writing makes the PATCH start over", async () => {
+    const g = await createGroup("Filter-race", [ids[0]!, ids[1]!]);
+    // Right after the PATCH has read the group (and its members), another client adds a member.
+    const pipeline = t.redis.pipeline.bind(t.redis);
+    const update = t.directory.updateGroup.bind(t.directory);
+    let competing: (() => Promise<unknown>) | undefined = () =>
+      update("okta", g.id, (cur) => ({ resource: cur.resource, members: { add: [ids[2]!] } }));
+    let runs = 0;
+    vi.spyOn(t.directory, "updateGroup").mockImplementation((source, id, mutate, options) =>
+      update(
+        source,
+        id,
+        (cur) => {
+          runs += 1;
+          return mutate(cur);
+        },
+        options,
+      ),
+    );
+    vi.spyOn(t.redis, "pipeline").mockImplementation((...args: Parameters<typeof t.redis.pipeline>) => {
+      const p = pipeline(...args);
+      const exec = p.exec.bind(p);
+      p.exec = async (...execArgs: Parameters<typeof exec>) => {
+        const out = await exec(...execArgs);
+        const run = competing;
+        competing = undefined;
+        if (run) await run();
+        return out;
+      };
+      return p;
+    });
+    const res = await patchGroup(g.id, [{ op: "remove", path: `members[value ne "${ids[0]}"]` }]);
+    expect(res.status).toBe(204);
+    expect(competing).toBeUndefined();
+    expect(runs).toBe(2);
+    // The member added meanwhile is removed too: the filter saw the list as it was when written.
+    expect(members(await getGroup(g.id))).toEqual([ids[0]]);
+    expect(await groupsOf(ids[2]!)).not.toContain(g.id);
   });
 });

@@ -1,16 +1,20 @@
 import { describe, expect, it } from "vitest";
 import { BadRequestError } from "../../../src/errors.js";
 import { normalizePatchRequest } from "../../../src/scim/dialects.js";
-import { applyGroupPatch } from "../../../src/scim/patch.js";
-import type { JsonObject, PatchOperation } from "../../../src/scim/scim-types.js";
+import { applyGroupPatch, groupPatchNeedsMembers } from "../../../src/scim/patch.js";
+import type { GroupMember, JsonObject, PatchOperation } from "../../../src/scim/scim-types.js";
 import { loadFixture } from "./load-fixture.js";
 
 const GROUP = "urn:ietf:params:scim:schemas:core:2.0:Group";
 const base = (): JsonObject => ({ schemas: [GROUP], id: "g1", displayName: "Admins", externalId: "ext-1" });
 
-const patch = (ops: PatchOperation[], current?: readonly string[]) => applyGroupPatch(base(), current, ops);
+/** Members as the directory hands them over: every member is a user. */
+const stored = (ids?: readonly string[]): GroupMember[] | undefined =>
+  ids?.map((value) => ({ value, type: "User" }));
+const patch = (ops: PatchOperation[], current?: readonly string[]) =>
+  applyGroupPatch(base(), stored(current), ops);
 const patchFixture = (name: string, current?: readonly string[]) =>
-  applyGroupPatch(base(), current, normalizePatchRequest(loadFixture(name).body));
+  applyGroupPatch(base(), stored(current), normalizePatchRequest(loadFixture(name).body));
 
 describe("applyGroupPatch (RFC 7644 §3.5.2)", () => {
   it("quirk: Okta remove-and-add in one PATCH, applied in order", () => {
@@ -88,8 +92,136 @@ describe("applyGroupPatch (RFC 7644 §3.5.2)", () => {
     expect(out.members).toEqual({ remove: ["old-1", "old-2"] });
   });
 
-  it("asks for the member list when a filter needs it and none was given", () => {
-    expect(() => patch([{ op: "remove", path: 'members[value sw "old-"]' }])).toThrow(BadRequestError);
+  it("refuses to guess when a filter needs the member list and the caller did not read it", () => {
+    // A wiring bug (groupPatchNeedsMembers was not honoured), not bad input: not a 400.
+    const err = (() => {
+      try {
+        patch([{ op: "remove", path: 'members[value sw "old-"]' }]);
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(err).toBeInstanceOf(Error);
+    expect(err).not.toBeInstanceOf(BadRequestError);
+    expect((err as Error).message).toMatch(/member list/);
+  });
+
+  describe("members filters beyond value eq (read against the current members)", () => {
+    const current = ["u1", "u2", "u3"];
+
+    it("remove with ne removes every other member", () => {
+      expect(patch([{ op: "remove", path: 'members[value ne "u2"]' }], current).members).toEqual({
+        remove: ["u1", "u3"],
+      });
+    });
+
+    it("remove by type: every member is a user", () => {
+      expect(patch([{ op: "remove", path: 'members[type eq "User"]' }], current).members).toEqual({
+        remove: current,
+      });
+      expect(patch([{ op: "remove", path: 'members[type eq "Group"]' }], current).members).toEqual({});
+    });
+
+    it("remove with value eq or-ed with another comparison", () => {
+      const out = patch([{ op: "remove", path: 'members[value eq "u1" or value sw "u3"]' }], current);
+      expect(out.members).toEqual({ remove: ["u1", "u3"] });
+    });
+
+    it("remove by display matches nothing (the directory keeps no display) and is a no-op", () => {
+      expect(patch([{ op: "remove", path: 'members[display eq "Ada"]' }], current).members).toEqual({});
+    });
+
+    it("sees the members added and removed earlier in the same PATCH", () => {
+      const out = patch(
+        [
+          { op: "add", path: "members", value: [{ value: "u9" }] },
+          { op: "remove", path: 'members[value eq "u1"]' },
+          { op: "remove", path: 'members[not (value eq "u2")]' },
+        ],
+        current,
+      );
+      // u9 was a member by then, so the last filter took it out again: nothing is added.
+      expect(out.members).toEqual({ remove: ["u1", "u3", "u9"] });
+    });
+
+    it("works on a list replaced earlier in the PATCH without the stored list", () => {
+      const out = patch([
+        { op: "replace", path: "members", value: [{ value: "a" }, { value: "b" }] },
+        { op: "remove", path: 'members[value ne "a"]' },
+      ]);
+      expect(out.members).toEqual({ replace: ["a"] });
+    });
+
+    it("replace swaps the matching members for the value's", () => {
+      const out = patch(
+        [{ op: "replace", path: 'members[value eq "u1" and type eq "User"]', value: { value: "u7" } }],
+        current,
+      );
+      expect(out.members).toEqual({ add: ["u7"], remove: ["u1"] });
+    });
+
+    it("replace with a filter matching nothing creates the member the filter names", () => {
+      const out = patch(
+        [{ op: "replace", path: 'members[value eq "u8" and type eq "User"]', value: { type: "User" } }],
+        current,
+      );
+      expect(out.members).toEqual({ add: ["u8"] });
+    });
+
+    it("noTarget: replace with a filter matching nothing that describes no member", () => {
+      expect(() =>
+        patch([{ op: "replace", path: 'members[value sw "zz"]', value: { value: "u7" } }], current),
+      ).toThrow(expect.objectContaining({ scimType: "noTarget" }));
+      expect(() =>
+        patch([{ op: "replace", path: 'members[type eq "Group"]', value: { display: "x" } }], current),
+      ).toThrow(expect.objectContaining({ scimType: "noTarget" }));
+    });
+
+    it("invalidValue: replace of matching members with a value that names none", () => {
+      expect(() =>
+        patch([{ op: "replace", path: 'members[value ne "u1"]', value: { display: "x" } }], current),
+      ).toThrow(expect.objectContaining({ scimType: "invalidValue" }));
+    });
+
+    it("invalidPath: add needs member values, not a filter", () => {
+      expect(() => patch([{ op: "add", path: 'members[type eq "User"]', value: {} }], current)).toThrow(
+        expect.objectContaining({ scimType: "invalidPath" }),
+      );
+    });
+
+    it("invalidFilter: a members filter that does not parse", () => {
+      for (const path of ['members[value eq "a" or]', "members[value zz 1]", "members[(value eq 1]"]) {
+        expect(() => patch([{ op: "remove", path }], current)).toThrow(
+          expect.objectContaining({ scimType: "invalidFilter" }),
+        );
+      }
+    });
+  });
+
+  describe("groupPatchNeedsMembers", () => {
+    const needs = (ops: PatchOperation[]) => groupPatchNeedsMembers(ops);
+
+    it("is false for value lists and value eq filters (the fast path)", () => {
+      expect(needs([{ op: "add", path: "members", value: [{ value: "a" }] }])).toBe(false);
+      expect(needs([{ op: "remove", path: "members", value: [{ value: "a" }] }])).toBe(false);
+      expect(needs([{ op: "remove", path: 'members[value eq "a"]' }])).toBe(false);
+      expect(needs([{ op: "remove", path: 'members[value eq "a" or value eq "b"]' }])).toBe(false);
+      expect(needs([{ op: "replace", path: 'members[value eq "a"]', value: { value: "a" } }])).toBe(false);
+      expect(needs([{ op: "replace", path: "displayName", value: "x" }])).toBe(false);
+      expect(needs([{ op: "remove", path: 'members[display eq "x"].display' }])).toBe(false);
+    });
+
+    it("is true for other filters on remove or replace, with or without a path", () => {
+      expect(needs([{ op: "remove", path: 'members[value ne "a"]' }])).toBe(true);
+      expect(needs([{ op: "remove", path: 'members[display eq "Ada"]' }])).toBe(true);
+      expect(needs([{ op: "replace", path: 'members[type eq "User"]', value: { value: "a" } }])).toBe(true);
+      expect(needs([{ op: "replace", value: { 'members[value sw "x"]': { value: "a" } } }])).toBe(true);
+    });
+
+    it("is false for a path that does not parse (applying it answers the error)", () => {
+      expect(needs([{ op: "remove", path: "members[value eq" }])).toBe(false);
+      expect(needs([{ op: "remove", path: "members[value zz 1]" }])).toBe(false);
+    });
   });
 
   it("no-path add with members adds them", () => {
@@ -135,9 +267,9 @@ describe("applyGroupPatch (RFC 7644 §3.5.2)", () => {
   it("never mutates the input", () => {
     const input = { ...base(), members: [{ value: "a" }] };
     const snapshot = structuredClone(input);
-    const current = ["a"];
+    const current: GroupMember[] = [{ value: "a", type: "User" }];
     applyGroupPatch(input, current, [{ op: "replace", path: "displayName", value: "X" }]);
     expect(input).toEqual(snapshot);
-    expect(current).toEqual(["a"]);
+    expect(current).toEqual([{ value: "a", type: "User" }]);
   });
 });

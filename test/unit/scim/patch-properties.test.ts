@@ -102,7 +102,8 @@ describe("PATCH properties (RFC 7644 §3.5.2: all or nothing)", () => {
             if (s.op === "replace") expected.clear();
             for (const id of s.ids) s.op === "remove" ? expected.delete(id) : expected.add(id);
           }
-          const { members } = applyGroupPatch({ displayName: "G" }, current, ops);
+          const stored = current.map((value) => ({ value, type: "User" as const }));
+          const { members } = applyGroupPatch({ displayName: "G" }, stored, ops);
           const add = members.add ?? [];
           const remove = members.remove ?? [];
           expect(add.filter((id) => remove.includes(id))).toEqual([]);
