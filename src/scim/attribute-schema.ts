@@ -208,6 +208,16 @@ export function leafDef(p: AttrPath): AttrDef | undefined {
   return p.sub !== undefined ? p.subDef : p.def;
 }
 
+/**
+ * The definition a filter comparison on `p` is made against: the sub-attribute's, else the
+ * attribute's; a complex attribute compares its `value` (`emails eq "x"` is `emails.value eq "x"`).
+ */
+export function comparedDef(p: AttrPath): AttrDef | undefined {
+  if (p.sub !== undefined) return p.subDef;
+  if (p.def?.type === "complex") return p.def.sub?.get("value");
+  return p.def;
+}
+
 /** Looks a key up in a JSON object by exact name first, then case-insensitively (RFC 7643 §2.1). */
 export function getKey<T>(obj: { [key: string]: T }, name: string): T | undefined {
   const exact = obj[name];

@@ -5,7 +5,8 @@ import { type Json, type JsonObject, type PatchOperation, SCHEMA_PATCH } from ".
 /**
  * The one place where identity-provider dialects are bent back into canonical SCIM
  * (ARCHITECTURE.md "Dialects"). Every quirk here has a unit test and a fixture under
- * test/fixtures/scim/. Callers: canonical-resource.ts (bodies of POST/PUT) and patch.ts.
+ * test/fixtures/scim/. Callers: canonical-resource.ts (bodies of POST/PUT), patch.ts and
+ * filter-parser.ts (boolean literals of filters).
  */
 
 export function isJsonObject(v: unknown): v is JsonObject {

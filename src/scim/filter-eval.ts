@@ -3,6 +3,7 @@ import {
   type AttrDef,
   type AttrPath,
   type AttrTable,
+  comparedDef,
   getKey,
   parseAttrPath,
 } from "./attribute-schema.js";
@@ -18,7 +19,9 @@ import type { Json, JsonObject } from "./scim-types.js";
  * - gt/ge/lt/le order strings lexicographically, numbers numerically, dateTimes as instants;
  * - `pr` is true when the attribute has a non-empty value (not null, "", [] or {});
  * - `ne` is the negation of `eq` (so an absent attribute is `ne` anything); `eq null` matches
- *   an absent attribute.
+ *   an absent attribute;
+ * - values of different types never match: the parser has already coerced a literal to its
+ *   attribute's type where it can (`active eq "True"`, see coerceLiteral in filter-parser.ts).
  * The resource is the stored JSON plus `meta`; extension attributes sit under their URN key.
  */
 export function matchesFilter(node: FilterNode, resource: JsonObject): boolean {
@@ -64,7 +67,7 @@ function evaluate(node: FilterNode, obj: JsonObject, table: AttrTable): boolean 
     }
     case "compare": {
       const p = resolve(node.path, table);
-      const def = compareDef(p);
+      const def = comparedDef(p);
       const found = values(obj, p, true);
       if (node.op === "eq" || node.op === "ne") {
         const eq =
@@ -76,13 +79,6 @@ function evaluate(node: FilterNode, obj: JsonObject, table: AttrTable): boolean 
       return found.some((v) => compare(v, node.value, node.op, def));
     }
   }
-}
-
-/** The definition whose caseExact/type a comparison on `p` uses (`emails` -> `emails.value`). */
-function compareDef(p: AttrPath): AttrDef | undefined {
-  if (p.sub !== undefined) return p.subDef;
-  if (p.def?.type === "complex") return p.def.sub?.get("value");
-  return p.def;
 }
 
 function isObject(v: Json | undefined): v is JsonObject {

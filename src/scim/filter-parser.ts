@@ -1,5 +1,14 @@
 import { BadRequestError } from "../errors.js";
-import { ANY_CORE_ATTRS, type AttrTable, formatAttrPath, parseAttrPath } from "./attribute-schema.js";
+import {
+  ANY_CORE_ATTRS,
+  type AttrDef,
+  type AttrPath,
+  type AttrTable,
+  comparedDef,
+  formatAttrPath,
+  parseAttrPath,
+} from "./attribute-schema.js";
+import { coerceBoolean } from "./dialects.js";
 import type { CompareOp, FilterNode, FilterValue } from "./filter-types.js";
 
 /**
@@ -12,7 +21,9 @@ import type { CompareOp, FilterNode, FilterValue } from "./filter-types.js";
  * Precedence is not > and > or (§3.4.2.2 "Filters MUST be evaluated using ... precedence").
  * Operators, keywords and attribute names are case-insensitive; attribute names come out in the
  * schema's case and a core-schema URN prefix is dropped (`urn:...:core:2.0:User:userName` ->
- * `userName`); extension paths keep their canonical URN prefix.
+ * `userName`); extension paths keep their canonical URN prefix. A comparison's literal comes out
+ * in its attribute's type where it can (coerceLiteral), so every reader of the tree (the
+ * evaluator, the directory's index lookups) sees the same value.
  */
 
 const MAX_LENGTH = 10_000;
@@ -147,16 +158,17 @@ class Parser {
         if (!sub || sub.sub !== undefined) {
           fail(`"${trailing.text}" at position ${trailing.pos + 1} is not a sub-attribute of "${t.text}"`);
         }
-        const condition = this.operation(formatAttrPath(sub), trailing.text);
+        const condition = this.operation(sub, trailing.text);
         return { type: "valuePath", path, filter: { type: "and", left: filter, right: condition } };
       }
       return { type: "valuePath", path, filter };
     }
-    return this.operation(path, t.text);
+    return this.operation(parsed, t.text);
   }
 
   /** `pr`, or a comparison operator and its value, after an attribute path. */
-  private operation(path: string, shown: string): FilterNode {
+  private operation(parsed: AttrPath, shown: string): FilterNode {
+    const path = formatAttrPath(parsed);
     const opToken = this.next(`an operator after "${shown}"`);
     const op = opToken.text.toLowerCase();
     if (opToken.kind === "word" && op === "pr") return { type: "present", path };
@@ -167,7 +179,7 @@ class Parser {
     if (ORDERING_OPS.has(op) && (typeof value === "boolean" || value === null)) {
       fail(`"${op}" cannot compare with ${String(value)} (RFC 7644 §3.4.2.2)`);
     }
-    return { type: "compare", path, op: op as CompareOp, value };
+    return { type: "compare", path, op: op as CompareOp, value: coerceLiteral(comparedDef(parsed), value) };
   }
 
   private compValue(): FilterValue {
@@ -190,6 +202,23 @@ class Parser {
       `expected a value (string, number, true, false or null) at position ${t.pos + 1}, found "${t.text}"`,
     );
   }
+}
+
+/**
+ * A string literal in the type of the attribute it is compared with (RFC 7643 §2.3): Entra ID
+ * sends booleans as strings (`active eq "True"`), and a number-typed attribute may come with a
+ * numeric string. Booleans are read as at intake (coerceBoolean). A literal that cannot be
+ * coerced (`active eq "maybe"`) is kept: it equals no value of that type, so `eq` matches
+ * nothing and `ne` everything, as for any comparison of different types.
+ */
+export function coerceLiteral(def: AttrDef | undefined, value: FilterValue): FilterValue {
+  if (typeof value !== "string" || def === undefined) return value;
+  if (def.type === "boolean") return coerceBoolean(value) ?? value;
+  if (def.type === "integer" || def.type === "decimal") {
+    const text = value.trim();
+    return JSON_NUMBER.test(text) ? Number(text) : value;
+  }
+  return value;
 }
 
 /** Parses a SCIM filter (RFC 7644 §3.4.2.2); throws BadRequestError("invalidFilter"). */

@@ -240,6 +240,34 @@ describe("GET /Users lists (RFC 7644 §3.4.2)", () => {
     expect(none.body).toMatchObject({ totalResults: 0, Resources: [] });
   });
 
+  it('filters active eq "true" (Entra sends booleans as strings) like active eq true', async () => {
+    const ids: Record<string, string> = {};
+    for (const [name, active] of [
+      ["on1@active.test", true],
+      ["on2@active.test", "True"],
+      ["off@active.test", "False"],
+    ] as const) {
+      const res = await t.request.post("/scim/v2/entra/Users").set(t.entra).send(newUser(name, { active }));
+      expect(res.status).toBe(201);
+      ids[name] = res.body.id;
+    }
+    const list = async (filter: string) => {
+      const res = await t.request.get("/scim/v2/entra/Users").query({ filter, count: 1000 }).set(t.entra);
+      expect(res.status).toBe(200);
+      return (res.body.Resources as Array<{ id: string; active: boolean }>).map((r) => r.id).sort();
+    };
+    const active = await list("active eq true");
+    expect(active).toEqual(expect.arrayContaining([ids["on1@active.test"], ids["on2@active.test"]]));
+    expect(active).not.toContain(ids["off@active.test"]);
+    expect(await list('active eq "true"')).toEqual(active);
+    expect(await list('active eq "True"')).toEqual(active);
+    expect(await list('active ne "false"')).toEqual(active);
+    expect(await list('active eq "False"')).toEqual(await list("active eq false"));
+    expect(await list('active eq "False"')).toContain(ids["off@active.test"]);
+    // A literal that is no boolean matches no user; it is not an error.
+    expect(await list('active eq "maybe"')).toEqual([]);
+  });
+
   it("answers an unparseable filter with 400 invalidFilter", async () => {
     const res = await t.request.get("/scim/v2/okta/Users").query({ filter: 'userName eq "x' }).set(t.okta);
     expect(res.status).toBe(400);

@@ -147,9 +147,32 @@ describe("matchesFilter (RFC 7644 §3.4.2.2)", () => {
   });
 
   it("never matches across types", () => {
+    // loginCount is in no schema: its literal is not coerced, so "7" is not 7.
     expect(matches('loginCount eq "7"')).toBe(false);
-    expect(matches('active eq "true"')).toBe(false);
+    // A string the boolean attribute cannot take (a coercible one, "true", matches: see below).
+    expect(matches('active eq "maybe"')).toBe(false);
     expect(matches("title gt 5")).toBe(false);
+  });
+
+  it("compares a boolean attribute with a boolean string as a boolean (Entra)", () => {
+    for (const literal of ['"true"', '"True"', '"TRUE"', '" true "', "true"]) {
+      expect(matches(`active eq ${literal}`)).toBe(true);
+      expect(matches(`active eq ${literal}`, { ...user, active: false })).toBe(false);
+    }
+    expect(matches('active ne "false"')).toBe(true);
+    expect(matches('active ne "False"', { ...user, active: false })).toBe(false);
+    expect(matches('active eq "False"', { ...user, active: false })).toBe(true);
+    expect(matches('emails[primary eq "True"]')).toBe(true);
+    expect(matches('emails[type eq "home" and primary eq "true"]')).toBe(false);
+    expect(matches('emails.primary eq "true"')).toBe(true);
+    expect(matches('emails[type eq "work"].primary eq "True"')).toBe(true);
+  });
+
+  it("an uncoercible literal matches nothing with eq and everything with ne", () => {
+    expect(matches('active eq "maybe"')).toBe(false);
+    expect(matches('active eq "maybe"', { ...user, active: false })).toBe(false);
+    expect(matches('active ne "maybe"')).toBe(true);
+    expect(matches("active eq 1")).toBe(false);
   });
 
   it("evaluates meta.resourceType and group displayName", () => {

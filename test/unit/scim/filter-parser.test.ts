@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { BadRequestError } from "../../../src/errors.js";
-import { parseFilter } from "../../../src/scim/filter-parser.js";
+import type { AttrDef } from "../../../src/scim/attribute-schema.js";
+import { coerceLiteral, parseFilter, parseFilterWithin } from "../../../src/scim/filter-parser.js";
 import { loadFixture } from "./load-fixture.js";
 
 const ENT = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User";
@@ -187,5 +188,67 @@ describe("an attribute path after a value filter (the PATCH path form sent as a 
     expect(() => parseFilter('emails[type eq "work"].value.x eq "w"')).toThrow(
       /invalidFilter|not a sub-attribute/,
     );
+  });
+});
+
+describe("coerceLiteral: a literal in its attribute's schema type", () => {
+  const def = (type: AttrDef["type"]): AttrDef => ({
+    name: "x",
+    type,
+    multiValued: false,
+    caseExact: false,
+    required: false,
+    mutability: "readWrite",
+    returned: "default",
+  });
+
+  it("reads boolean strings as booleans for a boolean attribute, as intake does", () => {
+    expect(coerceLiteral(def("boolean"), "true")).toBe(true);
+    expect(coerceLiteral(def("boolean"), "True")).toBe(true);
+    expect(coerceLiteral(def("boolean"), "FALSE")).toBe(false);
+    expect(coerceLiteral(def("boolean"), true)).toBe(true);
+  });
+
+  it("reads numeric strings as numbers for a number-typed attribute", () => {
+    expect(coerceLiteral(def("integer"), "42")).toBe(42);
+    expect(coerceLiteral(def("decimal"), "-1.5e2")).toBe(-150);
+    expect(coerceLiteral(def("integer"), " 7 ")).toBe(7);
+    expect(coerceLiteral(def("integer"), 7)).toBe(7);
+  });
+
+  it("keeps what cannot be coerced, and everything of other types", () => {
+    expect(coerceLiteral(def("boolean"), "maybe")).toBe("maybe");
+    expect(coerceLiteral(def("boolean"), 1)).toBe(1);
+    expect(coerceLiteral(def("integer"), "4x")).toBe("4x");
+    expect(coerceLiteral(def("integer"), "0x10")).toBe("0x10");
+    expect(coerceLiteral(def("string"), "true")).toBe("true");
+    expect(coerceLiteral(def("dateTime"), "42")).toBe("42");
+    expect(coerceLiteral(undefined, "true")).toBe("true");
+    expect(coerceLiteral(def("boolean"), null)).toBeNull();
+  });
+
+  it("is applied by the parser with the attribute's definition", () => {
+    expect(parseFilter('active eq "True"')).toEqual({
+      type: "compare",
+      path: "active",
+      op: "eq",
+      value: true,
+    });
+    expect(parseFilter('active ne "false"')).toMatchObject({ op: "ne", value: false });
+    expect(parseFilter('active eq "maybe"')).toMatchObject({ value: "maybe" });
+    expect(parseFilter('emails[primary eq "true"]')).toMatchObject({
+      type: "valuePath",
+      filter: { path: "primary", value: true },
+    });
+    expect(parseFilter('emails.primary eq "true"')).toMatchObject({ path: "emails.primary", value: true });
+    // String attributes keep their string, even one that reads as a boolean or a number.
+    expect(parseFilter('userName eq "true"')).toMatchObject({ value: "true" });
+    expect(parseFilter('externalId eq "12345"')).toMatchObject({ value: "12345" });
+    expect(parseFilter('x eq "true"')).toMatchObject({ value: "true" });
+  });
+
+  it("coerces in PATCH value filters too (a sub-attribute table)", () => {
+    const emails = parseFilterWithin('primary eq "True"', new Map([["primary", def("boolean")]]), true);
+    expect(emails).toMatchObject({ value: true });
   });
 });
