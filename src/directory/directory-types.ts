@@ -149,7 +149,10 @@ export interface DirectoryStore {
   /** Streams every id of a source's users or groups (for resync fan-out and reconcile), page by page. */
   scanIds(source: string, kind: EntityKind, pageSize?: number): AsyncIterable<string[]>;
   countEntities(source: string, kind: EntityKind): Promise<number>;
-  /** Finds a user by a unique key (for webhooks): externalId first, then userName (case-insensitive). */
+  /**
+   * Finds a user by a unique key (for webhooks): externalId first, then userName (case-insensitive,
+   * surrounding whitespace ignored as at intake).
+   */
   findUserId(source: string, key: { externalId?: string; userName?: string }): Promise<string | null>;
   findGroupId(source: string, key: { externalId?: string; displayName?: string }): Promise<string | null>;
 }

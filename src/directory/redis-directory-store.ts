@@ -355,8 +355,13 @@ export class RedisDirectoryStore implements DirectoryStore {
         const id = await this.redis.hget(uniqueIndexKey(base, kind, "externalId"), externalId);
         if (id) return id;
       }
-      if (name) return this.redis.hget(uniqueIndexKey(base, kind, "name"), name.toLowerCase());
-      return null;
+      if (!name) return null;
+      // Names are stored trimmed (canonical-resource.ts); one stored before that keeps its spaces.
+      const index = uniqueIndexKey(base, kind, "name");
+      const key = name.toLowerCase();
+      const trimmed = key.trim();
+      const id = trimmed === "" ? null : await this.redis.hget(index, trimmed);
+      return id ?? (trimmed === key ? null : this.redis.hget(index, key));
     });
   }
 

@@ -1,6 +1,7 @@
 import type { DirectoryStore, UserRecord } from "../directory/directory-types.js";
 import { ConflictError, isAppError, PreconditionFailedError, ServiceUnavailableError } from "../errors.js";
 import type { Logger } from "../observability/logger.js";
+import { toCanonicalGroup } from "../scim/canonical-resource.js";
 import { SCHEMA_GROUP, type ScimGroup } from "../scim/scim-types.js";
 import { absorbGroupWrites, linkedGroups } from "./group-side-effects.js";
 import { advanceMarks, entityClock, blockedByDeletion, isStale, membershipAspect } from "./event-ordering.js";
@@ -295,10 +296,11 @@ export class OktaHookService {
   }
 }
 
+/** Built by the same toCanonicalGroup as a SCIM POST (displayName trimmed, control characters refused). */
 function newGroup(target: OktaGroupTarget): Omit<ScimGroup, "id"> {
-  return {
+  return toCanonicalGroup({
     schemas: [SCHEMA_GROUP],
     displayName: target.displayName ?? target.oktaId,
     externalId: target.oktaId,
-  };
+  }).resource;
 }

@@ -3,6 +3,7 @@
  * (-> externalId), login (`alternateId` -> userName) and displayName; lifecycle events carry the
  * state: activate/unsuspend/reactivate -> active true, deactivate/suspend -> active false.
  */
+import { cleanName, toCanonicalUser } from "../scim/canonical-resource.js";
 import { SCHEMA_USER, type ScimUser } from "../scim/scim-types.js";
 import { ASPECT_LIFECYCLE, ASPECT_PROFILE } from "./event-ordering.js";
 import type { OktaUserTarget, UserLifecycleOp } from "./okta-event.js";
@@ -29,7 +30,11 @@ export function initialActive(op: UserLifecycleOp): boolean {
   return op !== "deactivate";
 }
 
-/** A new directory user from an Okta target (login required: it becomes the userName). */
+/**
+ * A new directory user from an Okta target (login required: it becomes the userName), built by
+ * the same toCanonicalUser as a SCIM POST: a login with control characters throws
+ * BadRequestError (the event is rejected), surrounding whitespace is trimmed.
+ */
 export function newUserFromTarget(target: OktaUserTarget, active: boolean): Omit<ScimUser, "id"> | null {
   if (!target.login) return null;
   const user: Omit<ScimUser, "id"> = {
@@ -39,7 +44,7 @@ export function newUserFromTarget(target: OktaUserTarget, active: boolean): Omit
     active,
   };
   if (target.displayName) user.displayName = target.displayName;
-  return user;
+  return toCanonicalUser(user);
 }
 
 function withoutId(resource: ScimUser | Omit<ScimUser, "id">): Omit<ScimUser, "id"> {
@@ -50,7 +55,9 @@ function withoutId(resource: ScimUser | Omit<ScimUser, "id">): Omit<ScimUser, "i
 /**
  * The next state of an existing user after an Okta event, or null when the event changes
  * nothing. Create and profile events refresh userName and displayName and set externalId when the
- * user has none (a user matched by login keeps the externalId another client gave it).
+ * user has none (a user matched by login keeps the externalId another client gave it). The login
+ * gets the userName hygiene of every intake path (cleanName: trimmed; control characters throw
+ * BadRequestError), and a changed user is re-canonicalised as a SCIM PATCH is.
  */
 export function nextUserResource(
   current: ScimUser | Omit<ScimUser, "id">,
@@ -67,8 +74,9 @@ export function nextUserResource(
     }
     return changed ? next : null;
   }
-  if (target.login && next.userName !== target.login) {
-    next.userName = target.login;
+  const login = target.login ? cleanName(target.login, "userName") : undefined;
+  if (login && next.userName !== login) {
+    next.userName = login;
     changed = true;
   }
   if (target.displayName && next.displayName !== target.displayName) {
@@ -79,5 +87,5 @@ export function nextUserResource(
     next.externalId = target.oktaId;
     changed = true;
   }
-  return changed ? next : null;
+  return changed ? toCanonicalUser(next, current) : null;
 }

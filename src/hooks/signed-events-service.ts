@@ -102,7 +102,8 @@ export class SignedEventsService {
 
   private async memberKnown(source: string, ref: MemberRef, pending: Pending): Promise<boolean> {
     if ("externalId" in ref && pending.externalIds.has(ref.externalId)) return true;
-    if ("userName" in ref && pending.userNames.has(ref.userName.toLowerCase())) return true;
+    // userNames are kept trimmed (toCanonicalUser), so a member named " ada " is the user "ada".
+    if ("userName" in ref && pending.userNames.has(ref.userName.trim().toLowerCase())) return true;
     return (await this.memberId(source, ref)) !== null;
   }
 

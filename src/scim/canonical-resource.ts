@@ -32,6 +32,44 @@ function invalid(message: string): never {
   throw new BadRequestError(message, "invalidValue");
 }
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+const CONTROL = /[\u0000-\u001f\u007f]/;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+const NAME_NEEDS_CARE = /[\u0000-\u001f\u007f]|^\s|\s$/;
+
+function refuseControl(attr: string): never {
+  invalid(`Attribute "${attr}" must not contain control characters (U+0000-U+001F, U+007F)`);
+}
+
+/**
+ * A userName or group displayName as kept: surrounding whitespace trimmed, so " ada@x.com " is
+ * the user "ada@x.com" (and a second create of it a 409), and control characters (NUL, tabs,
+ * line breaks, DEL, ...) refused anywhere, since no admin types them and they make look-alike
+ * names. On the create path: one regex test and no allocation when there is nothing to do.
+ */
+export function cleanName(value: string, attr: string): string {
+  if (!NAME_NEEDS_CARE.test(value)) return value;
+  if (CONTROL.test(value)) refuseControl(attr);
+  return value.trim();
+}
+
+/** externalId is opaque and caseExact (RFC 7643 §3.1): never trimmed, but control characters are refused. */
+export function checkOpaqueId(value: string, attr: string): void {
+  if (CONTROL.test(value)) refuseControl(attr);
+}
+
+/**
+ * Name and externalId hygiene of a built document. `stored` is the resource being changed (PATCH):
+ * a value it already holds is kept as it is, so a change to other attributes neither renames a
+ * user stored before these rules nor fails on it.
+ */
+function cleanKeys(doc: JsonObject, nameAttr: "userName" | "displayName", stored?: JsonObject): void {
+  const name = doc[nameAttr];
+  if (typeof name === "string" && name !== stored?.[nameAttr]) doc[nameAttr] = cleanName(name, nameAttr);
+  const ext = doc.externalId;
+  if (typeof ext === "string" && ext !== stored?.externalId) checkOpaqueId(ext, "externalId");
+}
+
 /** Canonicalises one attribute value against its definition; undefined means "unassigned". */
 export function canonicalValue(
   def: AttrDef | undefined,
@@ -189,13 +227,18 @@ function build(body: unknown, kind: Kind): JsonObject {
   return out;
 }
 
-/** RFC 7643 §4.1: a User needs a non-empty userName; `active` defaults to true. */
-export function toCanonicalUser(body: unknown): Omit<ScimUser, "id"> {
+/**
+ * RFC 7643 §4.1: a User needs a non-empty userName; `active` defaults to true. userName is
+ * trimmed and refused with control characters, externalId refused with them (cleanName,
+ * checkOpaqueId); `stored` (PATCH) exempts the values the user already has.
+ */
+export function toCanonicalUser(body: unknown, stored?: JsonObject): Omit<ScimUser, "id"> {
   const doc = build(body, "User");
-  const userName = doc.userName;
-  if (typeof userName !== "string" || userName.trim() === "") {
+  if (typeof doc.userName !== "string" || doc.userName.trim() === "") {
     invalid('Attribute "userName" is required and must be a non-empty string');
   }
+  cleanKeys(doc, "userName", stored);
+  const userName = doc.userName;
   if (doc.active === undefined) doc.active = true;
   const ordered: JsonObject = { schemas: doc.schemas!, userName, active: doc.active };
   return Object.assign(ordered, doc) as Omit<ScimUser, "id">;
@@ -204,13 +247,18 @@ export function toCanonicalUser(body: unknown): Omit<ScimUser, "id"> {
 /**
  * RFC 7643 §4.2: a Group needs a displayName; `members` (`[{value, display?, $ref?, type?}]`)
  * come back as a list of ids (first occurrence wins) and are not kept in the document.
+ * displayName and externalId get the hygiene of a userName and a user's externalId.
  */
-export function toCanonicalGroup(body: unknown): { resource: Omit<ScimGroup, "id">; members: string[] } {
+export function toCanonicalGroup(
+  body: unknown,
+  stored?: JsonObject,
+): { resource: Omit<ScimGroup, "id">; members: string[] } {
   const doc = build(body, "Group");
   const displayName = doc.displayName;
   if (typeof displayName !== "string" || displayName.trim() === "") {
     invalid('Attribute "displayName" is required and must be a non-empty string');
   }
+  cleanKeys(doc, "displayName", stored);
   const members = memberIds(doc.members);
   delete doc.members;
   return { resource: doc as Omit<ScimGroup, "id">, members };

@@ -21,7 +21,7 @@ export function applyUserPatch(
 ): Omit<ScimUser, "id"> {
   const doc = cloneJson(resource);
   for (const op of operations) applyOperation(doc, op, USER_ATTRS, undefined);
-  return toCanonicalUser(doc);
+  return toCanonicalUser(doc, resource);
 }
 
 /**
@@ -37,7 +37,7 @@ export function applyGroupPatch(
   delete doc.members;
   const members = new MembershipAccumulator(currentMembers);
   for (const op of operations) applyOperation(doc, op, GROUP_ATTRS, members);
-  return { resource: toCanonicalGroup(doc).resource, members: members.result() };
+  return { resource: toCanonicalGroup(doc, resource).resource, members: members.result() };
 }
 
 /**

@@ -313,3 +313,26 @@ describe("Okta at-least-once, out-of-order delivery", () => {
     expect(g?.members?.map((m) => m.value)).not.toContain(u?.resource.id);
   });
 });
+
+describe("Okta logins get the userName hygiene of SCIM writes", () => {
+  it("a login with surrounding whitespace is stored trimmed; one with a control character is rejected", async () => {
+    const spaced = newOktaUser();
+    const res = await t.postOkta(
+      oktaDelivery([
+        event("user-lifecycle-create", { ...spaced, alternateId: ` ${spaced.alternateId} ` }, at(200)),
+      ]),
+    );
+    expect(res.status).toBe(200);
+    expect((await t.user({ externalId: spaced.id }))?.resource.userName).toBe(spaced.alternateId);
+
+    const bad = newOktaUser();
+    const rejected = await t.postOkta(
+      oktaDelivery([
+        event("user-lifecycle-create", { ...bad, alternateId: `${bad.alternateId}\u0000` }, at(201)),
+      ]),
+    );
+    expect(rejected.status).toBe(200);
+    expect(rejected.body.outcomes).toEqual({ rejected: 1 });
+    expect(await t.user({ externalId: bad.id })).toBeNull();
+  });
+});

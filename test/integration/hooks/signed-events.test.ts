@@ -186,3 +186,33 @@ describe("signed change events", () => {
     expect(await t.user({ userName: name })).not.toBeNull();
   });
 });
+
+describe("signed events: the name hygiene of SCIM writes", () => {
+  it("trims userName and displayName, finds them by a spaced key, and refuses control characters", async () => {
+    const name = `${unique("spaced")}@example.com`;
+    const team = unique("Spaced Team");
+    const ok = await t.postEvents({
+      events: [
+        { type: "user.upserted", data: { userName: `  ${name} ` } },
+        { type: "group.upserted", data: { displayName: ` ${team} `, members: [{ userName: ` ${name}` }] } },
+      ],
+    });
+    expect(ok.status).toBe(200);
+    const user = await t.user({ userName: name });
+    expect(user?.resource.userName).toBe(name);
+    const group = await t.group({ displayName: team });
+    expect(group?.resource.displayName).toBe(team);
+    expect(group?.members?.map((m) => m.value)).toEqual([user!.resource.id]);
+
+    const bad = await t.postEvents({
+      events: [{ type: "user.upserted", data: { userName: `x${name}\u0000` } }],
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.items[0].message).toMatch(/"userName".*control characters/);
+    expect(await t.user({ userName: `x${name}\u0000` })).toBeNull();
+
+    const deleted = await t.postEvents({ type: "user.deleted", data: { userName: ` ${name} ` } });
+    expect(deleted.status).toBe(200);
+    expect(await t.user({ userName: name })).toBeNull();
+  });
+});

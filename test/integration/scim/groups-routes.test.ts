@@ -292,3 +292,50 @@ describe("PATCH /Groups members filters beyond value eq (RFC 7644 §3.5.2.2-3)",
     expect(await groupsOf(ids[2]!)).not.toContain(g.id);
   });
 });
+
+describe("group displayName hygiene at intake", () => {
+  it("POST trims displayName (409 against the stored one) and refuses control characters", async () => {
+    const first = await t.request
+      .post("/scim/v2/okta/Groups")
+      .set(t.okta)
+      .send({ schemas: [GROUP], displayName: " Trimmed Team " });
+    expect(first.status).toBe(201);
+    expect(first.body.displayName).toBe("Trimmed Team");
+    const again = await t.request
+      .post("/scim/v2/okta/Groups")
+      .set(t.okta)
+      .send({ schemas: [GROUP], displayName: "trimmed team\u2003" });
+    expect(again.status).toBe(409);
+    expect(again.body.scimType).toBe("uniqueness");
+    const before = await t.directory.countEntities("okta", "group");
+    const bad = await t.request
+      .post("/scim/v2/okta/Groups")
+      .set(t.okta)
+      .send({ schemas: [GROUP], displayName: "Bad\u0000Team" });
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({ schemas: [ERROR], status: "400", scimType: "invalidValue" });
+    expect(bad.body.detail).toMatch(/displayName/);
+    expect(await t.directory.countEntities("okta", "group")).toBe(before);
+  });
+
+  it("PATCH trims a new displayName and refuses one with control characters", async () => {
+    const g = await t.request
+      .post("/scim/v2/okta/Groups")
+      .set(t.okta)
+      .send({ schemas: [GROUP], displayName: "Hygiene" });
+    const url = `/scim/v2/okta/Groups/${g.body.id}`;
+    const ok = await t.request
+      .patch(url)
+      .set(t.okta)
+      .send({ schemas: [PATCH], Operations: [{ op: "replace", path: "displayName", value: " Hygiene 2 " }] });
+    expect(ok.status).toBe(204);
+    expect((await t.request.get(url).set(t.okta)).body.displayName).toBe("Hygiene 2");
+    const bad = await t.request
+      .patch(url)
+      .set(t.okta)
+      .send({ schemas: [PATCH], Operations: [{ op: "replace", path: "displayName", value: "Hygiene\n3" }] });
+    expect(bad.status).toBe(400);
+    expect(bad.body.scimType).toBe("invalidValue");
+    expect((await t.request.get(url).set(t.okta)).body.displayName).toBe("Hygiene 2");
+  });
+});

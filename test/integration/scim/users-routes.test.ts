@@ -321,3 +321,107 @@ describe("GET /Users lists (RFC 7644 §3.4.2)", () => {
     expect(res.body.totalResults).toBe(1);
   });
 });
+
+describe("userName hygiene at intake (surrounding whitespace trimmed, control characters refused)", () => {
+  const post = (body: object) => t.request.post("/scim/v2/okta/Users").set(t.okta).send(body);
+  const find = async (filter: string) =>
+    (await t.request.get("/scim/v2/okta/Users").query({ filter }).set(t.okta)).body.totalResults as number;
+
+  it("POST: a userName with surrounding whitespace is the same user: 409 against the stored one", async () => {
+    const first = await post(newUser("trim.me@example.com"));
+    expect(first.status).toBe(201);
+    const again = await post(newUser("  trim.me@example.com "));
+    expect(again.status).toBe(409);
+    expect(again.body).toMatchObject({ schemas: [ERROR], status: "409", scimType: "uniqueness" });
+    expect(await find('userName sw "trim.me@"')).toBe(1);
+    const fresh = await post(newUser(" trimmed.new@example.com\u00a0"));
+    expect(fresh.status).toBe(201);
+    expect(fresh.body.userName).toBe("trimmed.new@example.com");
+    expect(await find('userName eq "trimmed.new@example.com"')).toBe(1);
+  });
+
+  it("POST: a userName with NUL (or another control character) is 400 invalidValue, nothing stored", async () => {
+    const before = await t.directory.countEntities("okta", "user");
+    for (const userName of ["nul\u0000user@example.com", "bell\u0007@example.com", "del@example.com\u007f"]) {
+      const res = await post(newUser(userName));
+      expect(res.status).toBe(400);
+      expect(res.headers["content-type"]).toMatch(/application\/scim\+json/);
+      expect(res.body).toMatchObject({ schemas: [ERROR], status: "400", scimType: "invalidValue" });
+      expect(res.body.detail).toMatch(/userName/);
+    }
+    const ext = await post(newUser("ext.ctl@example.com", { externalId: "ext\u00001" }));
+    expect(ext.status).toBe(400);
+    expect(ext.body.detail).toMatch(/externalId/);
+    expect(await t.directory.countEntities("okta", "user")).toBe(before);
+    expect(await find('userName sw "nul"')).toBe(0);
+    expect(await find('userName eq "ext.ctl@example.com"')).toBe(0);
+  });
+
+  it("POST: externalId is opaque: kept as sent, spaces included", async () => {
+    const res = await post(newUser("ext.spaces@example.com", { externalId: " E-1 " }));
+    expect(res.status).toBe(201);
+    expect(res.body.externalId).toBe(" E-1 ");
+  });
+
+  it("PUT and PATCH that set userName trim it; control characters are refused and change nothing", async () => {
+    const created = await post(newUser("rename.me@example.com"));
+    const url = `/scim/v2/okta/Users/${created.body.id}`;
+    const put = await t.request.put(url).set(t.okta).send(newUser(" renamed.put@example.com "));
+    expect(put.status).toBe(200);
+    expect(put.body.userName).toBe("renamed.put@example.com");
+    const patch = await t.request
+      .patch(url)
+      .set(t.okta)
+      .send({
+        schemas: [PATCH],
+        Operations: [{ op: "replace", path: "userName", value: " renamed@example.com " }],
+      });
+    expect(patch.status).toBe(200);
+    expect(patch.body.userName).toBe("renamed@example.com");
+    const bad = await t.request
+      .patch(url)
+      .set(t.okta)
+      .send({
+        schemas: [PATCH],
+        Operations: [
+          { op: "replace", path: "active", value: false },
+          { op: "replace", value: { userName: "renamed\u0000@example.com" } },
+        ],
+      });
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({ schemas: [ERROR], status: "400", scimType: "invalidValue" });
+    expect(bad.body.detail).toMatch(/userName/);
+    const after = await t.request.get(url).set(t.okta);
+    expect(after.body).toMatchObject({ userName: "renamed@example.com", active: true });
+    expect(after.body.meta.version).toBe(patch.body.meta.version);
+  });
+
+  it("PATCH: a trimmed rename onto another user's userName is 409", async () => {
+    await post(newUser("taken.name@example.com"));
+    const other = await post(newUser("other.name@example.com"));
+    const res = await t.request
+      .patch(`/scim/v2/okta/Users/${other.body.id}`)
+      .set(t.okta)
+      .send({
+        schemas: [PATCH],
+        Operations: [{ op: "replace", path: "userName", value: " taken.name@example.com" }],
+      });
+    expect(res.status).toBe(409);
+    expect(res.body.scimType).toBe("uniqueness");
+  });
+
+  it("PATCH of other attributes leaves a userName stored before these rules alone", async () => {
+    // Written straight to the store, as an older version of the intake would have kept it.
+    const legacy = await t.directory.createUser("okta", {
+      schemas: [USER],
+      userName: " legacy@example.com ",
+      active: true,
+    });
+    const res = await t.request
+      .patch(`/scim/v2/okta/Users/${legacy.resource.id}`)
+      .set(t.okta)
+      .send({ schemas: [PATCH], Operations: [{ op: "replace", path: "active", value: false }] });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ userName: " legacy@example.com ", active: false });
+  });
+});

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { BadRequestError } from "../../../src/errors.js";
 import { newUserFromTarget, nextUserResource } from "../../../src/hooks/okta-user-change.js";
 import { SCHEMA_USER, type ScimUser } from "../../../src/scim/scim-types.js";
 
@@ -39,5 +40,28 @@ describe("Okta user changes", () => {
     const { externalId: _x, ...noExternal } = user;
     expect(nextUserResource(noExternal as ScimUser, "create", target)).toMatchObject({ externalId: "00u1" });
     expect(nextUserResource({ ...user, displayName: "Sam" }, "profile", target)).toBeNull();
+  });
+});
+
+describe("Okta logins get the userName hygiene of every intake path", () => {
+  it("a login with surrounding whitespace becomes the trimmed userName", () => {
+    expect(newUserFromTarget({ ...target, login: " sam@example.com " }, true)?.userName).toBe(
+      "sam@example.com",
+    );
+    // The stored user already has that name: nothing changes.
+    expect(nextUserResource(user, "profile", { oktaId: "00u1", login: " sam@example.com " })).toBeNull();
+    expect(nextUserResource(user, "profile", { ...target, login: " sue@example.com" })).toMatchObject({
+      userName: "sue@example.com",
+    });
+  });
+
+  it("a login with control characters is refused (the event is rejected)", () => {
+    expect(() => newUserFromTarget({ ...target, login: "sam\u0000@example.com" }, true)).toThrow(
+      BadRequestError,
+    );
+    expect(() => nextUserResource(user, "profile", { ...target, login: "sam@example.com\n" })).toThrow(
+      BadRequestError,
+    );
+    expect(() => newUserFromTarget({ ...target, oktaId: "00u\u00001" }, true)).toThrow(BadRequestError);
   });
 });

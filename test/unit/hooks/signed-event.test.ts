@@ -76,3 +76,35 @@ describe("signed event deliveries", () => {
     expect(() => parseSignedDelivery({ events: {} }, canon)).toThrow(BadRequestError);
   });
 });
+
+describe("signed events get the name hygiene of SCIM writes", () => {
+  it("trims userName and displayName; refuses control characters in them and in externalId", () => {
+    const events = parseSignedDelivery(
+      {
+        events: [
+          { type: "user.upserted", data: { userName: " kim@example.com ", externalId: " hr 1 " } },
+          { type: "group.upserted", data: { displayName: " Team " } },
+        ],
+      },
+      canon,
+    );
+    expect(events[0]).toMatchObject({ user: { userName: "kim@example.com", externalId: " hr 1 " } });
+    expect(events[1]).toMatchObject({ group: { displayName: "Team" } });
+    const items = itemsOf(() =>
+      parseSignedDelivery(
+        {
+          events: [
+            { type: "user.upserted", data: { userName: "kim\u0000@example.com" } },
+            { type: "group.upserted", data: { displayName: "Team\u007f" } },
+            { type: "user.upserted", data: { userName: "kim@example.com", externalId: "hr\n1" } },
+          ],
+        },
+        canon,
+      ),
+    );
+    expect(items.map((i) => i.index)).toEqual([0, 1, 2]);
+    expect(items[0]?.message).toMatch(/"userName".*control characters/);
+    expect(items[1]?.message).toMatch(/"displayName"/);
+    expect(items[2]?.message).toMatch(/"externalId"/);
+  });
+});

@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { BadRequestError } from "../../../src/errors.js";
-import { toCanonicalGroup, toCanonicalUser } from "../../../src/scim/canonical-resource.js";
+import {
+  checkOpaqueId,
+  cleanName,
+  toCanonicalGroup,
+  toCanonicalUser,
+} from "../../../src/scim/canonical-resource.js";
 import { loadFixture } from "./load-fixture.js";
 
 const CORE = "urn:ietf:params:scim:schemas:core:2.0:User";
@@ -200,5 +205,79 @@ describe("toCanonicalGroup (RFC 7643 §4.2)", () => {
       "invalidValue",
       /members/,
     );
+  });
+});
+
+/** NUL, the other C0 controls (tab and line breaks included) and DEL, at the edges and inside. */
+const CONTROLS = ["\u0000", "\u0001", "\t", "\n", "\r", "\u001b", "\u001f", "\u007f"];
+const withControl = (c: string) => [`ada${c}@example.com`, `${c}ada@example.com`, `ada@example.com${c}`];
+
+describe("name hygiene (userName, group displayName) and externalId", () => {
+  it("cleanName returns a clean name as it is (the same string: nothing allocated)", () => {
+    const name = "ada@example.com";
+    expect(cleanName(name, "userName")).toBe(name);
+    expect(cleanName("Ada Lovelace", "userName")).toBe("Ada Lovelace");
+    expect(cleanName("Zoë · Ω", "userName")).toBe("Zoë · Ω");
+  });
+
+  it("cleanName trims surrounding whitespace", () => {
+    expect(cleanName(" ada@example.com ", "userName")).toBe("ada@example.com");
+    expect(cleanName("\u00a0ada@example.com\u2003", "userName")).toBe("ada@example.com");
+  });
+
+  it.each(CONTROLS)("cleanName refuses control character %j anywhere, naming the attribute", (c) => {
+    for (const name of withControl(c)) {
+      rejects(() => cleanName(name, "userName"), "invalidValue", /"userName".*control characters/);
+    }
+  });
+
+  it("checkOpaqueId refuses control characters but keeps whitespace (externalId is opaque)", () => {
+    expect(() => checkOpaqueId(" ext 1 ", "externalId")).not.toThrow();
+    for (const c of CONTROLS) {
+      rejects(() => checkOpaqueId(`ext${c}1`, "externalId"), "invalidValue", /"externalId"/);
+    }
+  });
+
+  it("toCanonicalUser trims userName and refuses control characters in it", () => {
+    expect(toCanonicalUser({ userName: "  ada@example.com " }).userName).toBe("ada@example.com");
+    rejects(() => toCanonicalUser({ userName: "ada\u0000@example.com" }), "invalidValue", /"userName"/);
+    rejects(() => toCanonicalUser({ userName: "ada@example.com\u007f" }), "invalidValue", /"userName"/);
+    rejects(() => toCanonicalUser({ userName: "   " }), "invalidValue", /userName/);
+  });
+
+  it("toCanonicalUser keeps externalId as sent but refuses control characters in it", () => {
+    expect(toCanonicalUser({ userName: "a", externalId: " 00u1 " }).externalId).toBe(" 00u1 ");
+    rejects(
+      () => toCanonicalUser({ userName: "a", externalId: "00u\u00001" }),
+      "invalidValue",
+      /"externalId"/,
+    );
+  });
+
+  it("toCanonicalGroup trims displayName and refuses control characters in it and in externalId", () => {
+    expect(toCanonicalGroup({ displayName: " Ops " }).resource.displayName).toBe("Ops");
+    rejects(() => toCanonicalGroup({ displayName: "Ops\u0000" }), "invalidValue", /"displayName"/);
+    rejects(() => toCanonicalGroup({ displayName: "Ops\nTeam" }), "invalidValue", /"displayName"/);
+    expect(toCanonicalGroup({ displayName: "Ops", externalId: " g 1 " }).resource.externalId).toBe(" g 1 ");
+    rejects(
+      () => toCanonicalGroup({ displayName: "Ops", externalId: "g\u001f" }),
+      "invalidValue",
+      /"externalId"/,
+    );
+  });
+
+  it("a user's display name and other attributes are left alone", () => {
+    const user = toCanonicalUser({ userName: "a", displayName: " Ada ", title: "x\ty" });
+    expect(user.displayName).toBe(" Ada ");
+    expect(user.title).toBe("x\ty");
+  });
+
+  it("a value the stored resource already holds is kept as it is (changes to other attributes)", () => {
+    const stored = { userName: " legacy\u0001 ", externalId: "e\u0000" };
+    expect(toCanonicalUser({ ...stored, active: false }, stored)).toMatchObject(stored);
+    expect(toCanonicalUser({ ...stored, userName: " new " }, stored).userName).toBe("new");
+    rejects(() => toCanonicalUser({ userName: "n\u0000" }, stored), "invalidValue", /"userName"/);
+    const group = { displayName: " Old ", externalId: "g" };
+    expect(toCanonicalGroup({ ...group }, group).resource.displayName).toBe(" Old ");
   });
 });

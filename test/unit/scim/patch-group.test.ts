@@ -264,6 +264,16 @@ describe("applyGroupPatch (RFC 7644 §3.5.2)", () => {
     );
   });
 
+  it("a displayName set by PATCH is trimmed; control characters in it are invalidValue", () => {
+    expect(patch([{ op: "replace", path: "displayName", value: " Ops " }]).resource.displayName).toBe("Ops");
+    expect(() => patch([{ op: "replace", path: "displayName", value: "Ops\u0000" }])).toThrow(
+      expect.objectContaining({ scimType: "invalidValue" }),
+    );
+    expect(() => patch([{ op: "replace", path: "externalId", value: "e\u007f" }])).toThrow(
+      expect.objectContaining({ scimType: "invalidValue" }),
+    );
+  });
+
   it("never mutates the input", () => {
     const input = { ...base(), members: [{ value: "a" }] };
     const snapshot = structuredClone(input);

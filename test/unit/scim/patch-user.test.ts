@@ -223,6 +223,27 @@ describe("applyUserPatch (RFC 7644 §3.5.2)", () => {
     expect(out.title).toBe("B");
   });
 
+  it("a userName set by PATCH is trimmed, with or without a path", () => {
+    expect(patch([{ op: "replace", path: "userName", value: " babs@example.com " }]).userName).toBe(
+      "babs@example.com",
+    );
+    expect(patch([{ op: "replace", value: { userName: "  babs@example.com" } }]).userName).toBe(
+      "babs@example.com",
+    );
+  });
+
+  it("invalidValue: a userName or externalId with control characters, set by PATCH", () => {
+    fails([{ op: "replace", path: "userName", value: "babs\u0000@example.com" }], "invalidValue");
+    fails([{ op: "replace", value: { userName: "babs@example.com\u007f" } }], "invalidValue");
+    fails([{ op: "add", path: "externalId", value: "ext\n1" }], "invalidValue");
+  });
+
+  it("a PATCH of other attributes keeps a userName stored before the hygiene rules", () => {
+    const legacy = { ...base(), userName: " bjensen@example.com ", externalId: "x\u0000" };
+    const out = patch([{ op: "replace", path: "active", value: false }], legacy);
+    expect(out).toMatchObject({ userName: " bjensen@example.com ", externalId: "x\u0000", active: false });
+  });
+
   it("noTarget: remove without a path", () => {
     fails([{ op: "remove" }], "noTarget");
   });
