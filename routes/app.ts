@@ -1,5 +1,6 @@
 import express, { type Express, type RequestHandler, type Router } from "express";
 import type { Logger } from "../src/observability/logger.js";
+import { series } from "./middleware/series.js";
 import { type ScimRouterDeps, createScimRouter } from "./scim/scim-router.js";
 
 /**
@@ -28,10 +29,11 @@ export function createApp(parts: AppParts): Express {
   app.disable("x-powered-by");
   app.set("etag", false);
   app.set("query parser", "simple");
-  for (const handler of parts.middleware ?? []) app.use(handler);
+  if (parts.middleware?.length) app.use(series(parts.middleware));
+  // The SCIM intake first: it carries the traffic, and no other router's paths overlap it.
+  if (parts.scim) app.use("/scim/v2/:source", createScimRouter(parts.scim));
   if (parts.health) app.use(parts.health);
   if (parts.metrics) app.use(parts.metrics);
-  if (parts.scim) app.use("/scim/v2/:source", createScimRouter(parts.scim));
   if (parts.hooks) app.use("/hooks", parts.hooks);
   if (parts.admin) app.use("/admin/v1", parts.admin);
   if (parts.queues) app.use("/admin/queues", parts.queues);

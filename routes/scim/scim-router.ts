@@ -4,24 +4,14 @@ import { resourceTypes, schemas, serviceProviderConfig } from "../../src/scim/di
 import type { JsonObject } from "../../src/scim/scim-types.js";
 import { createGroupHandlers } from "./group-handlers.js";
 import { type ResourceHandlers, type ScimRouterDeps, sendScim } from "./scim-http.js";
+import { series } from "../middleware/series.js";
 import { scimAuthentication } from "./scim-auth.js";
+import { scimJsonBody } from "./scim-body.js";
 import { scimErrorHandler, sendScimError } from "./scim-errors.js";
 import { scimBaseUrl } from "./scim-render.js";
 import { createUserHandlers } from "./user-handlers.js";
 
 export type { ResourceHandlers, ScimRouterDeps };
-
-/** Parses JSON bodies sent as application/scim+json or application/json (with or without charset). */
-function jsonBody(limit: string): RequestHandler {
-  return express.json({
-    limit,
-    strict: false,
-    type: (req) => {
-      const ct = req.headers["content-type"];
-      return ct === undefined || /json/i.test(ct);
-    },
-  });
-}
 
 /** Names a SCIM request for metrics: resource and operation, never ids. */
 export function operationOf(method: string, path: string): { resource: string; operation: string } {
@@ -35,6 +25,9 @@ export function operationOf(method: string, path: string): { resource: string; o
   return { resource, operation };
 }
 
+/** The discovery endpoints' paths (routing is case-insensitive, as express's is). */
+const DISCOVERY_PATH = /^\/(?:ServiceProviderConfig|ResourceTypes|Schemas)(?:\/|$)/i;
+
 const methodNotAllowed: RequestHandler = (_req, res) => {
   res.setHeader("Allow", "GET");
   throw new MethodNotAllowedError("Discovery endpoints are read-only");
@@ -47,50 +40,52 @@ const methodNotAllowed: RequestHandler = (_req, res) => {
 export function createScimRouter(deps: ScimRouterDeps): Router {
   const { config, logger } = deps;
   const router = express.Router({ mergeParams: true });
-  const body = jsonBody(config.server.bodyLimit);
+  const body = scimJsonBody(config.server.bodyLimit);
   const source = (req: Request): string => String(req.params.source);
 
-  router.use((req, res, next) => {
-    if (!Object.hasOwn(config.sources, source(req))) return sendScimError(res, 404, "No such SCIM endpoint");
-    if (deps.onOperation) {
-      res.on("finish", () => {
-        deps.onOperation?.({
-          source: source(req),
-          ...operationOf(req.method, req.path),
-          status: res.statusCode,
-        });
-      });
-    }
-    next();
-  });
-
-  // Discovery (RFC 7644 §4): readable without a token; write methods answer 405 before any body is read.
-  router.get("/ServiceProviderConfig", (req, res) =>
+  // Discovery (RFC 7644 §4): readable without a token; write methods answer 405 before any body is
+  // read. Its own router, entered only for its paths (below): every other request passes one test
+  // instead of six route layers.
+  const discovery = express.Router({ mergeParams: true });
+  discovery.get("/ServiceProviderConfig", (req, res) =>
     sendScim(res, 200, serviceProviderConfig(scimBaseUrl(req, source(req)))),
   );
-  router.get("/ResourceTypes", (req, res) =>
+  discovery.get("/ResourceTypes", (req, res) =>
     sendScim(res, 200, resourceTypes(scimBaseUrl(req, source(req)))),
   );
-  router.get("/ResourceTypes/:name", (req, res) => {
+  discovery.get("/ResourceTypes/:name", (req, res) => {
     const list = resourceTypes(scimBaseUrl(req, source(req))) as { Resources?: JsonObject[] };
     const found = list.Resources?.find((r) => r.id === req.params.name || r.name === req.params.name);
     if (!found) throw new NotFoundError(`No resource type ${req.params.name}`);
     sendScim(res, 200, found);
   });
-  router.get("/Schemas", (req, res) => sendScim(res, 200, schemas(scimBaseUrl(req, source(req)))));
-  router.get("/Schemas/:id", (req, res) => {
+  discovery.get("/Schemas", (req, res) => sendScim(res, 200, schemas(scimBaseUrl(req, source(req)))));
+  discovery.get("/Schemas/:id", (req, res) => {
     const list = schemas(scimBaseUrl(req, source(req))) as { Resources?: JsonObject[] };
     const found = list.Resources?.find((r) => r.id === req.params.id);
     if (!found) throw new NotFoundError(`No schema ${req.params.id}`);
     sendScim(res, 200, found);
   });
-  router.all(
+  discovery.all(
     ["/ServiceProviderConfig", "/ResourceTypes", "/ResourceTypes/:name", "/Schemas", "/Schemas/:id"],
     methodNotAllowed,
   );
+  // One layer for what every request needs first: the source must exist, the operation is counted
+  // when answered, and discovery requests go to their router.
+  router.use((req, res, next) => {
+    if (!Object.hasOwn(config.sources, source(req))) return sendScimError(res, 404, "No such SCIM endpoint");
+    if (deps.onOperation) {
+      // Named now: handlers and routers may rewrite req.url before the answer is finished.
+      const operation = operationOf(req.method, req.path);
+      res.once("finish", () => {
+        deps.onOperation?.({ source: source(req), ...operation, status: res.statusCode });
+      });
+    }
+    if (DISCOVERY_PATH.test(req.path)) return discovery(req, res, next);
+    next();
+  });
 
-  router.use(scimAuthentication(config));
-  for (const handler of deps.beforeHandlers ?? []) router.use(handler);
+  router.use(series([scimAuthentication(config), ...(deps.beforeHandlers ?? [])]));
 
   const users = createUserHandlers(deps);
   router.post("/Users/.search", body, users.search);
