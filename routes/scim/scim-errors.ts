@@ -5,6 +5,24 @@ import { SCHEMA_ERROR } from "../../src/scim/scim-types.js";
 
 export const SCIM_CONTENT_TYPE = "application/scim+json; charset=utf-8";
 
+/**
+ * Writes a SCIM JSON answer: status, `Content-Type: application/scim+json`, `Content-Length`, body.
+ * Straight onto the response, without express's res.send (content-type lookup and freshness check
+ * on every answer); a conditional request (If-None-Match, If-Modified-Since) still goes through
+ * res.send, which answers 304 when the ETag set on the response matches (RFC 7644 §3.14).
+ */
+export function writeScimJson(res: Response, status: number, text: string): void {
+  const headers = res.req.headers;
+  if (headers["if-none-match"] !== undefined || headers["if-modified-since"] !== undefined) {
+    res.status(status).type(SCIM_CONTENT_TYPE).send(text);
+    return;
+  }
+  res.statusCode = status;
+  res.setHeader("Content-Type", SCIM_CONTENT_TYPE);
+  res.setHeader("Content-Length", Buffer.byteLength(text));
+  res.end(text);
+}
+
 /** RFC 7644 §3.12 error body. */
 export function sendScimError(
   res: Response,
@@ -14,17 +32,16 @@ export function sendScimError(
   retryAfter?: number,
 ): void {
   if (retryAfter !== undefined) res.setHeader("Retry-After", String(retryAfter));
-  res
-    .status(status)
-    .type(SCIM_CONTENT_TYPE)
-    .send(
-      JSON.stringify({
-        schemas: [SCHEMA_ERROR],
-        status: String(status),
-        ...(scimType ? { scimType } : {}),
-        detail,
-      }),
-    );
+  writeScimJson(
+    res,
+    status,
+    JSON.stringify({
+      schemas: [SCHEMA_ERROR],
+      status: String(status),
+      ...(scimType ? { scimType } : {}),
+      detail,
+    }),
+  );
 }
 
 const REDIS_DOWN =

@@ -4,7 +4,7 @@ import type { DirectoryStore } from "../../src/directory/directory-types.js";
 import { BadRequestError } from "../../src/errors.js";
 import type { Logger } from "../../src/observability/logger.js";
 import type { JsonObject } from "../../src/scim/scim-types.js";
-import { SCIM_CONTENT_TYPE } from "./scim-errors.js";
+import { writeScimJson } from "./scim-errors.js";
 
 export interface ScimRouterDeps {
   config: Config;
@@ -33,12 +33,12 @@ export function sendScim(
   body: JsonObject | undefined,
   headers: Record<string, string> = {},
 ): void {
-  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  for (const name in headers) res.setHeader(name, headers[name] as string);
   if (body === undefined) {
     res.status(status).end();
     return;
   }
-  res.status(status).type(SCIM_CONTENT_TYPE).send(JSON.stringify(body));
+  writeScimJson(res, status, JSON.stringify(body));
 }
 
 export function requireObjectBody(req: Request): JsonObject {
