@@ -35,20 +35,20 @@ export function scimAuthentication(config: Config): RequestHandler {
     ),
   );
 
+  // Built once: passport's failWithError passes a failure on to `next` as an AuthenticationError
+  // (status 401 or 400) instead of answering, so the answer below is a SCIM error body.
+  const authenticate = authenticator.authenticate("scim-bearer", { session: false, failWithError: true });
+
   return (req: Request, res: Response, next: NextFunction) => {
     normalizeBearerHeader(req);
-    authenticator.authenticate(
-      "scim-bearer",
-      { session: false },
-      (err: unknown, principal: SourcePrincipal | false) => {
-        if (err) return next(err);
-        if (!principal) {
-          res.setHeader("WWW-Authenticate", 'Bearer realm="scim-bridge"');
-          return sendScimError(res, 401, "A valid bearer token for this source is required");
-        }
-        res.locals.principal = principal;
-        next();
-      },
-    )(req, res, next);
+    authenticate(req, res, (err?: unknown) => {
+      if (err === undefined) {
+        res.locals.principal = req.user as SourcePrincipal;
+        return next();
+      }
+      if ((err as Error)?.name !== "AuthenticationError") return next(err);
+      res.setHeader("WWW-Authenticate", 'Bearer realm="scim-bridge"');
+      sendScimError(res, 401, "A valid bearer token for this source is required");
+    });
   };
 }
