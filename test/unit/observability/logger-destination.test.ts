@@ -1,0 +1,57 @@
+/**
+ * The root logger's stdout (src/observability/logger.ts): written in batches, yet no line is lost
+ * at exit and an idle process's line appears within LOG_FLUSH_MS.
+ */
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { LOG_FLUSH_MS } from "../../../src/observability/logger.js";
+
+const loggerModule = fileURLToPath(new URL("../../../src/observability/logger.ts", import.meta.url));
+
+/** Runs a script that has `createLogger` in scope; collects stdout with the clock time each chunk came. */
+function runScript(
+  body: string,
+): Promise<{ code: number | null; chunks: Array<{ at: number; text: string }> }> {
+  const script = `import { createLogger } from ${JSON.stringify(loggerModule)};\n${body}`;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    const chunks: Array<{ at: number; text: string }> = [];
+    child.stdout.on("data", (c: Buffer) => chunks.push({ at: Date.now(), text: c.toString() }));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, chunks }));
+  });
+}
+
+describe("the root logger's stdout", () => {
+  it("keeps every line written just before process.exit", async () => {
+    const { code, chunks } = await runScript(`
+      const log = createLogger("info");
+      for (let i = 0; i < 500; i += 1) log.info({ i }, "line");
+      process.exit(3);
+    `);
+    expect(code).toBe(3);
+    const lines = chunks
+      .map((c) => c.text)
+      .join("")
+      .trim()
+      .split("\n");
+    expect(lines).toHaveLength(500);
+    expect(JSON.parse(lines[499] as string).i).toBe(499);
+  });
+
+  it("writes a lone line of an idle process within the flush interval, not at exit", async () => {
+    const { chunks } = await runScript(`
+      const log = createLogger("info");
+      log.info({ loggedAt: Date.now() }, "alone");
+      setTimeout(() => process.exit(0), ${LOG_FLUSH_MS * 4});
+    `);
+    const first = chunks.find((c) => c.text.includes('"alone"'));
+    expect(first).toBeDefined();
+    const { loggedAt } = JSON.parse(first!.text.trim().split("\n")[0] as string) as { loggedAt: number };
+    // It waits for the flush timer (at most one interval), not for the exit three intervals later.
+    expect(first!.at - loggedAt).toBeLessThan(LOG_FLUSH_MS * 2);
+  }, 20_000);
+});
