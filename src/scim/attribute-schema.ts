@@ -218,6 +218,23 @@ export function comparedDef(p: AttrPath): AttrDef | undefined {
   return p.def;
 }
 
+const USER_NAME = USER_ATTRS.get("username");
+const DISPLAY_NAMES = new Set([USER_ATTRS.get("displayname"), GROUP_ATTRS.get("displayname")]);
+
+/**
+ * Whether `p` names an attribute intake stores with surrounding whitespace trimmed (cleanName in
+ * canonical-resource.ts): a User's userName, a Group's displayName. Only the core attributes
+ * themselves count, never a sub-attribute or an extension's attribute of the same name.
+ * `resourceType` is the type the filter is for, when known. Without it (the list routes parse one
+ * filter for either type, with ANY_CORE_ATTRS) displayName counts, although a User's displayName
+ * is stored as given: the two cannot be told apart there.
+ */
+export function isStoredTrimmed(p: AttrPath, resourceType?: "User" | "Group"): boolean {
+  if (p.urn !== undefined || p.sub !== undefined || p.def === undefined) return false;
+  if (p.def === USER_NAME) return resourceType !== "Group";
+  return DISPLAY_NAMES.has(p.def) && resourceType !== "User";
+}
+
 /** Looks a key up in a JSON object by exact name first, then case-insensitively (RFC 7643 §2.1). */
 export function getKey<T>(obj: { [key: string]: T }, name: string): T | undefined {
   const exact = obj[name];

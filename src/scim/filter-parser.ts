@@ -6,6 +6,7 @@ import {
   type AttrTable,
   comparedDef,
   formatAttrPath,
+  isStoredTrimmed,
   parseAttrPath,
 } from "./attribute-schema.js";
 import { coerceBoolean } from "./dialects.js";
@@ -22,8 +23,9 @@ import type { CompareOp, FilterNode, FilterValue } from "./filter-types.js";
  * Operators, keywords and attribute names are case-insensitive; attribute names come out in the
  * schema's case and a core-schema URN prefix is dropped (`urn:...:core:2.0:User:userName` ->
  * `userName`); extension paths keep their canonical URN prefix. A comparison's literal comes out
- * in its attribute's type where it can (coerceLiteral), so every reader of the tree (the
- * evaluator, the directory's index lookups) sees the same value.
+ * in its attribute's type where it can (coerceLiteral), and trimmed for an attribute stored trimmed
+ * (userName, a Group's displayName), so every reader of the tree (the evaluator, the directory's
+ * index lookups) sees the same value.
  */
 
 const MAX_LENGTH = 10_000;
@@ -69,10 +71,15 @@ function tokenize(text: string): Token[] {
   return tokens;
 }
 
+type ResourceType = "User" | "Group";
+
 class Parser {
   private i = 0;
   private depth = 0;
-  constructor(private readonly tokens: Token[]) {}
+  constructor(
+    private readonly tokens: Token[],
+    private readonly resourceType?: ResourceType,
+  ) {}
 
   parse(table: AttrTable, inValuePath: boolean): FilterNode {
     if (this.tokens.length === 0) fail("the filter is empty");
@@ -179,7 +186,8 @@ class Parser {
     if (ORDERING_OPS.has(op) && (typeof value === "boolean" || value === null)) {
       fail(`"${op}" cannot compare with ${String(value)} (RFC 7644 §3.4.2.2)`);
     }
-    return { type: "compare", path, op: op as CompareOp, value: coerceLiteral(comparedDef(parsed), value) };
+    const literal = coerceLiteral(comparedDef(parsed), value, isStoredTrimmed(parsed, this.resourceType));
+    return { type: "compare", path, op: op as CompareOp, value: literal };
   }
 
   private compValue(): FilterValue {
@@ -210,9 +218,19 @@ class Parser {
  * numeric string. Booleans are read as at intake (coerceBoolean). A literal that cannot be
  * coerced (`active eq "maybe"`) is kept: it equals no value of that type, so `eq` matches
  * nothing and `ne` everything, as for any comparison of different types.
+ *
+ * `storedTrimmed` (isStoredTrimmed): the attribute is kept with surrounding whitespace trimmed
+ * (userName, a Group's displayName), so the literal is trimmed the same way (String#trim, as
+ * intake), for every operator: an identity provider that looks up `userName eq " ada@x.com "`
+ * before creating finds the user stored as "ada@x.com", rather than nothing and then a 409.
  */
-export function coerceLiteral(def: AttrDef | undefined, value: FilterValue): FilterValue {
+export function coerceLiteral(
+  def: AttrDef | undefined,
+  value: FilterValue,
+  storedTrimmed = false,
+): FilterValue {
   if (typeof value !== "string" || def === undefined) return value;
+  if (storedTrimmed) return value.trim();
   if (def.type === "boolean") return coerceBoolean(value) ?? value;
   if (def.type === "integer" || def.type === "decimal") {
     const text = value.trim();
@@ -221,9 +239,13 @@ export function coerceLiteral(def: AttrDef | undefined, value: FilterValue): Fil
   return value;
 }
 
-/** Parses a SCIM filter (RFC 7644 §3.4.2.2); throws BadRequestError("invalidFilter"). */
-export function parseFilter(text: string): FilterNode {
-  return parseFilterWithin(text, ANY_CORE_ATTRS);
+/**
+ * Parses a SCIM filter (RFC 7644 §3.4.2.2); throws BadRequestError("invalidFilter").
+ * `resourceType`, when the caller knows it, narrows which literals are trimmed (isStoredTrimmed):
+ * without it a displayName literal is trimmed for Users as well as Groups.
+ */
+export function parseFilter(text: string, resourceType?: ResourceType): FilterNode {
+  return parse(text, ANY_CORE_ATTRS, false, resourceType);
 }
 
 /**
@@ -231,8 +253,17 @@ export function parseFilter(text: string): FilterNode {
  * sub-attributes for the value filter of a PATCH path such as `emails[type eq "work"]`).
  */
 export function parseFilterWithin(text: string, table: AttrTable, inValuePath = false): FilterNode {
+  return parse(text, table, inValuePath);
+}
+
+function parse(
+  text: string,
+  table: AttrTable,
+  inValuePath: boolean,
+  resourceType?: ResourceType,
+): FilterNode {
   if (typeof text !== "string") fail("the filter must be a string");
   if (text.length > MAX_LENGTH) fail(`longer than ${MAX_LENGTH} characters`);
-  const parser = new Parser(tokenize(text));
+  const parser = new Parser(tokenize(text), resourceType);
   return parser.parse(table, inValuePath);
 }

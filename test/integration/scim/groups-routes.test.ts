@@ -338,4 +338,30 @@ describe("group displayName hygiene at intake", () => {
     expect(bad.body.scimType).toBe("invalidValue");
     expect((await t.request.get(url).set(t.okta)).body.displayName).toBe("Hygiene 2");
   });
+
+  it("a filter on displayName with surrounding spaces finds the trimmed group (look up before create)", async () => {
+    const created = await t.request
+      .post("/scim/v2/okta/Groups")
+      .set(t.okta)
+      .send({ schemas: [GROUP], displayName: "Spaced Lookup" });
+    expect(created.status).toBe(201);
+    const spaced = 'displayName eq " Spaced Lookup "';
+    const get = await t.request.get("/scim/v2/okta/Groups").query({ filter: spaced }).set(t.okta);
+    expect(get.status).toBe(200);
+    expect(get.body.totalResults).toBe(1);
+    expect(get.body.Resources[0]).toMatchObject({ id: created.body.id, displayName: "Spaced Lookup" });
+    const search = await t.request
+      .post("/scim/v2/okta/Groups/.search")
+      .set(t.okta)
+      .send({ schemas: ["urn:ietf:params:scim:api:messages:2.0:SearchRequest"], filter: spaced });
+    expect(search.status).toBe(200);
+    expect(search.body.totalResults).toBe(1);
+    expect(search.body.Resources[0].id).toBe(created.body.id);
+    // Through the scan (not the index) too.
+    const scanned = await t.request
+      .get("/scim/v2/okta/Groups")
+      .query({ filter: 'displayName sw " spaced look" or displayName eq "\u00a0nothing "' })
+      .set(t.okta);
+    expect(scanned.body.totalResults).toBe(1);
+  });
 });

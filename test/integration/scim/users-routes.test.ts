@@ -424,4 +424,32 @@ describe("userName hygiene at intake (surrounding whitespace trimmed, control ch
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ userName: " legacy@example.com ", active: false });
   });
+
+  it("a filter on userName with surrounding spaces finds the trimmed user (look up before create)", async () => {
+    // Okta and Entra GET userName eq "x" and POST when totalResults is 0: with a spaced name the
+    // lookup must find the user stored trimmed, or the create is a 409 the client cannot get past.
+    const created = await post(newUser("ada@example.com"));
+    expect(created.status).toBe(201);
+    const spaced = 'userName eq " ada@example.com "';
+    const get = await t.request.get("/scim/v2/okta/Users").query({ filter: spaced }).set(t.okta);
+    expect(get.status).toBe(200);
+    expect(get.body.totalResults).toBe(1);
+    expect(get.body.Resources[0]).toMatchObject({ id: created.body.id, userName: "ada@example.com" });
+    const search = await t.request
+      .post("/scim/v2/okta/Users/.search")
+      .set(t.okta)
+      .send({ schemas: ["urn:ietf:params:scim:api:messages:2.0:SearchRequest"], filter: spaced });
+    expect(search.status).toBe(200);
+    expect(search.body.totalResults).toBe(1);
+    expect(search.body.Resources[0].id).toBe(created.body.id);
+    // The same through the scan (not the index), and for the other operators.
+    expect(await find('userName eq " ADA@example.com " and active eq true')).toBe(1);
+    expect(await find('userName sw " ada@example."')).toBe(1);
+    expect(await find('userName ew "@example.com "')).toBeGreaterThanOrEqual(1);
+    expect(await find('userName ne " ada@example.com " and userName sw "ada@"')).toBe(0);
+    // externalId is opaque: its literal is compared as sent.
+    await post(newUser("ext.trim@example.com", { externalId: "E-2" }));
+    expect(await find('externalId eq " E-2 "')).toBe(0);
+    expect(await find('externalId eq "E-2"')).toBe(1);
+  });
 });

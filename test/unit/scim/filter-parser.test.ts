@@ -252,3 +252,76 @@ describe("coerceLiteral: a literal in its attribute's schema type", () => {
     expect(emails).toMatchObject({ value: true });
   });
 });
+
+const textDef: AttrDef = {
+  name: "userName",
+  type: "string",
+  multiValued: false,
+  caseExact: false,
+  required: false,
+  mutability: "readWrite",
+  returned: "default",
+};
+
+describe("a literal compared with an attribute stored trimmed (userName, a Group's displayName)", () => {
+  const OPS = ["eq", "ne", "co", "sw", "ew", "gt", "ge", "lt", "le"];
+
+  it.each(OPS)("trims a userName or displayName literal for %s, as intake trims the stored name", (op) => {
+    expect(parseFilter(`userName ${op} " ada@example.com "`)).toEqual({
+      type: "compare",
+      path: "userName",
+      op,
+      value: "ada@example.com",
+    });
+    expect(parseFilter(`displayName ${op} "\u00a0Admins\\t"`)).toMatchObject({ value: "Admins" });
+    expect(parseFilter(`USERNAME ${op} " x "`)).toMatchObject({ path: "userName", value: "x" });
+  });
+
+  it("trims them wherever they appear in the filter, and with a core schema URN", () => {
+    expect(parseFilter('userName eq " a " or (active eq true and not (displayName sw " Ops"))')).toEqual({
+      type: "or",
+      left: { type: "compare", path: "userName", op: "eq", value: "a" },
+      right: {
+        type: "and",
+        left: { type: "compare", path: "active", op: "eq", value: true },
+        right: { type: "not", expr: { type: "compare", path: "displayName", op: "sw", value: "Ops" } },
+      },
+    });
+    expect(
+      parseFilter('urn:ietf:params:scim:schemas:core:2.0:User:userName eq " ada@example.com "'),
+    ).toMatchObject({ path: "userName", value: "ada@example.com" });
+    expect(
+      parseFilter('urn:ietf:params:scim:schemas:core:2.0:Group:displayName eq " Admins "'),
+    ).toMatchObject({ path: "displayName", value: "Admins" });
+  });
+
+  it("keeps the literal of every other attribute as it is", () => {
+    expect(parseFilter('externalId eq " E-1 "')).toMatchObject({ value: " E-1 " });
+    expect(parseFilter('emails eq " a@x.com "')).toMatchObject({ value: " a@x.com " });
+    expect(parseFilter('emails.value eq " a@x.com "')).toMatchObject({ value: " a@x.com " });
+    expect(parseFilter('emails[value eq " a@x.com "]')).toMatchObject({ filter: { value: " a@x.com " } });
+    expect(parseFilter('emails[type eq "work"].display eq " x "')).toMatchObject({
+      filter: { right: { path: "display", value: " x " } },
+    });
+    expect(parseFilter('name.formatted eq " Ada "')).toMatchObject({ value: " Ada " });
+    expect(parseFilter('members[display eq " Ada "]')).toMatchObject({ filter: { value: " Ada " } });
+    expect(parseFilter('title eq " x "')).toMatchObject({ value: " x " });
+    expect(parseFilter(`${ENT}:manager.displayName eq " Boss "`)).toMatchObject({ value: " Boss " });
+    // A PATCH value filter resolves against a complex attribute's sub-attributes: never trimmed.
+    const members = new Map([["display", { ...textDef, name: "display" }]]);
+    expect(parseFilterWithin('display eq " Ada "', members, true)).toMatchObject({ value: " Ada " });
+  });
+
+  it("given the resource type, trims only that type's name (a User's displayName is stored as given)", () => {
+    expect(parseFilter('displayName eq " Ada "', "User")).toMatchObject({ value: " Ada " });
+    expect(parseFilter('userName eq " ada "', "User")).toMatchObject({ value: "ada" });
+    expect(parseFilter('displayName eq " Admins "', "Group")).toMatchObject({ value: "Admins" });
+  });
+
+  it("coerceLiteral trims a string literal when told the attribute is stored trimmed", () => {
+    expect(coerceLiteral(textDef, " ada@example.com ", true)).toBe("ada@example.com");
+    expect(coerceLiteral(textDef, " ada@example.com ")).toBe(" ada@example.com ");
+    expect(coerceLiteral(textDef, null, true)).toBeNull();
+    expect(coerceLiteral(undefined, " x ", true)).toBe(" x ");
+  });
+});

@@ -59,3 +59,56 @@ describe("index lookups and the evaluator see the same literal", () => {
     }
   });
 });
+
+describe("a spaced userName or group displayName: the index and the evaluator agree", () => {
+  // Intake stores these names trimmed; the parser trims the literal, so the index key it looks
+  // up (lower-cased, as the name index keeps it) and the evaluator's comparison are the same.
+  it.each([
+    ['userName eq " ada@example.com "', "user", { userName: "Ada@Example.com" }],
+    ['userName eq "\\u00a0ada@example.com\\t"', "user", { userName: "ada@example.com" }],
+    ['displayName eq " Admins "', "group", { displayName: "admins" }],
+    [
+      'urn:ietf:params:scim:schemas:core:2.0:Group:displayName eq "Admins  "',
+      "group",
+      { displayName: "Admins" },
+    ],
+  ] as const)("%s", (filter, kind, stored) => {
+    const node = parseFilter(filter);
+    const found = directoryLookup(kind, node);
+    expect(found).toMatchObject({ attribute: "name" });
+    const name = kind === "user" ? stored.userName : stored.displayName;
+    expect(found?.value.toLowerCase()).toBe(name?.toLowerCase());
+    expect(
+      matchesFilter(node, { ...stored, meta: { resourceType: kind === "user" ? "User" : "Group" } }),
+    ).toBe(true);
+    expect(lookup(filter)?.value).toBe(found?.value);
+  });
+
+  it("keeps externalId and emails as sent, in the index and the evaluator alike", () => {
+    const ext = parseFilter('externalId eq " E-1 "');
+    expect(directoryLookup("user", ext)).toEqual({ attribute: "externalId", value: " E-1 " });
+    expect(matchesFilter(ext, { externalId: " E-1 " })).toBe(true);
+    expect(matchesFilter(ext, { externalId: "E-1" })).toBe(false);
+    const email = parseFilter('emails[value eq " a@x.com "]');
+    expect(directoryLookup("user", email)).toEqual({ attribute: "email", value: " a@x.com " });
+    expect(matchesFilter(email, { emails: [{ value: "a@x.com" }] })).toBe(false);
+  });
+
+  it("trims for the scanning operators too", () => {
+    const user = { userName: "ada@example.com" };
+    for (const filter of [
+      'userName ne " bob@example.com "',
+      'userName sw " ada@"',
+      'userName ew "example.com "',
+      'userName co " ada@example.com "',
+      'userName ge " ada@example.com "',
+      'userName le " ada@example.com "',
+      'not (userName ne " ada@example.com ")',
+    ]) {
+      expect(directoryLookup("user", parseFilter(filter))).toBeNull();
+      expect(matchesFilter(parseFilter(filter), user)).toBe(true);
+    }
+    expect(matchesFilter(parseFilter('userName ne " ada@example.com "'), user)).toBe(false);
+    expect(matchesFilter(parseFilter('userName gt " ada@example.com "'), user)).toBe(false);
+  });
+});
