@@ -75,10 +75,10 @@ export function createGroupHandlers({ directory, config }: ScimRouterDeps): Reso
 
   return {
     list: async (req, res) => {
-      sendScim(res, 200, await listWith(req, parseListParams(req.query as Record<string, unknown>)));
+      sendScim(res, 200, await listWith(req, parseListParams(req.query as Record<string, unknown>, "Group")));
     },
     search: async (req, res) => {
-      sendScim(res, 200, await listWith(req, parseListParams(requireObjectBody(req))));
+      sendScim(res, 200, await listWith(req, parseListParams(requireObjectBody(req), "Group")));
     },
     create: async (req, res) => {
       const { resource, members } = toCanonicalGroup(requireObjectBody(req));

@@ -31,16 +31,21 @@ function integer(value: unknown, name: string): number | undefined {
 
 /**
  * Query parameters of a list (RFC 7644 §3.4.2) from the query string or a SearchRequest body
- * (§3.4.3). startIndex below 1 counts as 1; count is clamped to [0, MAX_PAGE_SIZE].
+ * (§3.4.3). startIndex below 1 counts as 1; count is clamped to [0, MAX_PAGE_SIZE]. The resource
+ * type tells the filter parser which name is stored trimmed (a User's userName, a Group's
+ * displayName), so that only its literals are trimmed.
  */
-export function parseListParams(source: Record<string, unknown>): ListParams {
+export function parseListParams(
+  source: Record<string, unknown>,
+  resourceType?: "User" | "Group",
+): ListParams {
   const filterText = source.filter;
   if (filterText !== undefined && typeof filterText !== "string")
     throw new BadRequestError("filter must be a string", "invalidFilter");
   const startIndex = Math.max(1, integer(source.startIndex, "startIndex") ?? 1);
   const count = Math.min(MAX_PAGE_SIZE, Math.max(0, integer(source.count, "count") ?? DEFAULT_PAGE_SIZE));
   return {
-    filter: filterText && filterText.trim() !== "" ? parseFilter(filterText) : undefined,
+    filter: filterText && filterText.trim() !== "" ? parseFilter(filterText, resourceType) : undefined,
     startIndex,
     count,
     attributes: list(source.attributes),

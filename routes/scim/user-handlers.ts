@@ -29,10 +29,10 @@ export function createUserHandlers({ directory }: ScimRouterDeps): ResourceHandl
 
   return {
     list: async (req, res) => {
-      sendScim(res, 200, await listWith(req, parseListParams(req.query as Record<string, unknown>)));
+      sendScim(res, 200, await listWith(req, parseListParams(req.query as Record<string, unknown>, "User")));
     },
     search: async (req, res) => {
-      sendScim(res, 200, await listWith(req, parseListParams(requireObjectBody(req))));
+      sendScim(res, 200, await listWith(req, parseListParams(requireObjectBody(req), "User")));
     },
     create: async (req, res) => {
       const record = await directory.createUser(source(req), toCanonicalUser(requireObjectBody(req)));

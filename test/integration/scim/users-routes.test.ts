@@ -452,4 +452,11 @@ describe("userName hygiene at intake (surrounding whitespace trimmed, control ch
     expect(await find('externalId eq " E-2 "')).toBe(0);
     expect(await find('externalId eq "E-2"')).toBe(1);
   });
+
+  it("a User's displayName is stored as sent, so its filter literal keeps its spaces", async () => {
+    // Only a User's userName is stored trimmed; trimming a User displayName literal would miss it.
+    await post(newUser("spaced.display@example.com", { displayName: " Ada L " }));
+    expect(await find('displayName eq " Ada L "')).toBe(1);
+    expect(await find('displayName eq "Ada L"')).toBe(0);
+  });
 });
