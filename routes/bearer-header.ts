@@ -8,3 +8,13 @@ export function normalizeBearerHeader(req: Request): void {
   const header = req.headers.authorization;
   if (header !== undefined) req.headers.authorization = header.trim().replace(/^(\S+)\s+/, "$1 ");
 }
+
+/**
+ * The token of an `Authorization: Bearer <token>` header (RFC 6750 §2.1: the scheme in any case,
+ * one or more spaces, then a token without spaces); undefined for anything else.
+ */
+export function bearerTokenOf(header: string | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  const match = /^\s*bearer +(\S+)\s*$/i.exec(header);
+  return match?.[1];
+}

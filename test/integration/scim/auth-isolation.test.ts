@@ -10,7 +10,7 @@ afterAll(async () => {
   await t.close();
 });
 
-describe("authentication (passport bearer, one source per token)", () => {
+describe("authentication (bearer token, one source per token)", () => {
   it("needs a bearer token: 401 with a SCIM error body", async () => {
     const res = await t.request.get("/scim/v2/okta/Users");
     expect(res.status).toBe(401);
@@ -25,6 +25,21 @@ describe("authentication (passport bearer, one source per token)", () => {
     expect((await t.request.get("/scim/v2/okta/Users").set("Cookie", "token=okta-token-123")).status).toBe(
       401,
     );
+  });
+
+  it("takes the token from the Authorization header only, never from the query string or body", async () => {
+    // A token in a URL ends up in access logs and proxies (RFC 6750 §2.3 discourages it).
+    const token = t.okta.Authorization.replace(/^Bearer /, "");
+    const query = await t.request.get("/scim/v2/okta/Users").query({ access_token: token });
+    expect(query.status).toBe(401);
+    expect(query.headers["www-authenticate"]).toBe('Bearer realm="scim-bridge"');
+    const body = await t.request
+      .post("/scim/v2/okta/Users")
+      .send({ schemas: [USER], userName: "body-token@x.com", access_token: token });
+    expect(body.status).toBe(401);
+    expect(
+      (await t.request.get("/scim/v2/okta/Users").set("Authorization", `bearer   ${token}`)).status,
+    ).toBe(200);
   });
 
   it("a wrong token learns nothing about a resource (401, not 404)", async () => {
