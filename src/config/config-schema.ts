@@ -71,6 +71,16 @@ export const sourceSchema = z
   })
   .strict();
 
+const PROCESSES_ERROR = 'must be a whole number of processes, 1 or more, or "auto"';
+/**
+ * How many bridge processes one `scim-bridge start` runs, sharing the listening port(s): a whole
+ * number, at least 1, or "auto" (one per CPU the process may use, os.availableParallelism()).
+ */
+export const processesSchema = z.union(
+  [z.number().int({ error: PROCESSES_ERROR }).min(1, { error: PROCESSES_ERROR }), z.literal("auto")],
+  { error: PROCESSES_ERROR },
+);
+
 export const configSchema = z
   .object({
     platform: z
@@ -121,9 +131,11 @@ export const configSchema = z
          * before it stops listening (optional; default 0: the Helm chart pauses in preStop instead).
          */
         drainDelayMs: z.number().int().min(0).optional(),
+        /** Bridge processes sharing the port(s) (node:cluster); 1 runs no cluster primary. */
+        processes: processesSchema.default(1),
       })
       .strict()
-      .default({ port: 8080, host: "0.0.0.0", bodyLimit: "1mb", shutdownTimeoutMs: 10_000 }),
+      .default({ port: 8080, host: "0.0.0.0", bodyLimit: "1mb", shutdownTimeoutMs: 10_000, processes: 1 }),
     sync: z
       .object({
         concurrency: z.number().int().positive().default(64),
