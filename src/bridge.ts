@@ -50,6 +50,8 @@ export interface BridgeOptions {
    * only on `config.admin.port` when it is set.
    */
   adminRouters?: AdminRouters;
+  /** The text GET /metrics answers (default: `registry`'s); a cluster worker asks its primary. */
+  metricsText?: () => Promise<string>;
 }
 
 export interface AdminRouters {
@@ -215,7 +217,7 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
     middleware,
     health,
     ...(adminPort === undefined ? adminRouters : {}),
-    metrics: createMetricsRouter(registry),
+    metrics: createMetricsRouter(registry, { text: options.metricsText }),
     hooks:
       role === "worker"
         ? undefined

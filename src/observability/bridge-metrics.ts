@@ -109,6 +109,9 @@ export function bridgeMetrics(registry: Registry): BridgeMetrics {
           help: "Jobs in each queue by state.",
           labelNames: ["queue", "state"],
           registers,
+          // Read from Redis: every process of a cluster reports the same depths, so the cluster's
+          // aggregate (GET /metrics with server.processes > 1) takes one of them, not their sum.
+          aggregator: "max",
           async collect() {
             const reader = depthReaders.get(registry);
             if (!reader) return;
@@ -161,6 +164,8 @@ export function bridgeMetrics(registry: Registry): BridgeMetrics {
           help: "Entities currently in the dead-letter list, by source.",
           labelNames: ["source"],
           registers,
+          // The size of a list in Redis, the same whichever process reads it: never summed.
+          aggregator: "max",
         }),
     ),
     driftFound: reuse(
