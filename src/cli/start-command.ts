@@ -1,9 +1,21 @@
 import { parseArgs } from "node:util";
-import type { Config } from "../config/config-schema.js";
+import { type Config, processesSchema } from "../config/config-schema.js";
 import { ConfigError, buildConfig, loadConfigFile } from "../config/load-config.js";
-import { type Role, startBridge } from "../bridge.js";
-import { createLogger } from "../observability/logger.js";
-import { createPlatformEmulator } from "../platform/emulator/platform-emulator.js";
+// The bridge and the emulator are imported when a process runs them: a cluster primary loads
+// neither (less memory), and a cluster worker serves its metrics to the primary sooner.
+import type { Role, RunningBridge } from "../bridge.js";
+import { type Logger, createLogger, stdoutDestination } from "../observability/logger.js";
+import { type Registry, createMetricsRegistry } from "../observability/metrics.js";
+import {
+  clusterMetricsText,
+  isClusterWorker,
+  leaveCluster,
+  receiveSetup,
+  reportReady,
+  resolveProcessCount,
+  runClusterPrimary,
+  serveMetricsToPrimary,
+} from "../server/cluster-supervisor.js";
 import { Redis } from "ioredis";
 
 export const SANDBOX_SOURCE_TOKEN = "sandbox-demo-token";
@@ -42,6 +54,7 @@ async function clearSandboxKeys(url: string): Promise<void> {
 async function startSandbox(
   env: NodeJS.ProcessEnv,
 ): Promise<{ config: Config; close(): Promise<void>; banner: string }> {
+  const { createPlatformEmulator } = await import("../platform/emulator/platform-emulator.js");
   const emulator = createPlatformEmulator({ token: SANDBOX_PLATFORM_TOKEN });
   const platformUrl = await emulator.start({
     port: Number(env.SANDBOX_PLATFORM_PORT ?? 0),
@@ -85,14 +98,30 @@ async function startSandbox(
 }
 
 export async function runStart(args: string[]): Promise<number> {
+  if (isClusterWorker()) return runClusterWorker();
   const { values } = parseArgs({
     args,
-    options: { role: { type: "string", default: "all" }, config: { type: "string" } },
+    options: {
+      role: { type: "string", default: "all" },
+      config: { type: "string" },
+      processes: { type: "string" },
+    },
   });
   const role = values.role as Role;
   if (!ROLES.includes(role)) {
     process.stderr.write(`start: --role must be one of ${ROLES.join(", ")}\n`);
     return 2;
+  }
+  let processesFlag: number | "auto" | undefined;
+  if (values.processes !== undefined) {
+    const parsed = processesSchema.safeParse(
+      /^\d+$/.test(values.processes) ? Number(values.processes) : values.processes,
+    );
+    if (!parsed.success) {
+      process.stderr.write("start: --processes must be a whole number, 1 or more, or auto\n");
+      return 2;
+    }
+    processesFlag = parsed.data;
   }
   const file = values.config ?? process.env.SCIM_BRIDGE_CONFIG;
   let config: Config;
@@ -112,17 +141,87 @@ export async function runStart(args: string[]): Promise<number> {
     throw err;
   }
 
+  const processes = resolveProcessCount(processesFlag ?? config.server.processes);
+  if (processes > 1 && !sandbox) {
+    // Several bridge processes sharing the port(s): this process becomes their cluster primary.
+    const output = stdoutDestination();
+    return runClusterPrimary({
+      processes,
+      setup: { config, role } satisfies WorkerSetup,
+      logger: createLogger(config.logLevel, {}, output),
+      output,
+      shutdownLimitMs: shutdownLimitMs(config),
+      startedFields: { role, sources: Object.keys(config.sources) },
+    });
+  }
   const logger = createLogger(config.logLevel);
-  let bridge: Awaited<ReturnType<typeof startBridge>>;
+  if (processes > 1) {
+    logger.warn(
+      { processes },
+      "the sandbox runs in one process; --processes and server.processes are ignored",
+    );
+  }
+  return runBridgeProcess(config, role, logger, sandbox);
+}
+
+/** What a cluster worker receives from its primary: the primary's config and role, as they are. */
+interface WorkerSetup {
+  config: Config;
+  role: Role;
+}
+
+/** A cluster worker (server.processes > 1): one bridge, run as a single process runs it. */
+async function runClusterWorker(): Promise<number> {
+  // Before anything else, so that the primary's metrics requests find this process answering.
+  const registry = createMetricsRegistry();
+  serveMetricsToPrimary(registry);
+  const { config, role } = await receiveSetup<WorkerSetup>();
+  const logger = createLogger(config.logLevel).child({ pid: process.pid });
+  return runBridgeProcess(config, role, logger, undefined, {
+    registry,
+    metricsText: clusterMetricsText(),
+    started: (bridge) => reportReady(bridge),
+    stopped: leaveCluster,
+  });
+}
+
+/** How a cluster worker's bridge differs from a single process's: metrics and start/stop reports. */
+interface InCluster {
+  registry: Registry;
+  metricsText: () => Promise<string>;
+  started(bridge: { url?: string; adminUrl?: string }): void;
+  stopped(): void;
+}
+
+/** Runs one bridge in this process until SIGTERM or SIGINT: the single process, or a cluster worker. */
+async function runBridgeProcess(
+  config: Config,
+  role: Role,
+  logger: Logger,
+  sandbox?: Awaited<ReturnType<typeof startSandbox>>,
+  inCluster?: InCluster,
+): Promise<number> {
+  const { startBridge } = await import("../bridge.js");
+  let bridge: RunningBridge;
   try {
-    bridge = await startBridge(config, { role, logger });
+    bridge = await startBridge(
+      config,
+      inCluster
+        ? { role, logger, registry: inCluster.registry, metricsText: inCluster.metricsText }
+        : { role, logger },
+    );
   } catch (err) {
     // Exit at once, whatever client is still retrying: the orchestrator restarts the process.
     logger.fatal({ err: (err as Error).message }, "scim-bridge could not start");
     process.exit(1);
   }
   if (sandbox) process.stdout.write(`${sandbox.banner}\n  bridge:             ${bridge.url}\n`);
-  logger.info({ role, url: bridge.url, sources: Object.keys(config.sources) }, "scim-bridge started");
+  if (inCluster) {
+    logger.info({ role, url: bridge.url }, "bridge process started");
+    inCluster.started(bridge);
+  } else {
+    logger.info({ role, url: bridge.url, sources: Object.keys(config.sources) }, "scim-bridge started");
+  }
 
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
@@ -145,6 +244,7 @@ export async function runStart(args: string[]): Promise<number> {
     process.once("SIGINT", () => stop("SIGINT"));
   });
   logger.info("shut down");
+  inCluster?.stopped();
   // Everything is closed; a handle left open by a library must not hold the exit.
   setTimeout(() => {
     logger.warn("open handles after shutdown; exiting");

@@ -1,0 +1,117 @@
+import { describe, expect, it } from "vitest";
+import {
+  RESTART_POLICY,
+  type WorkerExit,
+  decideOnWorkerExit,
+  lineRelay,
+  resolveProcessCount,
+  shutdownExitCode,
+} from "../../../src/server/cluster-supervisor.js";
+
+describe("resolveProcessCount", () => {
+  it("takes a number as it is and turns auto into the CPUs available", () => {
+    expect(resolveProcessCount(1, 8)).toBe(1);
+    expect(resolveProcessCount(3, 8)).toBe(3);
+    expect(resolveProcessCount("auto", 2)).toBe(2);
+    expect(resolveProcessCount("auto", 0)).toBe(1);
+  });
+});
+
+describe("decideOnWorkerExit", () => {
+  const now = 1_000_000;
+  const up: WorkerExit = { stopping: false, wasReady: true, started: true, restarts: [], now };
+
+  it("does nothing while the primary stops", () => {
+    expect(decideOnWorkerExit({ ...up, stopping: true })).toEqual({ action: "none" });
+    expect(decideOnWorkerExit({ ...up, stopping: true, wasReady: false, started: false })).toEqual({
+      action: "none",
+    });
+  });
+
+  it("restarts a process that was up, after the policy's delay", () => {
+    expect(decideOnWorkerExit(up)).toEqual({ action: "restart", delayMs: RESTART_POLICY.delayMs });
+    // One of the first processes, ready, while another is still starting: replaced too.
+    expect(decideOnWorkerExit({ ...up, started: false })).toEqual({
+      action: "restart",
+      delayMs: RESTART_POLICY.delayMs,
+    });
+  });
+
+  it("gives up when a process of the first start could not start, like a single process would", () => {
+    expect(decideOnWorkerExit({ ...up, wasReady: false, started: false })).toEqual({
+      action: "give-up",
+      reason: "a bridge process could not start",
+    });
+  });
+
+  it("retries a replacement that fails to start, within the crash-loop bound", () => {
+    expect(decideOnWorkerExit({ ...up, wasReady: false, restarts: [now - 1_000] }).action).toBe("restart");
+  });
+
+  it("gives up on a crash loop: maxRestarts restarts within the window", () => {
+    const policy = { delayMs: 10, maxRestarts: 3, windowMs: 60_000 };
+    const recent = [now - 50_000, now - 20_000, now - 1_000];
+    const decision = decideOnWorkerExit({ ...up, restarts: recent }, policy);
+    expect(decision).toEqual({
+      action: "give-up",
+      reason: "bridge processes keep exiting: 3 restarts within 60 s",
+    });
+    // Restarts older than the window no longer count.
+    const old = [now - 70_000, now - 61_000, now - 1_000];
+    expect(decideOnWorkerExit({ ...up, restarts: old }, policy)).toEqual({ action: "restart", delayMs: 10 });
+  });
+});
+
+describe("shutdownExitCode", () => {
+  const clean = { code: 0, signal: null };
+  it("is 0 when every process stopped cleanly", () => {
+    expect(shutdownExitCode({ exits: [clean, clean], killed: false, failed: false })).toBe(0);
+    expect(shutdownExitCode({ exits: [], killed: false, failed: false })).toBe(0);
+    // Ended by the SIGTERM it was sent before it had its own handler (still starting).
+    expect(
+      shutdownExitCode({ exits: [clean, { code: null, signal: "SIGTERM" }], killed: false, failed: false }),
+    ).toBe(0);
+  });
+
+  it("is 1 when a process had to be killed, exited non-zero, or the primary gave up", () => {
+    expect(shutdownExitCode({ exits: [clean], killed: true, failed: false })).toBe(1);
+    expect(
+      shutdownExitCode({ exits: [clean, { code: 1, signal: null }], killed: false, failed: false }),
+    ).toBe(1);
+    expect(
+      shutdownExitCode({ exits: [{ code: null, signal: "SIGKILL" }], killed: false, failed: false }),
+    ).toBe(1);
+    expect(shutdownExitCode({ exits: [clean], killed: false, failed: true })).toBe(1);
+  });
+});
+
+describe("lineRelay", () => {
+  it("passes on whole lines only, however the output was cut", () => {
+    const out: string[] = [];
+    const relay = lineRelay((text) => out.push(text));
+    relay.push(Buffer.from('{"a":1}\n{"b"'));
+    relay.push(Buffer.from(":2"));
+    relay.push(Buffer.from('}\n{"c":3}\n{"d"'));
+    expect(out).toEqual(['{"a":1}\n', '{"b":2}\n{"c":3}\n']);
+    relay.end();
+    expect(out.at(-1)).toBe('{"d"\n');
+    relay.end();
+    expect(out).toHaveLength(3);
+  });
+
+  it("never splits a multi-byte character", () => {
+    const out: string[] = [];
+    const relay = lineRelay((text) => out.push(text));
+    const bytes = Buffer.from("naïve café\n");
+    relay.push(bytes.subarray(0, 3)); // cuts the ï in two
+    relay.push(bytes.subarray(3));
+    expect(out).toEqual(["naïve café\n"]);
+  });
+
+  it("passes on a line longer than its bound in pieces rather than hold it", () => {
+    const out: string[] = [];
+    const relay = lineRelay((text) => out.push(text), 8);
+    relay.push(Buffer.from("0123456789"));
+    expect(out).toEqual(["0123456789\n"]);
+  });
+});
