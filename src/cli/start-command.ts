@@ -4,7 +4,7 @@ import { ConfigError, buildConfig, loadConfigFile } from "../config/load-config.
 // The bridge and the emulator are imported when a process runs them: a cluster primary loads
 // neither (less memory), and a cluster worker serves its metrics to the primary sooner.
 import type { Role, RunningBridge } from "../bridge.js";
-import { type Logger, createLogger, stdoutDestination } from "../observability/logger.js";
+import { type Logger, createLogger } from "../observability/logger.js";
 import { type Registry, createMetricsRegistry } from "../observability/metrics.js";
 import {
   clusterMetricsText,
@@ -144,12 +144,10 @@ export async function runStart(args: string[]): Promise<number> {
   const processes = resolveProcessCount(processesFlag ?? config.server.processes);
   if (processes > 1 && !sandbox) {
     // Several bridge processes sharing the port(s): this process becomes their cluster primary.
-    const output = stdoutDestination();
     return runClusterPrimary({
       processes,
       setup: { config, role } satisfies WorkerSetup,
-      logger: createLogger(config.logLevel, {}, output),
-      output,
+      logger: createLogger(config.logLevel),
       shutdownLimitMs: shutdownLimitMs(config),
       startedFields: { role, sources: Object.keys(config.sources) },
     });

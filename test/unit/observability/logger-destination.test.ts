@@ -42,6 +42,37 @@ describe("the root logger's stdout", () => {
     expect(JSON.parse(lines[499] as string).i).toBe(499);
   });
 
+  it("lines of several processes sharing one stdout pipe never interleave (start --processes N)", async () => {
+    // Each process logs lines of different lengths as fast as it can into the same pipe: every
+    // write must carry whole lines only, at most PIPE_BUF bytes, which the kernel keeps whole.
+    const writer = `
+      const log = createLogger("info");
+      for (let i = 0; i < 4000; i += 1) log.info({ i, pad: "x".repeat(i % 300) }, "line");
+      process.exit(0);
+    `;
+    const script = `import { spawn } from "node:child_process";
+      const body = ${JSON.stringify(`import { createLogger } from ${JSON.stringify(loggerModule)};
+${writer}`)};
+      const kids = [0, 1, 2].map(() => spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", body], { stdio: ["ignore", "inherit", "inherit"] }));
+      await Promise.all(kids.map((k) => new Promise((r) => k.on("close", r))));`;
+    const { code, chunks } = await runScript(script);
+    expect(code).toBe(0);
+    const lines = chunks
+      .map((c) => c.text)
+      .join("")
+      .trim()
+      .split("\n");
+    expect(lines).toHaveLength(3 * 4000);
+    const broken = lines.filter((line) => {
+      try {
+        return JSON.parse(line).msg !== "line";
+      } catch {
+        return true;
+      }
+    });
+    expect(broken).toEqual([]);
+  }, 60_000);
+
   it("writes a lone line of an idle process within the flush interval, not at exit", async () => {
     const { chunks } = await runScript(`
       const log = createLogger("info");

@@ -3,7 +3,6 @@ import {
   RESTART_POLICY,
   type WorkerExit,
   decideOnWorkerExit,
-  lineRelay,
   resolveProcessCount,
   shutdownExitCode,
 } from "../../../src/server/cluster-supervisor.js";
@@ -82,36 +81,5 @@ describe("shutdownExitCode", () => {
       shutdownExitCode({ exits: [{ code: null, signal: "SIGKILL" }], killed: false, failed: false }),
     ).toBe(1);
     expect(shutdownExitCode({ exits: [clean], killed: false, failed: true })).toBe(1);
-  });
-});
-
-describe("lineRelay", () => {
-  it("passes on whole lines only, however the output was cut", () => {
-    const out: string[] = [];
-    const relay = lineRelay((text) => out.push(text));
-    relay.push(Buffer.from('{"a":1}\n{"b"'));
-    relay.push(Buffer.from(":2"));
-    relay.push(Buffer.from('}\n{"c":3}\n{"d"'));
-    expect(out).toEqual(['{"a":1}\n', '{"b":2}\n{"c":3}\n']);
-    relay.end();
-    expect(out.at(-1)).toBe('{"d"\n');
-    relay.end();
-    expect(out).toHaveLength(3);
-  });
-
-  it("never splits a multi-byte character", () => {
-    const out: string[] = [];
-    const relay = lineRelay((text) => out.push(text));
-    const bytes = Buffer.from("naïve café\n");
-    relay.push(bytes.subarray(0, 3)); // cuts the ï in two
-    relay.push(bytes.subarray(3));
-    expect(out).toEqual(["naïve café\n"]);
-  });
-
-  it("passes on a line longer than its bound in pieces rather than hold it", () => {
-    const out: string[] = [];
-    const relay = lineRelay((text) => out.push(text), 8);
-    relay.push(Buffer.from("0123456789"));
-    expect(out).toEqual(["0123456789\n"]);
   });
 });
