@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { parseByteSize } from "./byte-size.js";
 
 /** Where a platform attribute's value comes from, and its platform type. */
 export const attributeRuleSchema = z
@@ -123,7 +124,13 @@ export const configSchema = z
       .object({
         port: z.number().int().min(0).max(65535).default(8080),
         host: z.string().default("0.0.0.0"),
-        bodyLimit: z.string().default("1mb"),
+        /** The largest request body read (SCIM, hooks, admin): `1mb`, `512kb`, a number of bytes. */
+        bodyLimit: z
+          .string()
+          .refine((v) => parseByteSize(v) !== undefined && (parseByteSize(v) ?? 0) > 0, {
+            message: 'must be a size such as "1mb", "512kb" or a number of bytes',
+          })
+          .default("1mb"),
         tls: z.object({ cert: z.string(), key: z.string() }).strict().optional(),
         shutdownTimeoutMs: z.number().int().positive().default(10_000),
         /**

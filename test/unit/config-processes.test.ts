@@ -34,3 +34,19 @@ describe("server.processes", () => {
     ]);
   });
 });
+
+describe("server.bodyLimit", () => {
+  it("takes body-parser's sizes and names anything else", () => {
+    expect(buildConfig({ ...minimal, server: { bodyLimit: "512kb" } }).server.bodyLimit).toBe("512kb");
+    expect(buildConfig({ ...minimal, server: { bodyLimit: "2097152" } }).server.bodyLimit).toBe("2097152");
+    for (const bad of ["a lot", "1 terabyte", "0", ""]) {
+      let problems: string[] = [];
+      try {
+        buildConfig({ ...minimal, server: { bodyLimit: bad } });
+      } catch (err) {
+        if (err instanceof ConfigError) problems = err.problems;
+      }
+      expect(problems.join("\n"), bad).toMatch(/server\.bodyLimit: must be a size such as "1mb"/);
+    }
+  });
+});

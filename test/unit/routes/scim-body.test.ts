@@ -6,7 +6,8 @@ import { gzipSync } from "node:zlib";
 import express from "express";
 import request from "supertest";
 import { describe, expect, it } from "vitest";
-import { parseByteSize, scimJsonBody } from "../../../routes/scim/scim-body.js";
+import { scimJsonBody } from "../../../routes/scim/scim-body.js";
+import { parseByteSize } from "../../../src/config/byte-size.js";
 import { scimErrorHandler } from "../../../routes/scim/scim-errors.js";
 import { createLogger } from "../../../src/observability/logger.js";
 
