@@ -60,6 +60,9 @@ export function syncMetrics(
         help: "Jobs per queue and state (collected on scrape)",
         labelNames: ["queue", "state"] as const,
         registers: [registry],
+        // Read from Redis: every process of a cluster reports the same depths, so the cluster's
+        // aggregate (GET /metrics with server.processes > 1) takes one of them, not their sum.
+        aggregator: "max",
         async collect() {
           try {
             const counts = await collectDepth();

@@ -2,6 +2,7 @@ import { AggregatorRegistry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { bridgeMetrics, setQueueDepthReader } from "../../../src/observability/bridge-metrics.js";
 import { createMetricsRegistry } from "../../../src/observability/metrics.js";
+import { syncMetrics } from "../../../jobs/sync-metrics.js";
 
 /** One bridge process's registry, as a cluster worker sends it to the primary. */
 async function processMetrics(requests: number, waiting: number) {
@@ -28,5 +29,15 @@ describe("metrics aggregated across the processes of a cluster", () => {
     expect(text).toContain('dead_letters{source="okta"} 2');
     // Node's default metrics keep prom-client's own aggregators (summed, averaged, or first).
     expect(text).toContain("nodejs_version_info");
+  });
+
+  it("takes one value of the workers' queue_depth gauge, which is read from Redis too", async () => {
+    const worker = async (waiting: number) => {
+      const registry = createMetricsRegistry();
+      syncMetrics(registry, async () => ({ sync: { waiting } }));
+      return registry.getMetricsAsJSON();
+    };
+    const text = await AggregatorRegistry.aggregate([await worker(5), await worker(5)]).metrics();
+    expect(text).toContain('queue_depth{queue="sync",state="waiting"} 5');
   });
 });
