@@ -6,7 +6,8 @@ import { hashToken, newToken } from "../config/tokens.js";
 const USAGE = `usage: scim-bridge <command> [options]
 
 commands:
-  start [--role all|api|worker]    run the bridge (with no SCIM_BRIDGE_CONFIG: the local sandbox)
+  start [--role all|api|worker] [--processes N|auto]
+                                   run the bridge (with no SCIM_BRIDGE_CONFIG: the local sandbox)
   config check [--config FILE]     validate the configuration and exit
   token new                        print a fresh token and its sha256 form for the config file
   emulator --port N --token T      run the platform emulator on its own
