@@ -6,7 +6,11 @@
  * in time and count, only on 127.0.0.1. Writes the figures into bench/RESULTS.md and deletes its
  * Redis keys (its own prefix) afterwards.
  *
- *   npx tsx bench/intake.ts [--quick] [--no-write] [--concurrency=32] [--profile=<dir>]
+ * The bridge is measured twice: as one process (the in-process child above), and as an operator
+ * runs it on a machine with several cores, `scim-bridge start --role api --processes N` (the CLI,
+ * a cluster primary and N workers sharing the port; CPU summed over the process tree).
+ *
+ *   npx tsx bench/intake.ts [--quick] [--no-write] [--concurrency=32] [--processes=2] [--profile=<dir>]
  */
 import { execSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -16,6 +20,7 @@ import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { newToken } from "../src/config/tokens.js";
 import { type ServerChild, startServerChild } from "./intake/child-process.js";
+import { type CliServer, startCliServer } from "./intake/cli-server.js";
 import { type LoadResult, createClient, percentile, runLoad } from "./intake/load-generator.js";
 import { writeIntakeSection } from "./intake/results-file.js";
 import { deleteKeys, seedUsers, userBody } from "./intake/seed.js";
@@ -29,6 +34,8 @@ const args = new Map(
 const quick = args.has("quick");
 const concurrency = Number(args.get("concurrency") ?? 32);
 const profileDir = args.get("profile");
+/** Processes of the clustered bridge (`start --processes N`); 0 leaves that run out. */
+const processes = Number(args.get("processes") ?? 2);
 /** `--only=creates` (or lookups, groups, comma-separated) runs a part; the results file is then left alone. */
 const only = args.has("only") ? new Set((args.get("only") ?? "").split(",")) : undefined;
 const runs = (phase: string) => only === undefined || only.has(phase);
@@ -80,17 +87,27 @@ async function redisCpuMs(): Promise<number> {
   }
 }
 
-async function cpuOf(server: ServerChild): Promise<number> {
-  const usage = await server.request<NodeJS.CpuUsage>({ cpu: true }, "cpuUsage", 5_000);
-  return (usage.user + usage.system) / 1000;
+/** A server's CPU time so far (user + system, ms): the child's own, or a process tree's. */
+type CpuReader = () => Promise<number>;
+
+function cpuOf(server: ServerChild): CpuReader {
+  return async () => {
+    const usage = await server.request<NodeJS.CpuUsage>({ cpu: true }, "cpuUsage", 5_000);
+    return (usage.user + usage.system) / 1000;
+  };
 }
 
+const treeCpuOf =
+  (server: CliServer): CpuReader =>
+  async () =>
+    server.cpuMs();
+
 /** Runs a load and reads the server's CPU time before and after (load-insensitive cost per request). */
-async function measured(server: ServerChild, load: () => Promise<LoadResult>): Promise<Measured> {
-  const before = await cpuOf(server);
+async function measured(cpu: CpuReader, load: () => Promise<LoadResult>): Promise<Measured> {
+  const before = await cpu();
   const redisBefore = await redisCpuMs();
   const result = await load();
-  const after = await cpuOf(server);
+  const after = await cpu();
   const redisAfter = await redisCpuMs();
   const answers = Math.max(1, result.ok + result.errors);
   return {
@@ -154,6 +171,7 @@ async function main() {
   const execArgv = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
   let bridge: ServerChild | undefined;
   let baseline: ServerChild | undefined;
+  let cluster: CliServer | undefined;
   try {
     bridge = await startServerChild(
       "./bridge-child.ts",
@@ -161,8 +179,9 @@ async function main() {
       execArgv,
     );
     baseline = await startServerChild("./baseline-child.ts", { BENCH_BASELINE_TOKEN: token });
-    const creates = runs("creates") ? await phaseCreates(bridge, baseline) : undefined;
-    const lookups = runs("lookups") ? await phaseLookups(bridge, baseline) : undefined;
+    if (processes > 0) cluster = await startCliServer(bridgeConfig, processes);
+    const creates = runs("creates") ? await phaseCreates(bridge, baseline, cluster) : undefined;
+    const lookups = runs("lookups") ? await phaseLookups(bridge, baseline, cluster) : undefined;
     const groups = runs("groups") ? await phaseGroups(bridge) : undefined;
     if (!creates || !lookups || !groups) return;
 
@@ -176,32 +195,43 @@ async function main() {
   } finally {
     await bridge?.stop().catch(() => bridge?.child.kill("SIGKILL"));
     await baseline?.stop().catch(() => baseline?.child.kill("SIGKILL"));
+    await cluster?.stop().catch(() => undefined);
     const deleted = await deleteKeys(redisUrl, prefix);
     log(`deleted ${deleted} Redis keys under ${prefix}`);
   }
 }
 
-async function phaseCreates(bridge: ServerChild, baseline: ServerChild) {
+async function phaseCreates(bridge: ServerChild, baseline: ServerChild, cluster: CliServer | undefined) {
   log("creates (POST /Users)");
   await createLoad(bridge.url, "bench", `warm-${run}`, 30_000, scale.warmup);
   await createLoad(baseline.url, "baseline", `warm-${run}`, 30_000, scale.warmup);
-  const bridgeCreates = await measured(bridge, () =>
+  // The clustered bridge warms up on both of its processes (the primary hands connections round robin).
+  if (cluster) await createLoad(cluster.url, "bench", `warmc-${run}`, 30_000, scale.warmup * 3);
+  const bridgeCreates = await measured(cpuOf(bridge), () =>
     createLoad(bridge.url, "bench", `c-${run}`, scale.createMs, 200_000),
   );
-  log(`  ${describe("scim-bridge", bridgeCreates)}`);
-  const baselineCreates = await measured(baseline, () =>
+  log(`  ${describe("scim-bridge, 1 process", bridgeCreates)}`);
+  const baselineCreates = await measured(cpuOf(baseline), () =>
     createLoad(baseline.url, "baseline", `c-${run}`, scale.createMs, 200_000),
   );
   log(`  ${describe("scimmy-routers", baselineCreates)}`);
+  const clusterCreates = cluster
+    ? await measured(treeCpuOf(cluster), () =>
+        createLoad(cluster.url, "bench", `cc-${run}`, scale.createMs, 200_000),
+      )
+    : undefined;
+  if (clusterCreates) log(`  ${describe(`scim-bridge, ${processes} processes`, clusterCreates)}`);
   noteLoad("after creates");
-  const verified = await verifyCreates(scale.warmup + bridgeCreates.ok);
+  const verified = await verifyCreates(
+    scale.warmup + bridgeCreates.ok + (cluster ? scale.warmup * 3 + (clusterCreates?.ok ?? 0) : 0),
+  );
   log(
     `  stored ${verified.stored}, dirty ${verified.dirty}, sync jobs waiting ${verified.jobs} (expected ${verified.expected})`,
   );
-  return { bridgeCreates, baselineCreates, verified };
+  return { bridgeCreates, baselineCreates, clusterCreates, verified };
 }
 
-async function phaseLookups(bridge: ServerChild, baseline: ServerChild) {
+async function phaseLookups(bridge: ServerChild, baseline: ServerChild, cluster: CliServer | undefined) {
   log(`lookups (GET userName eq) with ${scale.lookupUsers} users stored`);
   const seedStarted = performance.now();
   await seedUsers({
@@ -218,22 +248,32 @@ async function phaseLookups(bridge: ServerChild, baseline: ServerChild) {
   const s = baseline.url;
   await lookupLoad(b, "lookup", "lk", concurrency, 2_000);
   await lookupLoad(s, "baseline", "lk", concurrency, 2_000);
-  const bridgeLookups = await measured(bridge, () =>
+  const bridgeLookups = await measured(cpuOf(bridge), () =>
     lookupLoad(b, "lookup", "lk", concurrency, scale.lookupMs),
   );
   log(`  ${describe(`scim-bridge c=${concurrency}`, bridgeLookups)}`);
-  const baselineLookups = await measured(baseline, () =>
+  const baselineLookups = await measured(cpuOf(baseline), () =>
     lookupLoad(s, "baseline", "lk", concurrency, scale.lookupMs),
   );
   log(`  ${describe(`scimmy-routers c=${concurrency}`, baselineLookups)}`);
-  const bridgeLookups1 = await measured(bridge, () => lookupLoad(b, "lookup", "lk", 1, scale.lookupMs / 2));
+  let clusterLookups: Measured | undefined;
+  if (cluster) {
+    await lookupLoad(cluster.url, "lookup", "lk", concurrency, 2_000);
+    clusterLookups = await measured(treeCpuOf(cluster), () =>
+      lookupLoad(cluster.url, "lookup", "lk", concurrency, scale.lookupMs),
+    );
+    log(`  ${describe(`scim-bridge ${processes} processes c=${concurrency}`, clusterLookups)}`);
+  }
+  const bridgeLookups1 = await measured(cpuOf(bridge), () =>
+    lookupLoad(b, "lookup", "lk", 1, scale.lookupMs / 2),
+  );
   log(`  ${describe("scim-bridge c=1", bridgeLookups1)}`);
-  const baselineLookups1 = await measured(baseline, () =>
+  const baselineLookups1 = await measured(cpuOf(baseline), () =>
     lookupLoad(s, "baseline", "lk", 1, scale.lookupMs / 2),
   );
   log(`  ${describe("scimmy-routers c=1", baselineLookups1)}`);
   noteLoad("after lookups");
-  return { bridgeLookups, baselineLookups, bridgeLookups1, baselineLookups1, seedSeconds };
+  return { bridgeLookups, baselineLookups, clusterLookups, bridgeLookups1, baselineLookups1, seedSeconds };
 }
 
 async function phaseGroups(bridge: ServerChild) {
@@ -351,15 +391,21 @@ function render(r: {
   started: Date;
   bridgeCreates: Measured;
   baselineCreates: Measured;
+  clusterCreates?: Measured;
   verified: Awaited<ReturnType<typeof verifyCreates>>;
   bridgeLookups: Measured;
   baselineLookups: Measured;
+  clusterLookups?: Measured;
   bridgeLookups1: Measured;
   baselineLookups1: Measured;
   groups: Awaited<ReturnType<typeof groupPatches>>;
   seedSeconds: number;
 }): string {
   const ratio = r.bridgeCreates.perSecond / r.baselineCreates.perSecond;
+  const clusterRatio = r.clusterCreates
+    ? r.clusterCreates.perSecond / r.baselineCreates.perSecond
+    : Number.NaN;
+  const nProc = `${processes} processes`;
   const yes = (v: boolean) => (v ? "met" : "**missed**");
   const errs = (x: Measured) => (x.errors ? `${x.errors} ${JSON.stringify(x.errorKinds)}` : "0");
   let commit = "unknown";
@@ -368,14 +414,15 @@ function render(r: {
       .toString()
       .trim();
   } catch {}
-  const row = (name: string, x: Measured) =>
+  const row = (name: string, x: Measured | undefined) => (x === undefined ? [] : [rowOf(name, x)]);
+  const rowOf = (name: string, x: Measured) =>
     `| ${name} | ${fmt(x.perSecond, 0)} | ${fmt(x.p50Ms, 2)} | ${fmt(x.p99Ms, 2)} | ${fmt(x.cpuMsPerRequest, 3)} | ${fmt(x.redisCpuMsPerRequest, 3)} | ${x.ok} | ${errs(x)} |`;
   const cpuRatio = r.baselineCreates.cpuMsPerRequest / r.bridgeCreates.cpuMsPerRequest;
   const users = `${scale.lookupUsers / 1000}k`;
   return [
-    `Run ${r.started.toISOString()} (commit ${commit}), Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, Redis on the same machine. Load generator: this process, keep-alive, ${concurrency} requests in flight unless noted. Bridge: \`startBridge(config, {role: "api"})\` in a child process (security headers, one request log line at info to /dev/null, HTTP metrics, per-source Redis rate limiter with a rate set out of reach, passport bearer auth${process.env.BENCH_EXPERIMENT ? `; experiment: ${process.env.BENCH_EXPERIMENT}` : ""}); baseline: scimmy-routers with in-memory handlers and a userName index, in a child process.`,
+    `Run ${r.started.toISOString()} (commit ${commit}), Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, Redis on the same machine. Load generator: this process, keep-alive, ${concurrency} requests in flight unless noted. Bridge, 1 process: \`startBridge(config, {role: "api"})\` in a child process (security headers, one request log line at info to /dev/null, HTTP metrics, per-source Redis rate limiter with a rate set out of reach, passport bearer auth${process.env.BENCH_EXPERIMENT ? `; experiment: ${process.env.BENCH_EXPERIMENT}` : ""}). Bridge, ${nProc}: the same configuration started as an operator would, \`scim-bridge start --role api --processes ${processes}\` (a cluster primary and ${processes} workers sharing the port; its CPU is the sum over the process tree). Baseline: scimmy-routers with in-memory handlers and a userName index, in a child process (one process: its state is in memory).`,
     "",
-    "How to read it: the bridge, Redis, the baseline and this load generator share 2 cores with whatever else runs, so req/s is bounded by the CPU share they get; server CPU per request is the figure that compares the two servers. At c=32 a latency is mostly queueing (Little's law: 32 in flight / req/s); c=1 shows the service time.",
+    "How to read it: the bridge, Redis, the baseline and this load generator share 2 cores with whatever else runs, so req/s is bounded by the CPU share they get; server CPU per request is the figure that compares the servers' efficiency. One Node process uses about one core, so the single-process rows compare like with like; the multi-process rows show what the bridge does on the machine (its state is in Redis, so its processes share nothing else; an in-memory server cannot be split this way). At c=32 a latency is mostly queueing (Little's law: 32 in flight / req/s); c=1 shows the service time.",
     "",
     "Machine load (`uptime`; other engineers' test suites share these 2 cores):",
     "",
@@ -383,12 +430,14 @@ function render(r: {
     "",
     "| measurement | req/s | p50 ms | p99 ms | server CPU ms/req | Redis CPU ms/req (upper bound) | answers counted | errors |",
     "|---|---|---|---|---|---|---|---|",
-    row("POST /Users, scim-bridge (201s)", r.bridgeCreates),
-    row("POST /Users, scimmy-routers baseline (201s)", r.baselineCreates),
-    row(`GET userName eq, ${users} stored, scim-bridge, c=${concurrency}`, r.bridgeLookups),
-    row(`GET userName eq, ${users} stored, baseline, c=${concurrency}`, r.baselineLookups),
-    row(`GET userName eq, ${users} stored, scim-bridge, c=1`, r.bridgeLookups1),
-    row(`GET userName eq, ${users} stored, baseline, c=1`, r.baselineLookups1),
+    ...row("POST /Users, scim-bridge, 1 process (201s)", r.bridgeCreates),
+    ...row(`POST /Users, scim-bridge, ${nProc} (201s)`, r.clusterCreates),
+    ...row("POST /Users, scimmy-routers baseline (201s)", r.baselineCreates),
+    ...row(`GET userName eq, ${users} stored, scim-bridge, 1 process, c=${concurrency}`, r.bridgeLookups),
+    ...row(`GET userName eq, ${users} stored, scim-bridge, ${nProc}, c=${concurrency}`, r.clusterLookups),
+    ...row(`GET userName eq, ${users} stored, baseline, c=${concurrency}`, r.baselineLookups),
+    ...row(`GET userName eq, ${users} stored, scim-bridge, 1 process, c=1`, r.bridgeLookups1),
+    ...row(`GET userName eq, ${users} stored, baseline, c=1`, r.baselineLookups1),
     "",
     `Creates verified in Redis after the run: ${r.verified.stored} users stored, ${r.verified.dirty} dirty markers, ${r.verified.jobs} sync jobs waiting (expected ${r.verified.expected} each, warm-up included): ${r.verified.ok ? "all there" : "**MISMATCH**"}.`,
     "",
@@ -398,9 +447,9 @@ function render(r: {
     "",
     "| target | measured | |",
     "|---|---|---|",
-    `| >= 2,000 creates/s durably stored and marked for sync | ${fmt(r.bridgeCreates.perSecond, 0)}/s | ${yes(r.bridgeCreates.perSecond >= 2000 && r.verified.ok)} |`,
-    `| >= 3x the baseline's creates/s | ${fmt(ratio, 2)}x (server CPU per create: ${fmt(cpuRatio, 2)}x less) | ${yes(ratio >= 3)} |`,
-    `| p99 < 10 ms, userName eq with ${users} users (c=1 / c=${concurrency}) | ${fmt(r.bridgeLookups1.p99Ms, 2)} / ${fmt(r.bridgeLookups.p99Ms, 2)} ms | ${yes(r.bridgeLookups1.p99Ms < 10)} at c=1, ${r.bridgeLookups.p99Ms < 10 ? "met" : "missed"} at c=${concurrency} |`,
+    `| >= 2,000 creates/s durably stored and marked for sync | 1 process: ${fmt(r.bridgeCreates.perSecond, 0)}/s; ${nProc}: ${r.clusterCreates ? `${fmt(r.clusterCreates.perSecond, 0)}/s` : "not run"} | 1 process: ${yes(r.bridgeCreates.perSecond >= 2000 && r.verified.ok)}; ${nProc}: ${r.clusterCreates ? yes(r.clusterCreates.perSecond >= 2000 && r.verified.ok) : "not run"} |`,
+    `| >= 3x the baseline's creates/s | 1 process: ${fmt(ratio, 2)}x; ${nProc}: ${fmt(clusterRatio, 2)}x (server CPU per create, 1 process: ${fmt(cpuRatio, 2)}x less than the baseline) | 1 process: ${yes(ratio >= 3)}; ${nProc}: ${r.clusterCreates ? yes(clusterRatio >= 3) : "not run"} |`,
+    `| p99 < 10 ms, userName eq with ${users} users (c=1 / c=${concurrency}) | ${fmt(r.bridgeLookups1.p99Ms, 2)} / ${fmt(r.bridgeLookups.p99Ms, 2)} ms (${nProc}, c=${concurrency}: ${r.clusterLookups ? `${fmt(r.clusterLookups.p99Ms, 2)} ms` : "not run"}) | ${yes(r.bridgeLookups1.p99Ms < 10)} at c=1, ${r.bridgeLookups.p99Ms < 10 ? "met" : "missed"} at c=${concurrency} (queueing) |`,
     `| 5,000-member group PATCH < 50 ms (p99) | ${fmt(r.groups.big.p99)} ms (add 5,000), ${fmt(r.groups.small.p99, 2)} ms (small) | ${yes(r.groups.big.p99 < 50 && r.groups.small.p99 < 50)} |`,
   ].join("\n");
 }

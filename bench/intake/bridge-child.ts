@@ -27,9 +27,13 @@ if (experiments.has("autopipeline")) {
     return connect.apply(this, args);
   };
 }
-const logger = experiments.has("asynclog")
-  ? createLogger(config.logLevel, {}, pino.destination({ dest: 1, sync: false, minLength: 4096 }))
-  : undefined;
+const destinations: Record<string, () => ReturnType<typeof pino.destination>> = {
+  asynclog: () => pino.destination({ dest: 1, sync: false, minLength: 4096 }),
+  synclog: () => pino.destination({ dest: 1, sync: true }),
+  syncbuflog: () => pino.destination({ dest: 1, sync: true, minLength: 4096 }),
+};
+const chosen = Object.keys(destinations).find((name) => experiments.has(name));
+const logger = chosen ? createLogger(config.logLevel, {}, destinations[chosen]?.()) : undefined;
 
 const bridge = await startBridge(config, { role: "api", logger });
 
