@@ -42,11 +42,13 @@ export function scimJsonBody(limit: string): RequestHandler {
     }
     // No body at all (neither length nor chunked): nothing to read, as body-parser.
     if (headers["content-length"] === undefined && headers["transfer-encoding"] === undefined) return next();
+    // Over the limit: 413, and the connection closes after it, so the rest of the body is never read.
+    const refuse = () => {
+      res.setHeader("Connection", "close");
+      next(tooLarge());
+    };
     const declared = Number(headers["content-length"] ?? 0);
-    if (declared > maxBytes) {
-      req.resume();
-      return next(tooLarge());
-    }
+    if (declared > maxBytes) return refuse();
     const chunks: Buffer[] = [];
     let received = 0;
     let failed = false;
@@ -55,8 +57,7 @@ export function scimJsonBody(limit: string): RequestHandler {
       if (received > maxBytes) {
         failed = true;
         req.off("data", onData);
-        req.resume();
-        next(tooLarge());
+        refuse();
         return;
       }
       chunks.push(chunk);
