@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { EntityKind } from "../scim/scim-types.js";
 
 /**
@@ -23,7 +24,15 @@ import type { EntityKind } from "../scim/scim-types.js";
  *   B:group:idx:displayName             HASH  lower-cased displayName -> id (unique)
  *   B:group:idx:externalId              HASH  externalId (exact) -> id (unique)
  *
+ *   ${prefix}:deleted:${source}:user:ext:<sha1 hex of externalId>       STRING epoch ms the user with
+ *                                        that externalId was deleted (any intake path); expires (7 days)
+ *   ${prefix}:deleted:${source}:user:name:<sha1 hex of lower userName>  STRING same, by userName
+ *
  * A tombstone (`tomb=1`) keeps only its hash (gen, modified, created) until purgeTombstone deletes it.
+ * The deletion records (outside the source's base B: they outlive the entity's keys) are what an
+ * out-of-order event source (Okta Event Hooks) consults so that an event published before a
+ * deletion does not bring the user back. They are the one trace a deleted user leaves, bounded by
+ * their TTL, and hold digests rather than the externalId or userName.
  */
 const STORE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -66,4 +75,34 @@ export function uniqueIndexKey(base: string, kind: EntityKind, attribute: "name"
 
 export function emailIndexKey(base: string, email: string): string {
   return `${base}:user:idx:email:${email}`;
+}
+
+/** How long a user's deletion is remembered (deletion records, see above). */
+export const DELETION_RECORD_TTL_SECONDS = 7 * 24 * 3600;
+
+/** Where a source's deletion records live (the DELETE script appends `:user:<by>:<sha1>`). */
+export function deletionBase(prefix: string, source: string): string {
+  return `${prefix}:deleted:${source}`;
+}
+
+/**
+ * The deletion record of a user by externalId (exact) or by userName (lower-cased, trimmed, as
+ * the userName index). The DELETE script builds the same key with redis.sha1hex.
+ */
+export function deletedUserKey(prefix: string, source: string, by: "ext" | "name", value: string): string {
+  const digest = createHash("sha1").update(value, "utf8").digest("hex");
+  return `${deletionBase(prefix, source)}:user:${by}:${digest}`;
+}
+
+/** The deletion-record keys of a user: by externalId, and by userName as the index holds it. */
+export function deletedUserKeys(
+  prefix: string,
+  source: string,
+  key: { externalId?: string; userName?: string },
+): string[] {
+  const keys: string[] = [];
+  if (key.externalId) keys.push(deletedUserKey(prefix, source, "ext", key.externalId));
+  const name = key.userName?.toLowerCase().trim();
+  if (name) keys.push(deletedUserKey(prefix, source, "name", name));
+  return keys;
 }

@@ -149,16 +149,31 @@ return {'ok', gen, redis.call('HGET', h, 'created'), nowIso, memberCount, groups
 /**
  * Delete a user or group: drop indexes and membership (both directions), leave a tombstone.
  * Deleting a user bumps the generation of each of its groups and marks them dirty.
- * ARGV: base, kind, id, expectedGen(''=any), nowIso, nowMs, dirtyKey, refKey, groupRefPrefix
+ * A user's deletion is recorded by its externalId and userName (directory-keys.ts, deletion
+ * records: digests, with a TTL), dated `deletedAt` (epoch ms; the caller's time of the change) and
+ * never moved back by an earlier date.
+ * ARGV: base, kind, id, expectedGen(''=any), nowIso, nowMs, dirtyKey, refKey, groupRefPrefix,
+ *       deletedAt, deletionTtlSeconds, deletionBase
  * Returns {'ok', gen, {touchedGroupIds}} | {'notfound'} | {'version', gen}
  */
 export const DELETE_ENTITY = `${COMMON}
 local h = KEYS[1]
 local base, kind, id, expected = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local nowIso, nowMs, dirty, ref, groupRefPrefix = ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9]
+local deletedAt, deletionTtl = tonumber(ARGV[10]), tonumber(ARGV[11])
 local cur = redis.call('HMGET', h, 'gen', 'tomb', 'iu', 'ie', 'im')
 if not cur[1] or cur[2] then return {'notfound'} end
 if expected ~= '' and cur[1] ~= expected then return {'version', cur[1]} end
+if kind == 'user' and deletedAt and deletionTtl and deletionTtl > 0 then
+  local function remember(by, value)
+    if not value or value == '' then return end
+    local k = ARGV[12] .. ':user:' .. by .. ':' .. redis.sha1hex(value)
+    local old = tonumber(redis.call('GET', k))
+    if not old or old < deletedAt then redis.call('SET', k, ARGV[10], 'EX', deletionTtl) end
+  end
+  remember('ext', cur[4])
+  remember('name', cur[3])
+end
 dropIndexes(base, kind, id, cur[3], cur[4], cur[5])
 redis.call('ZREM', base .. ':' .. kind .. ':ids', id)
 local touched = {}

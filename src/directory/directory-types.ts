@@ -41,6 +41,14 @@ export interface WriteOptions {
   ifMatch?: string;
 }
 
+export interface DeleteOptions extends WriteOptions {
+  /**
+   * Users: the time (epoch ms) the deletion is dated by in its deletion record, which out-of-order
+   * event sources consult (default: now). An Okta event gives its `published` time.
+   */
+  deletedAt?: number;
+}
+
 export interface GroupUpdateOptions extends WriteOptions {
   /** Give `mutate` the current member list (`current.members`): one SMEMBERS more per attempt. */
   withMembers?: boolean;
@@ -102,8 +110,11 @@ export interface DirectoryStore {
     mutate: (current: UserRecord) => Omit<ScimUser, "id">,
     options?: WriteOptions,
   ): Promise<UserRecord>;
-  /** Removes the user from every group (those groups become dirty) and leaves a tombstone for the sync. */
-  deleteUser(source: string, id: string, options?: WriteOptions): Promise<void>;
+  /**
+   * Removes the user from every group (those groups become dirty) and leaves a tombstone for the
+   * sync. The deletion is recorded by externalId and userName for a bounded time (deletedUserAt).
+   */
+  deleteUser(source: string, id: string, options?: DeleteOptions): Promise<void>;
   listUsers(source: string, query: ListQuery): Promise<ListResult<UserRecord>>;
 
   // --- groups (intake side) ---

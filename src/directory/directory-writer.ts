@@ -2,7 +2,7 @@ import type { Redis } from "ioredis";
 import { BadRequestError, ConflictError, NotFoundError } from "../errors.js";
 import { type EntityKind, type EntityRef, refKey } from "../scim/scim-types.js";
 import type { StoredDoc } from "./directory-codec.js";
-import { dirtyKey, entityKey, isStoreId } from "./directory-keys.js";
+import { deletionBase, dirtyKey, entityKey, isStoreId } from "./directory-keys.js";
 import { DELETE_ENTITY, MARK_CLEAN, PUT_ENTITY, PURGE_TOMBSTONE } from "./directory-scripts.js";
 import type { MembershipChange } from "./directory-types.js";
 
@@ -144,13 +144,17 @@ export class DirectoryWriter {
     };
   }
 
-  /** Delete, leaving a tombstone; 404 when unknown or already deleted. */
+  /**
+   * Delete, leaving a tombstone; 404 when unknown or already deleted. A user's deletion is recorded
+   * (dated `deletion.at`, kept `deletion.ttlSeconds`; directory-keys.ts) in the same script.
+   */
   async remove(
     kind: EntityKind,
     source: string,
     base: string,
     id: string,
     expected: string,
+    deletion: { at?: number; ttlSeconds: number },
   ): Promise<DeleteOutcome> {
     if (!isStoreId(id)) throw notFound(kind, id);
     const now = new Date();
@@ -165,6 +169,9 @@ export class DirectoryWriter {
       dirtyKey(this.prefix),
       refKey({ source, kind, id }),
       refKey({ source, kind: "group", id: "" }),
+      Math.floor(deletion.at ?? now.getTime()),
+      deletion.ttlSeconds,
+      deletionBase(this.prefix, source),
     );
     if (reply[0] === "notfound")
       throw new NotFoundError(`${kind === "user" ? "User" : "Group"} ${id} not found`);

@@ -20,6 +20,7 @@ import {
   storedUser,
 } from "./directory-codec.js";
 import {
+  DELETION_RECORD_TTL_SECONDS,
   dirtyKey,
   groupMembersKey,
   idsKey,
@@ -31,6 +32,7 @@ import { type FilterMatcher, listEntities, scanIdPages } from "./directory-list.
 import { groupFromWrite, readFields, readGroups, readUsers, userFromWrite } from "./directory-reader.js";
 import type {
   ChangeNotifier,
+  DeleteOptions,
   DirectoryStore,
   DirtyEntry,
   GroupRecord,
@@ -84,6 +86,8 @@ export interface RedisDirectoryStoreOptions {
   maxAttempts?: number;
   /** Ids read per step of a filter scan. Default 500. */
   scanChunkSize?: number;
+  /** How long a user's deletion record is kept (directory-keys.ts). Default 7 days. */
+  deletionRecordTtlSeconds?: number;
 }
 
 type GroupMutation = { resource: Omit<ScimGroup, "id">; members?: MembershipChange };
@@ -97,6 +101,7 @@ export class RedisDirectoryStore implements DirectoryStore {
   private readonly maxAttempts: number;
   private readonly scanChunkSize: number;
   private readonly writer: DirectoryWriter;
+  private readonly deletionTtl: number;
 
   constructor(options: RedisDirectoryStoreOptions) {
     this.redis = options.redis;
@@ -107,6 +112,7 @@ export class RedisDirectoryStore implements DirectoryStore {
     this.maxAttempts = options.maxAttempts ?? 5;
     this.scanChunkSize = options.scanChunkSize ?? 500;
     this.writer = new DirectoryWriter(this.redis, this.prefix);
+    this.deletionTtl = options.deletionRecordTtlSeconds ?? DELETION_RECORD_TTL_SECONDS;
   }
 
   // --- users ---
@@ -165,7 +171,7 @@ export class RedisDirectoryStore implements DirectoryStore {
     });
   }
 
-  deleteUser(source: string, id: string, options?: WriteOptions): Promise<void> {
+  deleteUser(source: string, id: string, options?: DeleteOptions): Promise<void> {
     return this.deleteEntity("user", source, id, options);
   }
 
@@ -365,11 +371,12 @@ export class RedisDirectoryStore implements DirectoryStore {
     });
   }
 
-  private deleteEntity(kind: EntityKind, source: string, id: string, options?: WriteOptions): Promise<void> {
+  private deleteEntity(kind: EntityKind, source: string, id: string, options?: DeleteOptions): Promise<void> {
     return guarded(async () => {
       const base = sourceBase(this.prefix, source);
       const expected = await expectedGeneration(this.redis, kind, base, id, options?.ifMatch);
-      const out = await this.writer.remove(kind, source, base, id, expected);
+      const deletion = { at: options?.deletedAt, ttlSeconds: this.deletionTtl };
+      const out = await this.writer.remove(kind, source, base, id, expected, deletion);
       if (out.raced) throw new PreconditionFailedError();
       const groups = out.touchedGroups.map((group): EntityRef => ({ source, kind: "group", id: group }));
       await this.notify([{ source, kind, id }, ...groups]);

@@ -1,4 +1,5 @@
 import type { Redis } from "ioredis";
+import { deletedUserKeys } from "../directory/directory-keys.js";
 import { guarded } from "../directory/redis-failure.js";
 import type { HookMarks } from "./event-ordering.js";
 
@@ -9,13 +10,26 @@ import type { HookMarks } from "./event-ordering.js";
  *   ${prefix}:hooks:${source}:okta:seen:<uuid>              STRING  an Okta event already applied
  *   ${prefix}:hooks:${source}:okta:marks:<kind>:<oktaId>    HASH    ordering marks (event-ordering.ts):
  *                                                                   v (seenVersion), f (floor), a:<aspect>
- *   ${prefix}:hooks:${source}:okta:deleted:ext:<oktaId>     STRING  epoch ms a user was deleted
- *   ${prefix}:hooks:${source}:okta:deleted:login:<login>    STRING  same, by lower-cased login
  *   ${prefix}:hooks:${source}:events:id:<webhook-id>        STRING  a signed delivery already applied
+ *
+ * A user's deletion is remembered in the directory's deletion records (directory-keys.ts, same TTL),
+ * which every intake path's delete writes (SCIM, signed events, Okta), so that a late Okta event
+ * published before the deletion does not bring the user back. Earlier versions kept it here, as
+ *   ${prefix}:hooks:${source}:okta:deleted:ext:<oktaId> and ...:okta:deleted:login:<login>
+ * which are still read until they expire.
  */
 export const DEFAULT_HOOK_STATE_TTL_SECONDS = 7 * 24 * 3600;
 
 export type MarkKind = "user" | "group";
+
+/** SET each key to ARGV[1] (epoch ms) with TTL ARGV[2], unless it holds a later time. */
+const RECORD_DELETION = `
+for _, k in ipairs(KEYS) do
+  local old = tonumber(redis.call('GET', k))
+  if not old or old < tonumber(ARGV[1]) then redis.call('SET', k, ARGV[1], 'EX', ARGV[2]) end
+end
+return 1
+`;
 
 export class HookStateStore {
   private readonly ttl: number;
@@ -73,28 +87,38 @@ export class HookStateStore {
     await guarded(() => this.redis.multi().hset(key, fields).expire(key, this.ttl).exec());
   }
 
-  private deletedKeys(source: string, user: { oktaId?: string; login?: string }): string[] {
+  /** Keys of the previous layout (read only, until they expire). */
+  private legacyDeletedKeys(source: string, user: { oktaId?: string; login?: string }): string[] {
     const keys: string[] = [];
     if (user.oktaId) keys.push(`${this.base(source)}:okta:deleted:ext:${user.oktaId}`);
     if (user.login) keys.push(`${this.base(source)}:okta:deleted:login:${user.login.toLowerCase()}`);
     return keys;
   }
 
-  /** The latest recorded deletion time of a user known by Okta id or login, or null. */
+  private deletedKeys(source: string, user: { oktaId?: string; login?: string }): string[] {
+    return deletedUserKeys(this.prefix, source, {
+      externalId: user.oktaId,
+      userName: user.login,
+    });
+  }
+
+  /**
+   * The latest recorded deletion time of a user known by Okta id (externalId) or login (userName),
+   * or null. Deletions through any intake path count (the directory records them).
+   */
   async deletedAt(source: string, user: { oktaId?: string; login?: string }): Promise<number | null> {
-    const keys = this.deletedKeys(source, user);
+    const keys = [...this.deletedKeys(source, user), ...this.legacyDeletedKeys(source, user)];
     if (keys.length === 0) return null;
     const values = await guarded(() => this.redis.mget(...keys));
     const times = values.filter((v): v is string => v !== null).map(Number);
     return times.length === 0 ? null : Math.max(...times);
   }
 
+  /** Records a deletion of a user the directory does not hold (never moves a record back in time). */
   async recordDeletion(source: string, user: { oktaId?: string; login?: string }, at: number): Promise<void> {
     const keys = this.deletedKeys(source, user);
     if (keys.length === 0) return;
-    const multi = this.redis.multi();
-    for (const key of keys) multi.set(key, String(at), "EX", this.ttl);
-    await guarded(() => multi.exec());
+    await guarded(() => this.redis.eval(RECORD_DELETION, keys.length, ...keys, String(at), this.ttl));
   }
 
   /** True when a signed delivery with this `webhook-id` was already applied. */

@@ -171,7 +171,11 @@ export class OktaHookService {
         if (isStale(published, clock, marks, decidingAspect(op))) return "stale";
         if (op === "delete") {
           const groups = await linkedGroups(directory, source, record.groups);
-          await directory.deleteUser(source, record.resource.id, { ifMatch: record.meta.version });
+          // Dated by the event (not by now), so that a re-hire published after it still applies.
+          await directory.deleteUser(source, record.resource.id, {
+            ifMatch: record.meta.version,
+            deletedAt: published,
+          });
           await absorbGroupWrites(directory, state, source, groups);
           await state.recordDeletion(
             source,

@@ -103,4 +103,39 @@ describe("webhooks to platform", () => {
     await bridge.waitForIdle();
     expect(bridge.platformUsers().get("kim.lee@example.com")?.active).toBe(false);
   });
+
+  it("a late Okta event published before a SCIM DELETE does not provision the user again", async () => {
+    const user = { id: "00ue2eScimDel01", alternateId: "leaver.e2e@example.com", displayName: "Leaver" };
+    const scim = bridge.scim("okta");
+    const created = await scim.createUser(user.alternateId, { externalId: user.id });
+    await bridge.waitForIdle();
+    expect(bridge.platformUsers().get(user.alternateId)?.active).toBe(true);
+    const beforeDelete = Date.now();
+    expect((await scim.deleteUser(created.id)).status).toBe(204);
+    await bridge.waitForIdle();
+    const gone = bridge.platformUsers().get(user.alternateId);
+    expect(gone === undefined || gone.active === false).toBe(true);
+
+    const late = await postOkta([
+      oktaEvent("user-lifecycle-activate", { user, published: beforeDelete - 5_000 }),
+      oktaEvent("user-account-update-profile", { user, published: beforeDelete - 1_000 }),
+    ]);
+    expect(late.status).toBe(200);
+    expect(late.body.outcomes).toEqual({ deleted: 2 });
+    await bridge.waitForIdle();
+    const list = await bridge.http
+      .get(`/scim/v2/okta/Users?filter=${encodeURIComponent(`userName eq "${user.alternateId}"`)}`)
+      .set("Authorization", "Bearer okta-token");
+    expect(list.body.totalResults).toBe(0);
+    const after = bridge.platformUsers().get(user.alternateId);
+    expect(after === undefined || after.active === false).toBe(true);
+
+    // Published after the delete: a re-hire.
+    const rehire = await postOkta([
+      oktaEvent("user-lifecycle-activate", { user, published: Date.now() + 1_000 }),
+    ]);
+    expect(rehire.body.outcomes).toEqual({ applied: 1 });
+    await bridge.waitForIdle();
+    expect(bridge.platformUsers().get(user.alternateId)?.active).toBe(true);
+  });
 });
