@@ -8,6 +8,22 @@
 
 /** Helpers shared by the scripts (prepended to each). */
 const COMMON = `
+-- A WriteGuard (directory-types.ts) as JSON, or nil; guardHolds before any write, applyGuard after.
+local function readGuard(arg)
+  if not arg or arg == '' then return nil end
+  return cjson.decode(arg)
+end
+local function guardHolds(g)
+  return (redis.call('HGET', g.key, 'n') or '0') == g.expected
+end
+local function applyGuard(g, version)
+  local args = {}
+  for f, v in pairs(g.fields) do args[#args + 1] = f; args[#args + 1] = v end
+  if g.versionField and version then args[#args + 1] = g.versionField; args[#args + 1] = version end
+  if #args > 0 then redis.call('HSET', g.key, unpack(args)) end
+  redis.call('HINCRBY', g.key, 'n', 1)
+  redis.call('EXPIRE', g.key, g.ttlSeconds)
+end
 local function dropIndexes(base, kind, id, iu, ie, im)
   local nameIdx = base .. (kind == 'user' and ':user:idx:userName' or ':group:idx:displayName')
   local extIdx = base .. ':' .. kind .. ':idx:externalId'
@@ -22,16 +38,17 @@ end
 /**
  * Create or update (replace, PATCH) a user or group, with an optional membership change.
  * ARGV: base, kind, id, mode(create|update), expectedGen(''=any), docJson, nameKey, externalId(''),
- *       emailsJson, nowIso, nowMs, dirtyKey, refKey, memberMode(none|change),
+ *       emailsJson, nowIso, nowMs, dirtyKey, refKey, memberMode(none|change), guardJson(''=none),
  *       hasReplace(0|1), nReplace, nAdd, nRemove, ...ids
  * Returns {'ok', gen, created, modified, memberCount, userGroupIds} | {'notfound'} | {'version', gen} |
- *         {'conflict', 'name'|'externalId'} | {'unknown', {ids}} | {'exists'}
+ *         {'conflict', 'name'|'externalId'} | {'unknown', {ids}} | {'exists'} | {'guard'}
  */
 export const PUT_ENTITY = `${COMMON}
 local h = KEYS[1]
 local base, kind, id, mode, expected = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local doc, nameKey, ext, emails = ARGV[6], ARGV[7], ARGV[8], ARGV[9]
 local nowIso, nowMs, dirty, ref, memberMode = ARGV[10], ARGV[11], ARGV[12], ARGV[13], ARGV[14]
+local guard = readGuard(ARGV[15])
 local nameIdx = base .. (kind == 'user' and ':user:idx:userName' or ':group:idx:displayName')
 local extIdx = base .. ':' .. kind .. ':idx:externalId'
 
@@ -42,6 +59,7 @@ else
   if not cur[1] or cur[2] then return {'notfound'} end
   if expected ~= '' and cur[1] ~= expected then return {'version', cur[1]} end
 end
+if guard and not guardHolds(guard) then return {'guard'} end
 
 local owner = redis.call('HGET', nameIdx, nameKey)
 if owner and owner ~= id then return {'conflict', 'name'} end
@@ -52,9 +70,9 @@ end
 
 local replace, add, remove = nil, {}, {}
 if memberMode == 'change' then
-  local nR, nA, nD = tonumber(ARGV[16]), tonumber(ARGV[17]), tonumber(ARGV[18])
-  local i = 19
-  if ARGV[15] == '1' then replace = {} end
+  local nR, nA, nD = tonumber(ARGV[17]), tonumber(ARGV[18]), tonumber(ARGV[19])
+  local i = 20
+  if ARGV[16] == '1' then replace = {} end
   for _ = 1, nR do replace[#replace + 1] = ARGV[i]; i = i + 1 end
   for _ = 1, nA do add[#add + 1] = ARGV[i]; i = i + 1 end
   for _ = 1, nD do remove[#remove + 1] = ARGV[i]; i = i + 1 end
@@ -98,6 +116,7 @@ if ext ~= '' then redis.call('HSET', extIdx, ext, id) end
 for _, e in ipairs(cjson.decode(emails)) do redis.call('SADD', base .. ':user:idx:email:' .. e, id) end
 redis.call('HSET', h, 'doc', doc, 'modified', nowIso, 'iu', nameKey, 'ie', ext, 'im', emails)
 local gen = redis.call('HINCRBY', h, 'gen', 1)
+if guard then applyGuard(guard, id .. ':W/"' .. gen .. '"') end
 
 local memberCount = 0
 if kind == 'group' then
@@ -153,8 +172,8 @@ return {'ok', gen, redis.call('HGET', h, 'created'), nowIso, memberCount, groups
  * records: digests, with a TTL), dated `deletedAt` (epoch ms; the caller's time of the change) and
  * never moved back by an earlier date.
  * ARGV: base, kind, id, expectedGen(''=any), nowIso, nowMs, dirtyKey, refKey, groupRefPrefix,
- *       deletedAt, deletionTtlSeconds, deletionBase
- * Returns {'ok', gen, {touchedGroupIds}} | {'notfound'} | {'version', gen}
+ *       deletedAt, deletionTtlSeconds, deletionBase, guardJson(''=none)
+ * Returns {'ok', gen, {touchedGroupIds}} | {'notfound'} | {'version', gen} | {'guard'}
  */
 export const DELETE_ENTITY = `${COMMON}
 local h = KEYS[1]
@@ -164,6 +183,9 @@ local deletedAt, deletionTtl = tonumber(ARGV[10]), tonumber(ARGV[11])
 local cur = redis.call('HMGET', h, 'gen', 'tomb', 'iu', 'ie', 'im')
 if not cur[1] or cur[2] then return {'notfound'} end
 if expected ~= '' and cur[1] ~= expected then return {'version', cur[1]} end
+local guard = readGuard(ARGV[13])
+if guard and not guardHolds(guard) then return {'guard'} end
+if guard then applyGuard(guard, nil) end
 if kind == 'user' and deletedAt and deletionTtl and deletionTtl > 0 then
   local function remember(by, value)
     if not value or value == '' then return end

@@ -39,6 +39,25 @@ export interface GroupRecord {
 export interface WriteOptions {
   /** If-Match value (a weak ETag as given in `meta.version`); a mismatch throws PreconditionFailedError. */
   ifMatch?: string;
+  /** A condition on, and a write of, another intake's ordering state, atomic with this write. */
+  guard?: WriteGuard;
+}
+
+/**
+ * Optimistic concurrency for an intake that decides a write from state of its own (the Okta hooks'
+ * ordering marks): the write applies only if the hash `key` still has the revision `expected` (its
+ * field `n`, "0" when absent), and then, in the same script, `fields` are set on it, `n` is
+ * incremented and its TTL renewed. Otherwise the write changes nothing and throws
+ * PreconditionFailedError, and the caller decides again. A write that would change nothing
+ * (same document) returns the current record without applying the guard.
+ */
+export interface WriteGuard {
+  key: string;
+  expected: string;
+  fields: Record<string, string>;
+  /** When set, this field is set to `<entity id>:<meta.version after the write>`. */
+  versionField?: string;
+  ttlSeconds: number;
 }
 
 export interface DeleteOptions extends WriteOptions {
@@ -91,7 +110,11 @@ export interface DirtyEntry {
 
 export interface DirectoryStore {
   // --- users (intake side) ---
-  createUser(source: string, resource: Omit<ScimUser, "id">): Promise<UserRecord>;
+  createUser(
+    source: string,
+    resource: Omit<ScimUser, "id">,
+    options?: { guard?: WriteGuard },
+  ): Promise<UserRecord>;
   getUser(source: string, id: string): Promise<UserRecord | null>;
   /** Full replace (PUT). `id`, `meta`, `groups` in the body are ignored. */
   replaceUser(
@@ -119,7 +142,12 @@ export interface DirectoryStore {
 
   // --- groups (intake side) ---
   /** Returns the group with `members` (the ids written, sorted): callers need not read it back. */
-  createGroup(source: string, resource: Omit<ScimGroup, "id">, members: string[]): Promise<GroupRecord>;
+  createGroup(
+    source: string,
+    resource: Omit<ScimGroup, "id">,
+    members: string[],
+    options?: { guard?: WriteGuard },
+  ): Promise<GroupRecord>;
   getGroup(source: string, id: string, options?: { withMembers?: boolean }): Promise<GroupRecord | null>;
   /** Returns the group with `members` (the ids written, sorted), as createGroup does. */
   replaceGroup(

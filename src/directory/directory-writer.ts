@@ -1,10 +1,10 @@
 import type { Redis } from "ioredis";
-import { BadRequestError, ConflictError, NotFoundError } from "../errors.js";
+import { BadRequestError, ConflictError, NotFoundError, PreconditionFailedError } from "../errors.js";
 import { type EntityKind, type EntityRef, refKey } from "../scim/scim-types.js";
 import type { StoredDoc } from "./directory-codec.js";
 import { deletionBase, dirtyKey, entityKey, isStoreId } from "./directory-keys.js";
 import { DELETE_ENTITY, MARK_CLEAN, PUT_ENTITY, PURGE_TOMBSTONE } from "./directory-scripts.js";
-import type { MembershipChange } from "./directory-types.js";
+import type { MembershipChange, WriteGuard } from "./directory-types.js";
 
 /**
  * The write side of the directory: each call is one Lua script (one round trip), registered on the
@@ -49,15 +49,22 @@ export interface PutRequest {
   expected: string;
   stored: StoredDoc;
   members?: MembershipChange;
+  guard?: WriteGuard;
 }
 
-function membershipArgs(change: MembershipChange | undefined): ScriptArg[] {
-  if (!change) return ["none", 0, 0, 0, 0];
+function guardArg(guard: WriteGuard | undefined): string {
+  return guard ? JSON.stringify(guard) : "";
+}
+
+/** memberMode, the guard (ARGV[15]), then the membership change. */
+function membershipArgs(change: MembershipChange | undefined, guard: string): ScriptArg[] {
+  if (!change) return ["none", guard, 0, 0, 0, 0];
   const replace = change.replace ? [...new Set(change.replace)] : [];
   const add = [...new Set(change.add ?? [])];
   const remove = [...new Set(change.remove ?? [])];
   return [
     "change",
+    guard,
     change.replace ? 1 : 0,
     replace.length,
     add.length,
@@ -113,9 +120,10 @@ export class DirectoryWriter {
       now.getTime(),
       dirtyKey(this.prefix),
       refKey({ source, kind, id }),
-      ...membershipArgs(request.members),
+      ...membershipArgs(request.members, guardArg(request.guard)),
     );
     const status = reply[0];
+    if (status === "guard") throw new PreconditionFailedError();
     if (status === "notfound")
       throw new NotFoundError(`${kind === "user" ? "User" : "Group"} ${id} not found`);
     if (status === "conflict") throw new ConflictError(conflictMessage(kind, reply[1]), "uniqueness");
@@ -155,6 +163,7 @@ export class DirectoryWriter {
     id: string,
     expected: string,
     deletion: { at?: number; ttlSeconds: number },
+    guard?: WriteGuard,
   ): Promise<DeleteOutcome> {
     if (!isStoreId(id)) throw notFound(kind, id);
     const now = new Date();
@@ -172,7 +181,9 @@ export class DirectoryWriter {
       Math.floor(deletion.at ?? now.getTime()),
       deletion.ttlSeconds,
       deletionBase(this.prefix, source),
+      guardArg(guard),
     );
+    if (reply[0] === "guard") throw new PreconditionFailedError();
     if (reply[0] === "notfound")
       throw new NotFoundError(`${kind === "user" ? "User" : "Group"} ${id} not found`);
     if (reply[0] === "version") return { raced: true, generation: Number(reply[1]), touchedGroups: [] };

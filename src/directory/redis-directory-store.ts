@@ -42,6 +42,7 @@ import type {
   MembershipChange,
   SyncSnapshot,
   UserRecord,
+  WriteGuard,
   WriteOptions,
 } from "./directory-types.js";
 import { DirectoryWriter, type PutOutcome } from "./directory-writer.js";
@@ -117,11 +118,15 @@ export class RedisDirectoryStore implements DirectoryStore {
 
   // --- users ---
 
-  createUser(source: string, resource: Omit<ScimUser, "id">): Promise<UserRecord> {
+  createUser(
+    source: string,
+    resource: Omit<ScimUser, "id">,
+    options?: { guard?: WriteGuard },
+  ): Promise<UserRecord> {
     return guarded(async () => {
       const stored = storedUser(resource);
       const id = randomUUID();
-      const out = await this.write("user", source, id, "create", "", stored);
+      const out = await this.write("user", source, id, "create", "", stored, undefined, options?.guard);
       await this.notify([{ source, kind: "user", id }]);
       return userFromWrite(id, stored.doc, out);
     });
@@ -159,7 +164,16 @@ export class RedisDirectoryStore implements DirectoryStore {
         // A write that changes nothing keeps the version and queues no sync.
         if (sameDocument(stored.doc, storedUser(current.resource).doc)) return current;
         const expected = String(current.generation);
-        const out = await this.write("user", source, id, "update", expected, stored);
+        const out = await this.write(
+          "user",
+          source,
+          id,
+          "update",
+          expected,
+          stored,
+          undefined,
+          options?.guard,
+        );
         if (out.raced) {
           if (options?.ifMatch) throw new PreconditionFailedError();
           continue;
@@ -183,12 +197,17 @@ export class RedisDirectoryStore implements DirectoryStore {
 
   // --- groups ---
 
-  createGroup(source: string, resource: Omit<ScimGroup, "id">, members: string[]): Promise<GroupRecord> {
+  createGroup(
+    source: string,
+    resource: Omit<ScimGroup, "id">,
+    members: string[],
+    options?: { guard?: WriteGuard },
+  ): Promise<GroupRecord> {
     return guarded(async () => {
       const stored = storedGroup(resource);
       const id = randomUUID();
       const change = { replace: members };
-      const out = await this.write("group", source, id, "create", "", stored, change);
+      const out = await this.write("group", source, id, "create", "", stored, change, options?.guard);
       await this.notify([{ source, kind: "group", id }]);
       return groupFromWrite(id, stored.doc, out, [...new Set(members)].sort());
     });
@@ -243,7 +262,16 @@ export class RedisDirectoryStore implements DirectoryStore {
         if (!changesMembers(next.members) && sameDocument(stored.doc, storedGroup(current.resource).doc))
           return current;
         const expected = String(current.generation);
-        const out = await this.write("group", source, id, "update", expected, stored, next.members);
+        const out = await this.write(
+          "group",
+          source,
+          id,
+          "update",
+          expected,
+          stored,
+          next.members,
+          options?.guard,
+        );
         if (out.raced) {
           if (options?.ifMatch) throw new PreconditionFailedError();
           continue;
@@ -344,9 +372,10 @@ export class RedisDirectoryStore implements DirectoryStore {
     expected: string,
     stored: StoredDoc,
     members?: MembershipChange,
+    guard?: WriteGuard,
   ): Promise<PutOutcome> {
     const base = sourceBase(this.prefix, source);
-    return this.writer.put({ kind, source, base, id, mode, expected, stored, members });
+    return this.writer.put({ kind, source, base, id, mode, expected, stored, members, guard });
   }
 
   private findId(
@@ -376,7 +405,7 @@ export class RedisDirectoryStore implements DirectoryStore {
       const base = sourceBase(this.prefix, source);
       const expected = await expectedGeneration(this.redis, kind, base, id, options?.ifMatch);
       const deletion = { at: options?.deletedAt, ttlSeconds: this.deletionTtl };
-      const out = await this.writer.remove(kind, source, base, id, expected, deletion);
+      const out = await this.writer.remove(kind, source, base, id, expected, deletion, options?.guard);
       if (out.raced) throw new PreconditionFailedError();
       const groups = out.touchedGroups.map((group): EntityRef => ({ source, kind: "group", id: group }));
       await this.notify([{ source, kind, id }, ...groups]);

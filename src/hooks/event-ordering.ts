@@ -28,6 +28,11 @@ export function entityClock(id: string, meta: { version: string; lastModified: s
 }
 
 export interface HookMarks {
+  /**
+   * The revision the marks were read at (Redis: field `n`, bumped by every write of them). A write
+   * decided from these marks applies only if they are still at this revision (hook-state-store.ts).
+   */
+  revision?: string;
   seenVersion?: string;
   floor?: number;
   aspects: Record<string, number>;

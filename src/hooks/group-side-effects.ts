@@ -1,4 +1,5 @@
 import type { DirectoryStore } from "../directory/directory-types.js";
+import { PreconditionFailedError } from "../errors.js";
 import { advanceMarks, type EntityClock, entityClock } from "./event-ordering.js";
 import type { HookStateStore } from "./hook-state-store.js";
 
@@ -38,10 +39,19 @@ export async function absorbGroupWrites(
   before: LinkedGroup[],
 ): Promise<void> {
   for (const { groupId, oktaGroupId, clock } of before) {
-    const after = await directory.getGroup(source, groupId);
-    if (!after) continue;
-    const marks = await state.getMarks(source, "group", oktaGroupId, []);
-    const next = advanceMarks(marks, clock, entityClock(groupId, after.meta).version, [], 0);
-    await state.setMarks(source, "group", oktaGroupId, next);
+    // Marks first, then the group: a membership write by another process in between bumps the
+    // marks' revision and this fold is not stored (the next event then sees a foreign write).
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const marks = await state.getMarks(source, "group", oktaGroupId, []);
+      const after = await directory.getGroup(source, groupId);
+      if (!after) break;
+      const next = advanceMarks(marks, clock, entityClock(groupId, after.meta).version, [], 0);
+      try {
+        await state.setMarksIf(source, "group", oktaGroupId, marks, next);
+        break;
+      } catch (err) {
+        if (!(err instanceof PreconditionFailedError)) throw err;
+      }
+    }
   }
 }

@@ -1,6 +1,8 @@
 import type { Redis } from "ioredis";
 import { deletedUserKeys } from "../directory/directory-keys.js";
+import type { WriteGuard } from "../directory/directory-types.js";
 import { guarded } from "../directory/redis-failure.js";
+import { PreconditionFailedError } from "../errors.js";
 import type { HookMarks } from "./event-ordering.js";
 
 /**
@@ -9,7 +11,14 @@ import type { HookMarks } from "./event-ordering.js";
  *
  *   ${prefix}:hooks:${source}:okta:seen:<uuid>              STRING  an Okta event already applied
  *   ${prefix}:hooks:${source}:okta:marks:<kind>:<oktaId>    HASH    ordering marks (event-ordering.ts):
- *                                                                   v (seenVersion), f (floor), a:<aspect>
+ *                                                                   v (seenVersion), f (floor), a:<aspect>,
+ *                                                                   n (revision, +1 on every write)
+ *
+ * Ordering across processes: every decision is made from marks read at a revision, and its writes
+ * (the directory write and the new marks, or the new marks alone) apply in one Redis script only if
+ * the marks are still at that revision (a WriteGuard for the directory's scripts, SET_MARKS_IF
+ * otherwise); else PreconditionFailedError, and the event is decided again on fresh state. So two
+ * processes deciding about one entity at the same time cannot both act on the same marks.
  *   ${prefix}:hooks:${source}:events:id:<webhook-id>        STRING  a signed delivery already applied
  *
  * A user's deletion is remembered in the directory's deletion records (directory-keys.ts, same TTL),
@@ -21,6 +30,26 @@ import type { HookMarks } from "./event-ordering.js";
 export const DEFAULT_HOOK_STATE_TTL_SECONDS = 7 * 24 * 3600;
 
 export type MarkKind = "user" | "group";
+
+/**
+ * Marks without a directory write: KEYS[1] the marks hash; ARGV: expected revision, ttl seconds,
+ * deletedAt ('' = none), nFields, field, value, ...; KEYS[2..] deletion records to set to deletedAt
+ * (never moved back). Returns 1, or 0 when the marks are no longer at the expected revision.
+ */
+const SET_MARKS_IF = `
+if (redis.call('HGET', KEYS[1], 'n') or '0') ~= ARGV[1] then return 0 end
+local nFields = tonumber(ARGV[4])
+if nFields > 0 then redis.call('HSET', KEYS[1], unpack(ARGV, 5, 4 + nFields * 2)) end
+redis.call('HINCRBY', KEYS[1], 'n', 1)
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+if ARGV[3] ~= '' then
+  for i = 2, #KEYS do
+    local old = tonumber(redis.call('GET', KEYS[i]))
+    if not old or old < tonumber(ARGV[3]) then redis.call('SET', KEYS[i], ARGV[3], 'EX', ARGV[2]) end
+  end
+end
+return 1
+`;
 
 /** SET each key to ARGV[1] (epoch ms) with TTL ARGV[2], unless it holds a later time. */
 const RECORD_DELETION = `
@@ -62,12 +91,12 @@ export class HookStateStore {
     return `${this.base(source)}:okta:marks:${kind}:${oktaId}`;
   }
 
-  /** The marks of one Okta entity, with only the named aspects loaded. */
+  /** The marks of one Okta entity, with only the named aspects loaded, and their revision. */
   async getMarks(source: string, kind: MarkKind, oktaId: string, aspects: string[]): Promise<HookMarks> {
-    const fields = ["v", "f", ...aspects.map((a) => `a:${a}`)];
+    const fields = ["n", "v", "f", ...aspects.map((a) => `a:${a}`)];
     const values = await guarded(() => this.redis.hmget(this.marksKey(source, kind, oktaId), ...fields));
-    const [v, f, ...rest] = values;
-    const marks: HookMarks = { aspects: {} };
+    const [revision, v, f, ...rest] = values;
+    const marks: HookMarks = { revision: revision ?? "0", aspects: {} };
     if (v) marks.seenVersion = v;
     if (f) marks.floor = Number(f);
     aspects.forEach((aspect, i) => {
@@ -77,14 +106,64 @@ export class HookStateStore {
     return marks;
   }
 
-  async setMarks(source: string, kind: MarkKind, oktaId: string, marks: HookMarks): Promise<void> {
-    const key = this.marksKey(source, kind, oktaId);
-    const fields: Record<string, string> = {};
-    if (marks.seenVersion) fields.v = marks.seenVersion;
-    if (marks.floor) fields.f = String(marks.floor);
-    for (const [aspect, t] of Object.entries(marks.aspects)) fields[`a:${aspect}`] = String(t);
-    if (Object.keys(fields).length === 0) return;
-    await guarded(() => this.redis.multi().hset(key, fields).expire(key, this.ttl).exec());
+  /**
+   * True when the marks are still at `read`'s revision: no hook write to the entity happened since
+   * they were read. A decision that writes nothing ("stale") is checked with it, so that it was
+   * made from marks and a record of the same moment.
+   */
+  async stillAt(source: string, kind: MarkKind, oktaId: string, read: HookMarks): Promise<boolean> {
+    const revision = await guarded(() => this.redis.hget(this.marksKey(source, kind, oktaId), "n"));
+    return (revision ?? "0") === (read.revision ?? "0");
+  }
+
+  /**
+   * A WriteGuard for a directory write decided from `read`: it applies only if the marks are still
+   * at `read`'s revision, and stores `next` with it (and, with `stampVersion`, the version the
+   * write gives the entity as seenVersion).
+   */
+  guard(
+    source: string,
+    kind: MarkKind,
+    oktaId: string,
+    read: HookMarks,
+    next: HookMarks,
+    stampVersion: boolean,
+  ): WriteGuard {
+    return {
+      key: this.marksKey(source, kind, oktaId),
+      expected: read.revision ?? "0",
+      fields: markFields(next),
+      ...(stampVersion ? { versionField: "v" } : {}),
+      ttlSeconds: this.ttl,
+    };
+  }
+
+  /**
+   * Stores `next` (and a deletion record dated `deletion.at`, when given) only if the marks are
+   * still at `read`'s revision; else PreconditionFailedError (decide again).
+   */
+  async setMarksIf(
+    source: string,
+    kind: MarkKind,
+    oktaId: string,
+    read: HookMarks,
+    next: HookMarks,
+    deletion?: { user: { oktaId?: string; login?: string }; at: number },
+  ): Promise<void> {
+    const fields = Object.entries(markFields(next)).flat();
+    const keys = [
+      this.marksKey(source, kind, oktaId),
+      ...(deletion ? this.deletedKeys(source, deletion.user) : []),
+    ];
+    const args = [
+      read.revision ?? "0",
+      this.ttl,
+      deletion ? String(deletion.at) : "",
+      fields.length / 2,
+      ...fields,
+    ];
+    const applied = await guarded(() => this.redis.eval(SET_MARKS_IF, keys.length, ...keys, ...args));
+    if (Number(applied) !== 1) throw new PreconditionFailedError("the event's ordering marks changed");
   }
 
   /** Keys of the previous layout (read only, until they expire). */
@@ -139,4 +218,13 @@ export class HookStateStore {
       cursor = next;
     } while (cursor !== "0");
   }
+}
+
+/** The hash fields of marks (the revision `n` is the scripts' business). */
+function markFields(marks: HookMarks): Record<string, string> {
+  const fields: Record<string, string> = {};
+  if (marks.seenVersion) fields.v = marks.seenVersion;
+  if (marks.floor) fields.f = String(marks.floor);
+  for (const [aspect, t] of Object.entries(marks.aspects)) fields[`a:${aspect}`] = String(t);
+  return fields;
 }

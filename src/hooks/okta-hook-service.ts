@@ -4,7 +4,14 @@ import type { Logger } from "../observability/logger.js";
 import { toCanonicalGroup } from "../scim/canonical-resource.js";
 import { SCHEMA_GROUP, type ScimGroup } from "../scim/scim-types.js";
 import { absorbGroupWrites, linkedGroups } from "./group-side-effects.js";
-import { advanceMarks, entityClock, blockedByDeletion, isStale, membershipAspect } from "./event-ordering.js";
+import {
+  advanceMarks,
+  blockedByDeletion,
+  entityClock,
+  type HookMarks,
+  isStale,
+  membershipAspect,
+} from "./event-ordering.js";
 import type { HookMetrics, HookOutcome } from "./hook-metrics.js";
 import type { HookStateStore } from "./hook-state-store.js";
 import type { OktaAction, OktaGroupTarget, OktaUserTarget, UserLifecycleOp } from "./okta-event.js";
@@ -127,17 +134,24 @@ export class OktaHookService {
     }
   }
 
-  /** Creates the user of an event unless a recorded deletion forbids it; null when it must not exist. */
+  /**
+   * Creates the user of an event unless a recorded deletion forbids it, with the user's marks
+   * `next` stored in the same script if `read` is still current (else PreconditionFailedError).
+   */
   private async createUser(
     source: string,
     target: OktaUserTarget,
     op: UserLifecycleOp,
     published: number,
+    read: HookMarks,
+    next: HookMarks,
   ): Promise<UserRecord | "deleted" | "no_target"> {
+    const { state } = this.deps;
     const resource = newUserFromTarget(target, initialActive(op));
     if (!resource) return "no_target";
-    if (blockedByDeletion(published, await this.deps.state.deletedAt(source, target))) return "deleted";
-    return this.deps.directory.createUser(source, resource);
+    if (blockedByDeletion(published, await state.deletedAt(source, target))) return "deleted";
+    const guard = state.guard(source, "user", target.oktaId, read, next, true);
+    return this.deps.directory.createUser(source, resource, { guard });
   }
 
   private async applyUserEvent(source: string, action: UserAction): Promise<HookOutcome> {
@@ -152,29 +166,35 @@ export class OktaHookService {
       try {
         if (!record) {
           if (op === "delete") {
-            await state.recordDeletion(source, target, published);
+            // The marks' revision moves with the record, so a create decided concurrently from the
+            // same marks (in another process) does not apply and is decided again.
+            const deletion = { user: target, at: published };
+            await state.setMarksIf(source, "user", target.oktaId, marks, marks, deletion);
             return "unchanged";
           }
-          if (isStale(published, null, marks, decidingAspect(op))) return "stale";
-          const created = await this.createUser(source, target, op, published);
-          if (typeof created === "string") return created;
-          const version = entityClock(created.resource.id, created.meta).version;
-          await state.setMarks(
-            source,
-            "user",
-            target.oktaId,
-            advanceMarks(marks, null, version, aspects, published),
-          );
-          return "applied";
+          if (isStale(published, null, marks, decidingAspect(op))) {
+            if (await state.stillAt(source, "user", target.oktaId, marks)) return "stale";
+            continue;
+          }
+          const next = advanceMarks(marks, null, undefined, aspects, published);
+          const created = await this.createUser(source, target, op, published, marks, next);
+          return typeof created === "string" ? created : "applied";
         }
         const clock = entityClock(record.resource.id, record.meta);
-        if (isStale(published, clock, marks, decidingAspect(op))) return "stale";
+        if (isStale(published, clock, marks, decidingAspect(op))) {
+          // Marks read before, and the record after, another process's write look like a foreign
+          // write: stale only if nothing moved since the marks were read.
+          if (await state.stillAt(source, "user", target.oktaId, marks)) return "stale";
+          continue;
+        }
         if (op === "delete") {
           const groups = await linkedGroups(directory, source, record.groups);
+          const next = advanceMarks(marks, clock, undefined, aspects, published);
           // Dated by the event (not by now), so that a re-hire published after it still applies.
           await directory.deleteUser(source, record.resource.id, {
             ifMatch: record.meta.version,
             deletedAt: published,
+            guard: state.guard(source, "user", target.oktaId, marks, next, false),
           });
           await absorbGroupWrites(directory, state, source, groups);
           await state.recordDeletion(
@@ -182,29 +202,21 @@ export class OktaHookService {
             { oktaId: target.oktaId, login: target.login ?? record.resource.userName },
             published,
           );
-          await state.setMarks(
-            source,
-            "user",
-            target.oktaId,
-            advanceMarks(marks, clock, undefined, aspects, published),
-          );
           return "applied";
         }
         const next = nextUserResource(record.resource, op, target);
-        let version = clock.version;
         if (next) {
+          const marksAfter = advanceMarks(marks, clock, undefined, aspects, published);
           const updated = await directory.updateUser(source, record.resource.id, () => next, {
             ifMatch: record.meta.version,
+            guard: state.guard(source, "user", target.oktaId, marks, marksAfter, true),
           });
-          version = entityClock(updated.resource.id, updated.meta).version;
+          // A write that changed nothing returns the record as it was, without the guard applied.
+          if (updated.meta.version !== record.meta.version) return "applied";
         }
-        await state.setMarks(
-          source,
-          "user",
-          target.oktaId,
-          advanceMarks(marks, clock, version, aspects, published),
-        );
-        return next ? "applied" : "unchanged";
+        const unchanged = advanceMarks(marks, clock, clock.version, aspects, published);
+        await state.setMarksIf(source, "user", target.oktaId, marks, unchanged);
+        return "unchanged";
       } catch (err) {
         if (!isRace(err)) throw err;
         lastError = err;
@@ -226,16 +238,10 @@ export class OktaHookService {
     if (id) return { id };
     if (action.op === "remove") return { outcome: "unchanged" };
     const marks = await state.getMarks(source, "user", action.user.oktaId, []);
-    const created = await this.createUser(source, action.user, "activate", action.published);
-    if (typeof created === "string") return { outcome: created };
     // No aspect is claimed: any lifecycle event of this user, older or newer, still applies.
-    const clock = entityClock(created.resource.id, created.meta);
-    await state.setMarks(
-      source,
-      "user",
-      action.user.oktaId,
-      advanceMarks(marks, null, clock.version, [], action.published),
-    );
+    const next = advanceMarks(marks, null, undefined, [], action.published);
+    const created = await this.createUser(source, action.user, "activate", action.published, marks, next);
+    if (typeof created === "string") return { outcome: created };
     return { id: created.resource.id };
   }
 
@@ -252,13 +258,28 @@ export class OktaHookService {
       });
       const group = groupId ? await directory.getGroup(source, groupId) : null;
       const clock = group ? entityClock(group.resource.id, group.meta) : null;
-      if (isStale(published, clock, marks, aspect)) return "stale";
+      if (isStale(published, clock, marks, aspect)) {
+        if (await state.stillAt(source, "group", target.oktaId, marks)) return "stale";
+        continue;
+      }
+      // Marks stored without a group write (the revision must not have moved since `marks`).
       const save = (version: string | undefined) =>
-        state.setMarks(
+        state.setMarksIf(
           source,
           "group",
           target.oktaId,
+          marks,
           advanceMarks(marks, clock, version, [aspect], published),
+        );
+      // Marks stored by the group write itself (seenVersion stamped by the script).
+      const guard = () =>
+        state.guard(
+          source,
+          "group",
+          target.oktaId,
+          marks,
+          advanceMarks(marks, clock, undefined, [aspect], published),
+          true,
         );
       try {
         const user = await this.memberUser(source, action);
@@ -272,8 +293,7 @@ export class OktaHookService {
             await save(undefined);
             return "unchanged";
           }
-          const created = await directory.createGroup(source, newGroup(target), [user.id]);
-          await save(entityClock(created.resource.id, created.meta).version);
+          await directory.createGroup(source, newGroup(target), [user.id], { guard: guard() });
           return "applied";
         }
         const member = await directory.getUser(source, user.id);
@@ -283,13 +303,12 @@ export class OktaHookService {
           return "unchanged";
         }
         const change = action.op === "add" ? { add: [user.id] } : { remove: [user.id] };
-        const updated = await directory.updateGroup(
+        await directory.updateGroup(
           source,
           group.resource.id,
           (current) => ({ resource: withoutId(current.resource), members: change }),
-          { ifMatch: group.meta.version },
+          { ifMatch: group.meta.version, guard: guard() },
         );
-        await save(entityClock(updated.resource.id, updated.meta).version);
         return "applied";
       } catch (err) {
         if (!isRace(err)) throw err;

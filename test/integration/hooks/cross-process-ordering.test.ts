@@ -1,0 +1,164 @@
+/**
+ * Ordering across processes: the bridge may run several processes (start --processes N) and
+ * several api pods, so two deliveries about one user can be applied at the same time by hook
+ * services that share nothing but Redis. The decision "is this event older than the user's last
+ * change" and the write must be one atomic step: an older event never overwrites a newer one, and
+ * a newer one is never taken for stale because an older one was written at the same moment.
+ *
+ * Two OktaHookService instances, each with its own Redis connection, directory store and state
+ * store (as two processes have), get an older and a newer event of one user at the same time.
+ */
+import { Registry } from "prom-client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RedisDirectoryStore } from "../../../src/directory/redis-directory-store.js";
+import { HookMetrics } from "../../../src/hooks/hook-metrics.js";
+import { HookStateStore } from "../../../src/hooks/hook-state-store.js";
+import { parseOktaDelivery } from "../../../src/hooks/okta-event.js";
+import { OktaHookService } from "../../../src/hooks/okta-hook-service.js";
+import { type OktaFixture, oktaDelivery, oktaEvent } from "../../fixtures/hooks/okta-delivery.js";
+import { createRecordingDirectory } from "../../helpers/recording-directory.js";
+import { deleteKeys, testPrefix } from "../../helpers/redis-test-prefix.js";
+
+const SOURCE = "okta";
+const ROUNDS = 50;
+
+interface Process {
+  service: OktaHookService;
+  directory: RedisDirectoryStore;
+  close(): Promise<void>;
+}
+
+const prefix = testPrefix("hooks-cross-process");
+let a: Process;
+let b: Process;
+
+async function startProcess(): Promise<Process> {
+  const { redis, directory, logger } = await createRecordingDirectory(prefix);
+  const state = new HookStateStore(redis, prefix);
+  const metrics = new HookMetrics(new Registry());
+  const service = new OktaHookService({ directory, state, metrics, logger });
+  return { service, directory, close: async () => void (await redis.quit()) };
+}
+
+beforeAll(async () => {
+  a = await startProcess();
+  b = await startProcess();
+});
+afterAll(async () => {
+  const { redis } = await createRecordingDirectory(prefix);
+  await deleteKeys(redis, prefix);
+  await redis.quit();
+  await a?.close();
+  await b?.close();
+});
+
+type OktaUser = { id: string; alternateId: string; displayName: string };
+let n = 0;
+function newOktaUser(tag: string): OktaUser {
+  n++;
+  return {
+    id: `00u${tag}${n}x${Date.now().toString(36)}`,
+    alternateId: `${tag}${n}.${Date.now()}@example.com`,
+    displayName: `Start ${n}`,
+  };
+}
+
+function actions(name: OktaFixture, user: OktaUser, published: number) {
+  return parseOktaDelivery(oktaDelivery([oktaEvent(name, { user, published })]));
+}
+
+async function stored(user: OktaUser) {
+  const id = await a.directory.findUserId(SOURCE, { externalId: user.id });
+  return id ? a.directory.getUser(SOURCE, id) : null;
+}
+
+/** Delivers `older` to one process and `newer` to the other at the same time. */
+async function race(
+  older: ReturnType<typeof actions>,
+  newer: ReturnType<typeof actions>,
+  round: number,
+): Promise<void> {
+  const [first, second] = round % 2 === 0 ? [a, b] : [b, a];
+  const newerFirst = round % 4 >= 2;
+  const results = newerFirst
+    ? await Promise.all([
+        first.service.handleDelivery(SOURCE, newer),
+        second.service.handleDelivery(SOURCE, older),
+      ])
+    : await Promise.all([
+        first.service.handleDelivery(SOURCE, older),
+        second.service.handleDelivery(SOURCE, newer),
+      ]);
+  for (const r of results) expect(r.outcomes.rejected, JSON.stringify(r)).toBeUndefined();
+}
+
+describe("Okta events about one user applied by two processes at the same time", () => {
+  it(`a profile update: the newer one always wins (${ROUNDS} rounds, both orders of arrival)`, async () => {
+    const failures: string[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const user = newOktaUser("p");
+      const t0 = Date.now() - 60_000;
+      await a.service.handleDelivery(SOURCE, actions("user-lifecycle-create", user, t0));
+      const older = actions("user-account-update-profile", { ...user, displayName: "Older" }, t0 + 1_000);
+      const newer = actions("user-account-update-profile", { ...user, displayName: "Newer" }, t0 + 2_000);
+      await race(older, newer, round);
+      const name = (await stored(user))?.resource.displayName;
+      if (name !== "Newer") failures.push(`round ${round}: ${name}`);
+    }
+    expect(failures).toEqual([]);
+  });
+
+  it(`a deactivation and an activation: the newer one always wins (${ROUNDS} rounds, both orders)`, async () => {
+    const failures: string[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const user = newOktaUser("l");
+      const t0 = Date.now() - 60_000;
+      await a.service.handleDelivery(SOURCE, actions("user-lifecycle-create", user, t0));
+      // Alternate which state is the newer one, so that "unchanged" events race with writes too.
+      const newerActive = round % 8 < 4;
+      const older = actions(
+        newerActive ? "user-lifecycle-deactivate" : "user-lifecycle-activate",
+        user,
+        t0 + 1_000,
+      );
+      const newer = actions(
+        newerActive ? "user-lifecycle-activate" : "user-lifecycle-deactivate",
+        user,
+        t0 + 2_000,
+      );
+      await race(older, newer, round);
+      const active = (await stored(user))?.resource.active;
+      if (active !== newerActive) failures.push(`round ${round}: active ${active}, want ${newerActive}`);
+    }
+    expect(failures).toEqual([]);
+  });
+
+  it(`a user not yet known: a create and a newer profile update (${ROUNDS} rounds, both orders)`, async () => {
+    const failures: string[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const user = newOktaUser("c");
+      const t0 = Date.now() - 60_000;
+      const older = actions("user-lifecycle-create", { ...user, displayName: "Older" }, t0 + 1_000);
+      const newer = actions("user-account-update-profile", { ...user, displayName: "Newer" }, t0 + 2_000);
+      await race(older, newer, round);
+      const name = (await stored(user))?.resource.displayName;
+      if (name !== "Newer") failures.push(`round ${round}: ${name}`);
+    }
+    expect(failures).toEqual([]);
+  });
+
+  it(`a delete and an older activation of a known user: it stays deleted (${ROUNDS} rounds, both orders)`, async () => {
+    const failures: string[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const user = newOktaUser("d");
+      const t0 = Date.now() - 60_000;
+      await a.service.handleDelivery(SOURCE, actions("user-lifecycle-create", user, t0));
+      const older = actions("user-lifecycle-activate", user, t0 + 1_000);
+      const newer = actions("user-lifecycle-delete-initiated", user, t0 + 2_000);
+      await race(older, newer, round);
+      const record = await stored(user);
+      if (record) failures.push(`round ${round}: exists, active ${record.resource.active}`);
+    }
+    expect(failures).toEqual([]);
+  });
+});
