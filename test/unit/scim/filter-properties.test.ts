@@ -3,7 +3,14 @@ import { describe, expect, it } from "vitest";
 import { BadRequestError } from "../../../src/errors.js";
 import { matchesFilter } from "../../../src/scim/filter-eval.js";
 import { formatFilter } from "../../../src/scim/filter-format.js";
-import { parseFilter } from "../../../src/scim/filter-parser.js";
+import {
+  ANY_CORE_ATTRS,
+  type AttrTable,
+  comparedDef,
+  isStoredTrimmed,
+  parseAttrPath,
+} from "../../../src/scim/attribute-schema.js";
+import { coerceLiteral, parseFilter } from "../../../src/scim/filter-parser.js";
 import type { CompareOp, FilterNode, FilterValue } from "../../../src/scim/filter-types.js";
 import type { JsonObject } from "../../../src/scim/scim-types.js";
 
@@ -81,14 +88,56 @@ const resource: fc.Arbitrary<JsonObject> = fc.record({
   [ENT]: fc.record({ department: fc.constantFrom("Ops", "ops", "") }),
 });
 
+/**
+ * The tree as the parser gives it back: every literal as the parser keeps it (coerced to its
+ * attribute's type, and trimmed when the attribute is stored trimmed: the parser's own decisions,
+ * coerceLiteral and isStoredTrimmed), everything else exactly as it was.
+ */
+function asParsed(node: FilterNode, table: AttrTable = ANY_CORE_ATTRS): FilterNode {
+  switch (node.type) {
+    case "compare": {
+      const path = parseAttrPath(node.path, table);
+      if (!path) throw new Error(`test path ${node.path} does not parse`);
+      return { ...node, value: coerceLiteral(comparedDef(path), node.value, isStoredTrimmed(path)) };
+    }
+    case "valuePath":
+      return {
+        ...node,
+        filter: asParsed(node.filter, parseAttrPath(node.path, table)?.def?.sub ?? new Map()),
+      };
+    case "and":
+    case "or":
+      return { ...node, left: asParsed(node.left, table), right: asParsed(node.right, table) };
+    case "not":
+      return { ...node, expr: asParsed(node.expr, table) };
+    default:
+      return node;
+  }
+}
+
 describe("filter grammar properties", () => {
-  it("parses what formatFilter writes back to the same tree", () => {
+  it("parses what formatFilter writes back to the same tree, literals normalised as the parser does", () => {
     fc.assert(
       fc.property(tree(PATHS, true), (node) => {
-        expect(parseFilter(formatFilter(node))).toEqual(node);
+        expect(parseFilter(formatFilter(node))).toEqual(asParsed(node));
       }),
       { numRuns: 500 },
     );
+  });
+
+  it("keeps every literal as written, except a name stored trimmed (trimmed) and a typed one (coerced)", () => {
+    // The round trip above is only as strong as this: the normalisation touches nothing else.
+    expect(asParsed({ type: "compare", path: "userName", op: "eq", value: "\t a \n" })).toMatchObject({
+      value: "a",
+    });
+    expect(asParsed({ type: "compare", path: "active", op: "eq", value: "True" })).toMatchObject({
+      value: true,
+    });
+    for (const path of ["title", "name.givenName", "emails.value", `${ENT}:department`, "x"]) {
+      expect(asParsed({ type: "compare", path, op: "eq", value: " \t a " })).toMatchObject({
+        value: " \t a ",
+      });
+    }
   });
 
   it("never throws anything but invalidFilter on arbitrary text", () => {
