@@ -48,7 +48,8 @@ export class MembershipAccumulator {
         const ids = valueEqIds(path.filter);
         if (!ids) throw new BadRequestError("Members can only be added by value", "invalidPath");
         if (op === "remove") this.remove(ids);
-        else this.add(ids); // a missing member of a replace is created from the filter (Entra)
+        else if (op === "add") this.add(ids);
+        else this.replaceByValue(ids, value);
         return;
       }
       const hits = this.matching(path);
@@ -63,6 +64,22 @@ export class MembershipAccumulator {
     else if (op === "replace") this.replace(memberIds(value));
     else if (value === undefined || value === null) this.replace([]);
     else this.remove(memberIds(value)); // Entra: remove only the members listed in value
+  }
+
+  /**
+   * `replace members[value eq "x"]` without reading the member list: x is replaced by the members
+   * the value names (RFC 7644 §3.5.2.3; removing a member that is not there changes nothing). A
+   * value that names no member id only describes the member: x is then kept, or created when it is
+   * missing (the filter describes it; Entra creates filtered elements this way).
+   */
+  private replaceByValue(ids: string[], value: Json | undefined): void {
+    const replacement = namesMembers(value) ? memberIds(value) : [];
+    if (replacement.length === 0) {
+      this.add(ids);
+      return;
+    }
+    this.remove(ids.filter((id) => !replacement.includes(id)));
+    this.add(replacement);
   }
 
   /**
@@ -141,4 +158,10 @@ export class MembershipAccumulator {
     if (this.removed.size > 0) out.remove = [...this.removed];
     return out;
   }
+}
+
+/** Whether a PATCH value names member ids (`{value}` or a list of them), rather than only describing one. */
+function namesMembers(value: Json | undefined): boolean {
+  const list = value === undefined || value === null ? [] : Array.isArray(value) ? value : [value];
+  return list.some((m) => (isJsonObject(m) ? typeof m.value === "string" : typeof m === "string"));
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { BadRequestError } from "../../../src/errors.js";
 import { normalizePatchRequest } from "../../../src/scim/dialects.js";
 import { applyGroupPatch, groupPatchNeedsMembers } from "../../../src/scim/patch.js";
-import type { GroupMember, JsonObject, PatchOperation } from "../../../src/scim/scim-types.js";
+import type { GroupMember, Json, JsonObject, PatchOperation } from "../../../src/scim/scim-types.js";
 import { loadFixture } from "./load-fixture.js";
 
 const GROUP = "urn:ietf:params:scim:schemas:core:2.0:Group";
@@ -79,6 +79,29 @@ describe("applyGroupPatch (RFC 7644 §3.5.2)", () => {
         { op: "add", path: "members", value: [{ value: "x" }] },
       ]).members,
     ).toEqual({ add: ["x"] });
+  });
+
+  it("replace members[value eq x] with another member replaces x (RFC 7644 §3.5.2.3), without the list", () => {
+    expect(patch([{ op: "replace", path: 'members[value eq "a"]', value: { value: "z" } }]).members).toEqual({
+      add: ["z"],
+      remove: ["a"],
+    });
+    expect(
+      patch([{ op: "replace", path: 'members[value eq "a"]', value: [{ value: "y" }, { value: "z" }] }])
+        .members,
+    ).toEqual({ add: ["y", "z"], remove: ["a"] });
+  });
+
+  it("replace members[value eq x] naming x itself, or no member id, keeps or creates x", () => {
+    const values: Json[] = [{ value: "a" }, [{ value: "a" }], { type: "User" }];
+    for (const value of values) {
+      expect(
+        patch([{ op: "replace", path: 'members[value eq "a"]', value }]).members,
+        JSON.stringify(value),
+      ).toEqual({
+        add: ["a"],
+      });
+    }
   });
 
   it("removes by a members filter with or", () => {
