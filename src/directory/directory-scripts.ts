@@ -6,6 +6,19 @@
  * directory-keys.ts.
  */
 
+/**
+ * Lua `recordDeletion(key, at, ttlSeconds)`: sets a deletion record (directory-keys.ts) to `at`
+ * (epoch ms, as a string) with its TTL, unless it already holds a later time, so a record is never
+ * moved back. Prepended to every script that writes deletion records (DELETE_ENTITY here, and the
+ * hooks' state store for deletions of users the directory does not hold).
+ */
+export const RECORD_DELETION_LUA = `
+local function recordDeletion(key, at, ttl)
+  local old = tonumber(redis.call('GET', key))
+  if not old or old < tonumber(at) then redis.call('SET', key, at, 'EX', ttl) end
+end
+`;
+
 /** Helpers shared by the scripts (prepended to each). */
 const COMMON = `
 -- A WriteGuard (directory-types.ts) as JSON, or nil; guardHolds before any write, applyGuard after.
@@ -175,7 +188,7 @@ return {'ok', gen, redis.call('HGET', h, 'created'), nowIso, memberCount, groups
  *       deletedAt, deletionTtlSeconds, deletionBase, guardJson(''=none)
  * Returns {'ok', gen, {touchedGroupIds}} | {'notfound'} | {'version', gen} | {'guard'}
  */
-export const DELETE_ENTITY = `${COMMON}
+export const DELETE_ENTITY = `${COMMON}${RECORD_DELETION_LUA}
 local h = KEYS[1]
 local base, kind, id, expected = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local nowIso, nowMs, dirty, ref, groupRefPrefix = ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9]
@@ -189,9 +202,7 @@ if guard then applyGuard(guard, nil) end
 if kind == 'user' and deletedAt and deletionTtl and deletionTtl > 0 then
   local function remember(by, value)
     if not value or value == '' then return end
-    local k = ARGV[12] .. ':user:' .. by .. ':' .. redis.sha1hex(value)
-    local old = tonumber(redis.call('GET', k))
-    if not old or old < deletedAt then redis.call('SET', k, ARGV[10], 'EX', deletionTtl) end
+    recordDeletion(ARGV[12] .. ':user:' .. by .. ':' .. redis.sha1hex(value), ARGV[10], deletionTtl)
   end
   remember('ext', cur[4])
   remember('name', cur[3])

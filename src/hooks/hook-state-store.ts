@@ -1,5 +1,6 @@
 import type { Redis } from "ioredis";
 import { deletedUserKeys } from "../directory/directory-keys.js";
+import { RECORD_DELETION_LUA } from "../directory/directory-scripts.js";
 import type { WriteGuard } from "../directory/directory-types.js";
 import { guarded } from "../directory/redis-failure.js";
 import { PreconditionFailedError } from "../errors.js";
@@ -36,27 +37,21 @@ export type MarkKind = "user" | "group";
  * deletedAt ('' = none), nFields, field, value, ...; KEYS[2..] deletion records to set to deletedAt
  * (never moved back). Returns 1, or 0 when the marks are no longer at the expected revision.
  */
-const SET_MARKS_IF = `
+const SET_MARKS_IF = `${RECORD_DELETION_LUA}
 if (redis.call('HGET', KEYS[1], 'n') or '0') ~= ARGV[1] then return 0 end
 local nFields = tonumber(ARGV[4])
 if nFields > 0 then redis.call('HSET', KEYS[1], unpack(ARGV, 5, 4 + nFields * 2)) end
 redis.call('HINCRBY', KEYS[1], 'n', 1)
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 if ARGV[3] ~= '' then
-  for i = 2, #KEYS do
-    local old = tonumber(redis.call('GET', KEYS[i]))
-    if not old or old < tonumber(ARGV[3]) then redis.call('SET', KEYS[i], ARGV[3], 'EX', ARGV[2]) end
-  end
+  for i = 2, #KEYS do recordDeletion(KEYS[i], ARGV[3], ARGV[2]) end
 end
 return 1
 `;
 
 /** SET each key to ARGV[1] (epoch ms) with TTL ARGV[2], unless it holds a later time. */
-const RECORD_DELETION = `
-for _, k in ipairs(KEYS) do
-  local old = tonumber(redis.call('GET', k))
-  if not old or old < tonumber(ARGV[1]) then redis.call('SET', k, ARGV[1], 'EX', ARGV[2]) end
-end
+const RECORD_DELETION = `${RECORD_DELETION_LUA}
+for _, k in ipairs(KEYS) do recordDeletion(k, ARGV[1], ARGV[2]) end
 return 1
 `;
 
