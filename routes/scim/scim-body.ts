@@ -1,23 +1,20 @@
 import express, { type RequestHandler } from "express";
 import { parseByteSize } from "../../src/config/byte-size.js";
-import { AppError, BadRequestError } from "../../src/errors.js";
+import { AppError } from "../../src/errors.js";
+import { bodyNotJson, bodyTooLarge } from "./scim-errors.js";
 
 /** Media types the SCIM routes read as JSON: application/scim+json, application/json, any *json*. */
 const JSON_TYPE = /json/i;
 /** A charset other than UTF-8 (RFC 8259 says JSON is UTF-8; anything else goes the long way). */
 const OTHER_CHARSET = /charset\s*=\s*(?!"?utf-?8"?\s*(?:;|$))/i;
 
-/** The body-parser error a too-large body answers with (the SCIM error handler maps it to 413). */
-function tooLarge(): AppError {
-  return new AppError("The request body is too large", { status: 413, code: "payload_too_large" });
-}
-
 /**
  * Reads a SCIM request's JSON body into `req.body`, like `express.json({strict: false})` with the
  * same answers (413 over the limit, 400 invalidSyntax for malformed JSON, an empty body is `{}`, a
- * leading byte order mark is ignored, a body that is not JSON-typed is left unread), at a fraction of its cost per request: body-parser
- * runs content-type parsing, charset decoding and stream bookkeeping that a UTF-8 JSON body does
- * not need. A compressed body or another charset goes through express.json itself.
+ * leading byte order mark is ignored, a body that is not JSON-typed is left unread), at a fraction
+ * of its cost per request: body-parser runs content-type parsing, charset decoding and stream
+ * bookkeeping that a UTF-8 JSON body does not need. A compressed body or another charset goes
+ * through express.json itself.
  */
 export function scimJsonBody(limit: string): RequestHandler {
   const maxBytes = parseByteSize(limit);
@@ -45,7 +42,7 @@ export function scimJsonBody(limit: string): RequestHandler {
     // Over the limit: 413, and the connection closes after it, so the rest of the body is never read.
     const refuse = () => {
       res.setHeader("Connection", "close");
-      next(tooLarge());
+      next(bodyTooLarge());
     };
     const declared = Number(headers["content-length"] ?? 0);
     if (declared > maxBytes) return refuse();
@@ -83,7 +80,7 @@ export function scimJsonBody(limit: string): RequestHandler {
       try {
         req.body = JSON.parse(text);
       } catch {
-        return next(new BadRequestError("The request body is not valid JSON", "invalidSyntax"));
+        return next(bodyNotJson());
       }
       next();
     });

@@ -47,20 +47,26 @@ export function sendScimError(
 const REDIS_DOWN =
   /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|Connection is closed|Stream isn't writeable|enableOfflineQueue|MaxRetriesPerRequest|CLUSTERDOWN|LOADING|READONLY|OOM/i;
 
+/** A request body that is not JSON (body-parser's, or the SCIM body reader's): 400 invalidSyntax. */
+export function bodyNotJson(): AppError {
+  return new AppError("The request body is not valid JSON", {
+    status: 400,
+    code: "invalidSyntax",
+    scimType: "invalidSyntax",
+  });
+}
+
+/** A request body over the configured limit: 413. */
+export function bodyTooLarge(): AppError {
+  return new AppError("The request body is too large", { status: 413, code: "payload_too_large" });
+}
+
 /** Errors of the store that are not AppErrors yet (a Redis client error): 503, never a 500. */
 export function toAppError(err: unknown): AppError | undefined {
   if (err instanceof AppError) return err;
   const e = err as { type?: string; status?: number; name?: string; message?: string; code?: string };
-  if (e?.type === "entity.parse.failed") {
-    return new AppError("The request body is not valid JSON", {
-      status: 400,
-      code: "invalidSyntax",
-      scimType: "invalidSyntax",
-    });
-  }
-  if (e?.type === "entity.too.large") {
-    return new AppError("The request body is too large", { status: 413, code: "payload_too_large" });
-  }
+  if (e?.type === "entity.parse.failed") return bodyNotJson();
+  if (e?.type === "entity.too.large") return bodyTooLarge();
   if (e?.type === "encoding.unsupported" || e?.type === "charset.unsupported") {
     return new AppError(e.message ?? "Unsupported encoding", { status: 415, code: "unsupported_media_type" });
   }
