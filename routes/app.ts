@@ -31,7 +31,7 @@ export function createApp(parts: AppParts): Express {
   app.set("query parser", "simple");
   if (parts.middleware?.length) app.use(series(parts.middleware));
   // The SCIM intake first: it carries the traffic, and no other router's paths overlap it.
-  if (parts.scim) app.use("/scim/v2/:source", createScimRouter(parts.scim));
+  if (parts.scim) app.use(createScimRouter(parts.scim));
   if (parts.health) app.use(parts.health);
   if (parts.metrics) app.use(parts.metrics);
   if (parts.hooks) app.use("/hooks", parts.hooks);

@@ -3,6 +3,13 @@ import type { Request } from "express";
 /** The label used for requests that matched no route (bounded cardinality for 404 scans). */
 export const UNMATCHED_ROUTE = "unmatched";
 
+const TEMPLATE = Symbol("routeTemplate");
+
+/** Sets the route template of a request routed outside express's router (the SCIM routes). */
+export function setRouteTemplate(req: Request, template: string): void {
+  (req as unknown as Record<symbol, string>)[TEMPLATE] = template;
+}
+
 /**
  * The route template of a handled request, e.g. `/scim/v2/:source/Users/:id`, never raw ids.
  * `req.route.path` is already a template; the mount path (`req.baseUrl`) holds raw values, so each of
@@ -10,6 +17,8 @@ export const UNMATCHED_ROUTE = "unmatched";
  * parameterised path should use `Router({ mergeParams: true })` so that those values are known.
  */
 export function routeTemplate(req: Pick<Request, "baseUrl" | "route" | "params">): string {
+  const set = (req as unknown as Record<symbol, string | undefined>)[TEMPLATE];
+  if (set !== undefined) return set;
   const route = req.route as { path?: unknown } | undefined;
   if (!route || route.path === undefined) return UNMATCHED_ROUTE;
   const path = typeof route.path === "string" ? route.path : String(route.path);

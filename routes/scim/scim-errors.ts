@@ -2,6 +2,7 @@ import type { ErrorRequestHandler, Response } from "express";
 import { AppError, ServiceUnavailableError } from "../../src/errors.js";
 import type { Logger } from "../../src/observability/logger.js";
 import { SCHEMA_ERROR } from "../../src/scim/scim-types.js";
+import { routeTemplate } from "../middleware/route-template.js";
 
 export const SCIM_CONTENT_TYPE = "application/scim+json; charset=utf-8";
 
@@ -89,7 +90,7 @@ export function scimErrorHandler(logger: Logger): ErrorRequestHandler {
     }
     if (appError) {
       if (appError.status >= 500)
-        logger.warn({ err: appError, path: req.route?.path }, "scim request failed");
+        logger.warn({ err: appError, route: routeTemplate(req) }, "scim request failed");
       sendScimError(res, appError.status, appError.message, appError.scimType, appError.retryAfter);
       return;
     }

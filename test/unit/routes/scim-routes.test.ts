@@ -1,0 +1,108 @@
+/** routes/scim/scim-routes.ts: the SCIM routing table, decided from method and path alone. */
+import { describe, expect, it } from "vitest";
+import { matchScimRoute, scimTargetOf, templateOf } from "../../../routes/scim/scim-routes.js";
+
+describe("scimTargetOf", () => {
+  it("splits /scim/v2/<source>/<rest>, the prefix in any case, without the query string", () => {
+    expect(scimTargetOf("/scim/v2/okta/Users?filter=x")).toEqual({ source: "okta", rest: "/Users" });
+    expect(scimTargetOf("/SCIM/V2/okta/Users/abc")).toEqual({ source: "okta", rest: "/Users/abc" });
+    expect(scimTargetOf("/scim/v2/okta")).toEqual({ source: "okta", rest: "/" });
+    expect(scimTargetOf("/scim/v2/okta?x=1")).toEqual({ source: "okta", rest: "/" });
+    expect(scimTargetOf("/scim/v2/my%20idp/Groups")).toEqual({ source: "my idp", rest: "/Groups" });
+  });
+
+  it("is undefined for other paths, an empty source, or a source that is not valid percent-encoding", () => {
+    expect(scimTargetOf("/scim/v2/")).toBeUndefined();
+    expect(scimTargetOf("/scim/v2//Users")).toBeUndefined();
+    expect(scimTargetOf("/scim/v1/okta/Users")).toBeUndefined();
+    expect(scimTargetOf("/hooks/okta")).toBeUndefined();
+    expect(scimTargetOf("/scim/v2/%E0%A4%A/Users")).toBeUndefined();
+  });
+});
+
+describe("matchScimRoute", () => {
+  it("routes the resource endpoints by method, names in any case, one trailing slash allowed", () => {
+    expect(matchScimRoute("POST", "/Users")).toEqual({
+      kind: "resource",
+      resource: "Users",
+      action: "create",
+      body: true,
+    });
+    expect(matchScimRoute("GET", "/users/")).toMatchObject({
+      resource: "Users",
+      action: "list",
+      body: false,
+    });
+    expect(matchScimRoute("HEAD", "/Groups")).toMatchObject({ resource: "Groups", action: "list" });
+    expect(matchScimRoute("POST", "/Groups/.search")).toMatchObject({ action: "search", body: true });
+    expect(matchScimRoute("GET", "/Users/abc")).toMatchObject({ action: "get", id: "abc", body: false });
+    expect(matchScimRoute("PUT", "/Users/abc/")).toMatchObject({ action: "replace", id: "abc", body: true });
+    expect(matchScimRoute("PATCH", "/GROUPS/abc")).toMatchObject({
+      resource: "Groups",
+      action: "patch",
+      body: true,
+    });
+    expect(matchScimRoute("DELETE", "/Groups/abc")).toMatchObject({
+      action: "remove",
+      id: "abc",
+      body: false,
+    });
+  });
+
+  it("percent-decodes ids; an id that is not valid percent-encoding is a bad path", () => {
+    expect(matchScimRoute("GET", "/Users/a%2Fb%20c")).toMatchObject({ action: "get", id: "a/b c" });
+    expect(matchScimRoute("GET", "/Users/%E0%A4%A")).toEqual({ kind: "badPath" });
+  });
+
+  it("answers 405 with Allow for a known path and a method it does not serve", () => {
+    expect(matchScimRoute("DELETE", "/Users")).toEqual({ kind: "notAllowed", allow: "GET, POST" });
+    expect(matchScimRoute("OPTIONS", "/Users/abc")).toEqual({
+      kind: "notAllowed",
+      allow: "GET, PUT, PATCH, DELETE",
+    });
+    expect(matchScimRoute("POST", "/Users/abc")).toMatchObject({ kind: "notAllowed" });
+    // .search is POST only: it is never a resource id.
+    expect(matchScimRoute("GET", "/Users/.search")).toEqual({ kind: "notAllowed", allow: "POST" });
+  });
+
+  it("serves discovery to GET only, refusing writes before authentication", () => {
+    expect(matchScimRoute("GET", "/ServiceProviderConfig")).toEqual({
+      kind: "discovery",
+      endpoint: "ServiceProviderConfig",
+    });
+    expect(matchScimRoute("GET", "/schemas/urn:x")).toEqual({
+      kind: "discovery",
+      endpoint: "Schemas",
+      id: "urn:x",
+    });
+    expect(matchScimRoute("HEAD", "/ResourceTypes/User")).toMatchObject({ kind: "discovery", id: "User" });
+    expect(matchScimRoute("POST", "/Schemas")).toEqual({ kind: "notAllowed", allow: "GET", open: true });
+    expect(matchScimRoute("PUT", "/ResourceTypes/User")).toMatchObject({ kind: "notAllowed", open: true });
+    expect(matchScimRoute("GET", "/ServiceProviderConfig/x")).toEqual({ kind: "notFound" });
+    expect(matchScimRoute("GET", "/Schemas/a/b")).toEqual({ kind: "notFound" });
+  });
+
+  it("answers 501 for /Bulk and /Me, 404 for everything else", () => {
+    expect(matchScimRoute("POST", "/Bulk")).toEqual({ kind: "notImplemented" });
+    expect(matchScimRoute("GET", "/Me")).toEqual({ kind: "notImplemented" });
+    expect(matchScimRoute("GET", "/")).toEqual({ kind: "notFound" });
+    expect(matchScimRoute("GET", "/Users//")).toEqual({ kind: "notFound" });
+    expect(matchScimRoute("GET", "/Users/a/b")).toEqual({ kind: "notFound" });
+    expect(matchScimRoute("GET", "/Devices")).toEqual({ kind: "notFound" });
+    expect(matchScimRoute("GET", "/Me/x")).toEqual({ kind: "notFound" });
+  });
+});
+
+describe("templateOf", () => {
+  it("labels routes by template, never by id or source, and unknown paths not at all", () => {
+    const label = (method: string, rest: string) => templateOf(matchScimRoute(method, rest), rest);
+    expect(label("GET", "/Users/abc")).toBe("/scim/v2/:source/Users/:id");
+    expect(label("POST", "/users")).toBe("/scim/v2/:source/Users");
+    expect(label("POST", "/Groups/.search")).toBe("/scim/v2/:source/Groups/.search");
+    expect(label("GET", "/Schemas/urn:x")).toBe("/scim/v2/:source/Schemas/:id");
+    expect(label("DELETE", "/Users")).toBe("/scim/v2/:source/Users");
+    expect(label("OPTIONS", "/groups/xyz")).toBe("/scim/v2/:source/Groups/:id");
+    expect(label("POST", "/Bulk")).toBe("/scim/v2/:source/Bulk");
+    expect(label("GET", "/random-scan/abc")).toBeUndefined();
+  });
+});
