@@ -63,8 +63,22 @@ function newOktaUser(tag: string): OktaUser {
   };
 }
 
-function actions(name: OktaFixture, user: OktaUser, published: number) {
-  return parseOktaDelivery(oktaDelivery([oktaEvent(name, { user, published })]));
+function actions(
+  name: OktaFixture,
+  user: OktaUser,
+  published: number,
+  group?: { id: string; displayName: string },
+) {
+  return parseOktaDelivery(oktaDelivery([oktaEvent(name, { user, published, group })]));
+}
+
+/** Whether `user` is a member of the Okta group `oktaGroupId` in the directory. */
+async function isMember(user: OktaUser, oktaGroupId: string): Promise<boolean | "no group"> {
+  const groupId = await a.directory.findGroupId(SOURCE, { externalId: oktaGroupId });
+  const group = groupId ? await a.directory.getGroup(SOURCE, groupId, { withMembers: true }) : null;
+  if (!group) return "no group";
+  const userId = await a.directory.findUserId(SOURCE, { externalId: user.id });
+  return (group.members ?? []).some((m) => m.value === userId);
 }
 
 async function stored(user: OktaUser) {
@@ -158,6 +172,45 @@ describe("Okta events about one user applied by two processes at the same time",
       await race(older, newer, round);
       const record = await stored(user);
       if (record) failures.push(`round ${round}: exists, active ${record.resource.active}`);
+    }
+    expect(failures).toEqual([]);
+  });
+
+  it(`a membership add and remove of one user in one group: the newer one always wins (${ROUNDS} rounds, both orders)`, async () => {
+    const failures: string[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const user = newOktaUser("m");
+      const group = { id: `00g${user.id}`, displayName: `Race group ${round} ${user.id}` };
+      const t0 = Date.now() - 60_000;
+      await a.service.handleDelivery(SOURCE, actions("user-lifecycle-create", user, t0));
+      // The group exists with another member, so that the race is about this user's link only.
+      const other = newOktaUser("o");
+      await a.service.handleDelivery(SOURCE, actions("user-lifecycle-create", other, t0));
+      await a.service.handleDelivery(SOURCE, actions("group-user-membership-add", other, t0 + 10, group));
+      // Start from the state the older event asks for, so that only the newer one changes anything
+      // in half the rounds, and from the opposite state in the other half.
+      const newerAdds = round % 8 < 4;
+      if (round % 16 < 8) {
+        const start = newerAdds ? "group-user-membership-add" : "group-user-membership-remove";
+        await a.service.handleDelivery(SOURCE, actions(start, user, t0 + 20, group));
+      }
+      const older = actions(
+        newerAdds ? "group-user-membership-remove" : "group-user-membership-add",
+        user,
+        t0 + 1_000,
+        group,
+      );
+      const newer = actions(
+        newerAdds ? "group-user-membership-add" : "group-user-membership-remove",
+        user,
+        t0 + 2_000,
+        group,
+      );
+      await race(older, newer, round);
+      const member = await isMember(user, group.id);
+      if (member !== newerAdds) failures.push(`round ${round}: member ${member}, want ${newerAdds}`);
+      const otherStays = await isMember(other, group.id);
+      if (otherStays !== true) failures.push(`round ${round}: the other member is ${otherStays}`);
     }
     expect(failures).toEqual([]);
   });
