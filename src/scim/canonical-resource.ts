@@ -32,20 +32,27 @@ function invalid(message: string): never {
   throw new BadRequestError(message, "invalidValue");
 }
 
+/**
+ * The Unicode control characters (general category Cc): C0 (U+0000-U+001F), DEL (U+007F) and C1
+ * (U+0080-U+009F, e.g. U+0085 NEXT LINE, which String#trim does not remove). Format characters
+ * (Cf: U+200B zero-width space, U+200D, U+FEFF inside a name, bidi controls U+202A-U+202E, ...)
+ * are not control characters and are accepted.
+ */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
-const CONTROL = /[\u0000-\u001f\u007f]/;
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
-const NAME_NEEDS_CARE = /[\u0000-\u001f\u007f]|^\s|\s$/;
+const NAME_NEEDS_CARE = /[\u0000-\u001f\u007f-\u009f]|^\s|\s$/;
 
 function refuseControl(attr: string): never {
-  invalid(`Attribute "${attr}" must not contain control characters (U+0000-U+001F, U+007F)`);
+  invalid(`Attribute "${attr}" must not contain control characters (U+0000-U+001F, U+007F-U+009F)`);
 }
 
 /**
  * A userName or group displayName as kept: surrounding whitespace trimmed, so " ada@x.com " is
  * the user "ada@x.com" (and a second create of it a 409), and control characters (NUL, tabs,
- * line breaks, DEL, ...) refused anywhere, since no admin types them and they make look-alike
- * names. On the create path: one regex test and no allocation when there is nothing to do.
+ * line breaks, DEL, C1 such as U+0085, ...) refused anywhere, since no admin types them and they
+ * make look-alike names. On the create path: one regex test and no allocation when there is
+ * nothing to do.
  */
 export function cleanName(value: string, attr: string): string {
   if (!NAME_NEEDS_CARE.test(value)) return value;

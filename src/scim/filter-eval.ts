@@ -22,8 +22,9 @@ import type { Json, JsonObject } from "./scim-types.js";
  *   an absent attribute;
  * - values of different types never match: the parser has already coerced a literal to its
  *   attribute's type where it can (`active eq "True"`, see coerceLiteral in filter-parser.ts),
- *   and trimmed one compared with an attribute stored trimmed (userName, a Group's displayName);
- *   stored values are compared as they are, as the directory's indexes do.
+ *   and trimmed an `eq`/`ne` literal compared with an attribute stored trimmed (userName, a
+ *   Group's displayName; trimsLiteral); stored values are compared as they are, as the
+ *   directory's indexes do.
  * The resource is the stored JSON plus `meta`; extension attributes sit under their URN key.
  */
 export function matchesFilter(node: FilterNode, resource: JsonObject): boolean {

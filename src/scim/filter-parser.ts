@@ -23,15 +23,17 @@ import type { CompareOp, FilterNode, FilterValue } from "./filter-types.js";
  * Operators, keywords and attribute names are case-insensitive; attribute names come out in the
  * schema's case and a core-schema URN prefix is dropped (`urn:...:core:2.0:User:userName` ->
  * `userName`); extension paths keep their canonical URN prefix. A comparison's literal comes out
- * in its attribute's type where it can (coerceLiteral), and trimmed for an attribute stored trimmed
- * (userName, a Group's displayName), so every reader of the tree (the evaluator, the directory's
- * index lookups) sees the same value.
+ * in its attribute's type where it can (coerceLiteral), and, for `eq`/`ne` on an attribute stored
+ * trimmed (userName, a Group's displayName), trimmed (trimsLiteral), so every reader of the tree
+ * (the evaluator, the directory's index lookups) sees the same value.
  */
 
 const MAX_LENGTH = 10_000;
 const MAX_DEPTH = 50;
 const COMPARE_OPS = new Set<string>(["eq", "ne", "co", "sw", "ew", "gt", "ge", "lt", "le"]);
 const ORDERING_OPS = new Set<string>(["gt", "ge", "lt", "le"]);
+/** The operators that compare a whole name: the only ones whose literal is trimmed (trimsLiteral). */
+const WHOLE_VALUE_OPS = new Set<string>(["eq", "ne"]);
 const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 
 type TokenKind = "(" | ")" | "[" | "]" | "string" | "word";
@@ -72,6 +74,20 @@ function tokenize(text: string): Token[] {
 }
 
 type ResourceType = "User" | "Group";
+
+/**
+ * Whether the literal of `<p> <op> "..."` is trimmed: only for `eq` and `ne` on an attribute intake
+ * stores trimmed (isStoredTrimmed: userName, a Group's displayName). Those compare the whole name,
+ * and `userName eq " ada@x.com "` is the lookup-before-create of the name intake would store as
+ * "ada@x.com". Every other operator compares the literal as sent with the stored name: a stored
+ * name has no surrounding whitespace, so `co " "` matches the names with an inner space (trimmed
+ * it would be `co ""`, every name), `sw " x"` and `ew "x "` match no name (trimmed, they matched
+ * "x..." and "...x"), and gt/ge/lt/le order against the literal as written (a range bound, not a
+ * name: trimming it would move the bound).
+ */
+export function trimsLiteral(p: AttrPath, op: CompareOp, resourceType?: ResourceType): boolean {
+  return WHOLE_VALUE_OPS.has(op) && isStoredTrimmed(p, resourceType);
+}
 
 class Parser {
   private i = 0;
@@ -186,8 +202,9 @@ class Parser {
     if (ORDERING_OPS.has(op) && (typeof value === "boolean" || value === null)) {
       fail(`"${op}" cannot compare with ${String(value)} (RFC 7644 §3.4.2.2)`);
     }
-    const literal = coerceLiteral(comparedDef(parsed), value, isStoredTrimmed(parsed, this.resourceType));
-    return { type: "compare", path, op: op as CompareOp, value: literal };
+    const compareOp = op as CompareOp;
+    const trim = trimsLiteral(parsed, compareOp, this.resourceType);
+    return { type: "compare", path, op: compareOp, value: coerceLiteral(comparedDef(parsed), value, trim) };
   }
 
   private compValue(): FilterValue {
@@ -219,10 +236,11 @@ class Parser {
  * coerced (`active eq "maybe"`) is kept: it equals no value of that type, so `eq` matches
  * nothing and `ne` everything, as for any comparison of different types.
  *
- * `storedTrimmed` (isStoredTrimmed): the attribute is kept with surrounding whitespace trimmed
- * (userName, a Group's displayName), so the literal is trimmed the same way (String#trim, as
- * intake), for every operator: an identity provider that looks up `userName eq " ada@x.com "`
- * before creating finds the user stored as "ada@x.com", rather than nothing and then a 409.
+ * `storedTrimmed` (trimsLiteral): an `eq`/`ne` on an attribute kept with surrounding whitespace
+ * trimmed (userName, a Group's displayName), so the literal is trimmed the same way (String#trim,
+ * as intake): an identity provider that looks up `userName eq " ada@x.com "` before creating finds
+ * the user stored as "ada@x.com", rather than nothing and then a 409. The other operators keep the
+ * literal as sent (see trimsLiteral).
  */
 export function coerceLiteral(
   def: AttrDef | undefined,
@@ -241,8 +259,8 @@ export function coerceLiteral(
 
 /**
  * Parses a SCIM filter (RFC 7644 §3.4.2.2); throws BadRequestError("invalidFilter").
- * `resourceType`, when the caller knows it, narrows which literals are trimmed (isStoredTrimmed):
- * without it a displayName literal is trimmed for Users as well as Groups.
+ * `resourceType`, when the caller knows it, narrows which `eq`/`ne` literals are trimmed
+ * (trimsLiteral): without it a displayName literal is trimmed for Users as well as Groups.
  */
 export function parseFilter(text: string, resourceType?: ResourceType): FilterNode {
   return parse(text, ANY_CORE_ATTRS, false, resourceType);

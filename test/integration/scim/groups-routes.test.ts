@@ -360,8 +360,17 @@ describe("group displayName hygiene at intake", () => {
     // Through the scan (not the index) too.
     const scanned = await t.request
       .get("/scim/v2/okta/Groups")
-      .query({ filter: 'displayName sw " spaced look" or displayName eq "\u00a0nothing "' })
+      .query({
+        filter:
+          'displayName eq " spaced lookup\u00a0" and displayName sw "spaced look" or displayName eq "\u00a0nothing "',
+      })
       .set(t.okta);
     expect(scanned.body.totalResults).toBe(1);
+    // sw compares the literal as sent: no stored displayName starts with a space.
+    const startsWithSpace = await t.request
+      .get("/scim/v2/okta/Groups")
+      .query({ filter: 'displayName sw " spaced look"' })
+      .set(t.okta);
+    expect(startsWithSpace.body.totalResults).toBe(0);
   });
 });

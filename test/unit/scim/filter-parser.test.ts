@@ -266,25 +266,42 @@ const textDef: AttrDef = {
 describe("a literal compared with an attribute stored trimmed (userName, a Group's displayName)", () => {
   const OPS = ["eq", "ne", "co", "sw", "ew", "gt", "ge", "lt", "le"];
 
-  it.each(OPS)("trims a userName or displayName literal for %s, as intake trims the stored name", (op) => {
-    expect(parseFilter(`userName ${op} " ada@example.com "`)).toEqual({
-      type: "compare",
-      path: "userName",
-      op,
-      value: "ada@example.com",
-    });
-    expect(parseFilter(`displayName ${op} "\u00a0Admins\\t"`)).toMatchObject({ value: "Admins" });
-    expect(parseFilter(`USERNAME ${op} " x "`)).toMatchObject({ path: "userName", value: "x" });
-  });
+  it.each(["eq", "ne"])(
+    "trims a userName or displayName literal for %s, as intake trims the stored name",
+    (op) => {
+      expect(parseFilter(`userName ${op} " ada@example.com "`)).toEqual({
+        type: "compare",
+        path: "userName",
+        op,
+        value: "ada@example.com",
+      });
+      expect(parseFilter(`displayName ${op} "\u00a0Admins\\t"`)).toMatchObject({ value: "Admins" });
+      expect(parseFilter(`USERNAME ${op} " x "`)).toMatchObject({ path: "userName", value: "x" });
+    },
+  );
+
+  it.each(OPS.filter((op) => op !== "eq" && op !== "ne"))(
+    "keeps a userName or displayName literal as sent for %s (only a whole-name comparison trims)",
+    (op) => {
+      expect(parseFilter(`userName ${op} " ada@example.com "`)).toEqual({
+        type: "compare",
+        path: "userName",
+        op,
+        value: " ada@example.com ",
+      });
+      expect(parseFilter(`displayName ${op} "\u00a0Admins\\t"`)).toMatchObject({ value: "\u00a0Admins\t" });
+      expect(parseFilter(`USERNAME ${op} " x "`)).toMatchObject({ path: "userName", value: " x " });
+    },
+  );
 
   it("trims them wherever they appear in the filter, and with a core schema URN", () => {
-    expect(parseFilter('userName eq " a " or (active eq true and not (displayName sw " Ops"))')).toEqual({
+    expect(parseFilter('userName eq " a " or (active eq true and not (displayName ne " Ops"))')).toEqual({
       type: "or",
       left: { type: "compare", path: "userName", op: "eq", value: "a" },
       right: {
         type: "and",
         left: { type: "compare", path: "active", op: "eq", value: true },
-        right: { type: "not", expr: { type: "compare", path: "displayName", op: "sw", value: "Ops" } },
+        right: { type: "not", expr: { type: "compare", path: "displayName", op: "ne", value: "Ops" } },
       },
     });
     expect(

@@ -7,10 +7,9 @@ import {
   ANY_CORE_ATTRS,
   type AttrTable,
   comparedDef,
-  isStoredTrimmed,
   parseAttrPath,
 } from "../../../src/scim/attribute-schema.js";
-import { coerceLiteral, parseFilter } from "../../../src/scim/filter-parser.js";
+import { coerceLiteral, parseFilter, trimsLiteral } from "../../../src/scim/filter-parser.js";
 import type { CompareOp, FilterNode, FilterValue } from "../../../src/scim/filter-types.js";
 import type { JsonObject } from "../../../src/scim/scim-types.js";
 
@@ -90,15 +89,15 @@ const resource: fc.Arbitrary<JsonObject> = fc.record({
 
 /**
  * The tree as the parser gives it back: every literal as the parser keeps it (coerced to its
- * attribute's type, and trimmed when the attribute is stored trimmed: the parser's own decisions,
- * coerceLiteral and isStoredTrimmed), everything else exactly as it was.
+ * attribute's type, and trimmed for an eq/ne on an attribute stored trimmed: the parser's own
+ * decisions, coerceLiteral and trimsLiteral), everything else exactly as it was.
  */
 function asParsed(node: FilterNode, table: AttrTable = ANY_CORE_ATTRS): FilterNode {
   switch (node.type) {
     case "compare": {
       const path = parseAttrPath(node.path, table);
       if (!path) throw new Error(`test path ${node.path} does not parse`);
-      return { ...node, value: coerceLiteral(comparedDef(path), node.value, isStoredTrimmed(path)) };
+      return { ...node, value: coerceLiteral(comparedDef(path), node.value, trimsLiteral(path, node.op)) };
     }
     case "valuePath":
       return {
@@ -130,6 +129,14 @@ describe("filter grammar properties", () => {
     expect(asParsed({ type: "compare", path: "userName", op: "eq", value: "\t a \n" })).toMatchObject({
       value: "a",
     });
+    expect(asParsed({ type: "compare", path: "displayName", op: "ne", value: " a " })).toMatchObject({
+      value: "a",
+    });
+    for (const op of ["co", "sw", "ew", "gt", "ge", "lt", "le"] as const) {
+      expect(asParsed({ type: "compare", path: "userName", op, value: "\t a \n" })).toMatchObject({
+        value: "\t a \n",
+      });
+    }
     expect(asParsed({ type: "compare", path: "active", op: "eq", value: "True" })).toMatchObject({
       value: true,
     });
