@@ -119,7 +119,7 @@ async function measured(cpu: CpuReader, load: () => Promise<LoadResult>): Promis
 
 function describe(name: string, r: Measured): string {
   const errs = r.errors ? ` errors=${r.errors} ${JSON.stringify(r.errorKinds)}` : "";
-  return `${name}: ${r.ok} ok in ${fmt(r.elapsedMs / 1000, 2)} s = ${fmt(r.perSecond, 0)}/s, p50 ${fmt(r.p50Ms, 2)} ms, p99 ${fmt(r.p99Ms, 2)} ms, max ${fmt(r.maxMs, 1)} ms, server CPU ${fmt(r.cpuMsPerRequest, 3)} ms/req, Redis CPU <= ${fmt(r.redisCpuMsPerRequest, 3)} ms/req${errs}`;
+  return `${name}: ${r.ok} ok in ${fmt(r.elapsedMs / 1000, 2)} s = ${fmt(r.perSecond, 0)}/s, p50 ${fmt(r.p50Ms, 2)} ms, p99 ${fmt(r.p99Ms, 2)} ms, max ${fmt(r.maxMs, 1)} ms, server CPU ${fmt(r.cpuMsPerRequest, 3)} ms/req, Redis CPU <= ${fmt(r.redisCpuMsPerRequest, 3)} ms/req, generator CPU ${fmt(r.generatorCpuMsPerRequest, 3)} ms/req${errs}`;
 }
 
 const bridgeConfig = {
@@ -179,7 +179,7 @@ async function main() {
       execArgv,
     );
     baseline = await startServerChild("./baseline-child.ts", { BENCH_BASELINE_TOKEN: token });
-    if (processes > 0) cluster = await startCliServer(bridgeConfig, processes);
+    if (processes > 0) cluster = await startCliServer(bridgeConfig, processes, execArgv);
     const creates = runs("creates") ? await phaseCreates(bridge, baseline, cluster) : undefined;
     const lookups = runs("lookups") ? await phaseLookups(bridge, baseline, cluster) : undefined;
     const groups = runs("groups") ? await phaseGroups(bridge) : undefined;
@@ -416,7 +416,7 @@ function render(r: {
   } catch {}
   const row = (name: string, x: Measured | undefined) => (x === undefined ? [] : [rowOf(name, x)]);
   const rowOf = (name: string, x: Measured) =>
-    `| ${name} | ${fmt(x.perSecond, 0)} | ${fmt(x.p50Ms, 2)} | ${fmt(x.p99Ms, 2)} | ${fmt(x.cpuMsPerRequest, 3)} | ${fmt(x.redisCpuMsPerRequest, 3)} | ${x.ok} | ${errs(x)} |`;
+    `| ${name} | ${fmt(x.perSecond, 0)} | ${fmt(x.p50Ms, 2)} | ${fmt(x.p99Ms, 2)} | ${fmt(x.cpuMsPerRequest, 3)} | ${fmt(x.redisCpuMsPerRequest, 3)} | ${fmt(x.generatorCpuMsPerRequest, 3)} | ${x.ok} | ${errs(x)} |`;
   const cpuRatio = r.baselineCreates.cpuMsPerRequest / r.bridgeCreates.cpuMsPerRequest;
   const users = `${scale.lookupUsers / 1000}k`;
   return [
@@ -428,8 +428,8 @@ function render(r: {
     "",
     ...loads.map((l) => `- ${l}`),
     "",
-    "| measurement | req/s | p50 ms | p99 ms | server CPU ms/req | Redis CPU ms/req (upper bound) | answers counted | errors |",
-    "|---|---|---|---|---|---|---|---|",
+    "| measurement | req/s | p50 ms | p99 ms | server CPU ms/req | Redis CPU ms/req (upper bound) | generator CPU ms/req | answers counted | errors |",
+    "|---|---|---|---|---|---|---|---|---|",
     ...row("POST /Users, scim-bridge, 1 process (201s)", r.bridgeCreates),
     ...row(`POST /Users, scim-bridge, ${nProc} (201s)`, r.clusterCreates),
     ...row("POST /Users, scimmy-routers baseline (201s)", r.baselineCreates),

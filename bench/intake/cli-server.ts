@@ -70,7 +70,11 @@ async function waitUntil(check: () => Promise<boolean> | boolean, timeoutMs: num
  * primary has `processes` workers. Its output goes to /dev/null, as a deployed process's to a
  * collector. Only 127.0.0.1.
  */
-export async function startCliServer(config: Record<string, unknown>, processes: number): Promise<CliServer> {
+export async function startCliServer(
+  config: Record<string, unknown>,
+  processes: number,
+  execArgv: readonly string[] = [],
+): Promise<CliServer> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), "bench-intake-"));
   const file = join(dir, "config.yaml");
@@ -79,7 +83,17 @@ export async function startCliServer(config: Record<string, unknown>, processes:
   writeFileSync(file, JSON.stringify({ ...config, server }));
   const child: ChildProcess = spawn(
     process.execPath,
-    ["--import", "tsx", "src/cli/main.ts", "start", "--role", "api", "--processes", String(processes)],
+    [
+      ...execArgv,
+      "--import",
+      "tsx",
+      "src/cli/main.ts",
+      "start",
+      "--role",
+      "api",
+      "--processes",
+      String(processes),
+    ],
     { cwd: root, env: { ...process.env, SCIM_BRIDGE_CONFIG: file }, stdio: ["ignore", "ignore", "inherit"] },
   );
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
