@@ -1,4 +1,5 @@
 import type { Redis } from "ioredis";
+import { luaScript } from "../lua-script.js";
 
 /** A stored operation (a reconciliation run, a resync): its state is a field of its own. */
 export interface StoredOperation<S extends string> {
@@ -13,7 +14,9 @@ export interface StoredOperation<S extends string> {
  * KEYS[1] = operation hash; ARGV[1] = allowed states joined by "|" ("" = must not exist),
  * ARGV[2] = new state, ARGV[3] = new document. Returns 1 when written, 0 otherwise.
  */
-const SET_IF_STATE = `
+const SET_IF_STATE = luaScript<number>(
+  "scimOperationSetIfState",
+  `
 local current = redis.call('HGET', KEYS[1], 'state')
 if ARGV[1] == '' then
   if current then return 0 end
@@ -27,7 +30,8 @@ else
 end
 redis.call('HSET', KEYS[1], 'state', ARGV[2], 'doc', ARGV[3])
 return 1
-`;
+`,
+);
 
 /**
  * Operations kept in Redis: one hash per operation (state + JSON document), a sorted set per
@@ -57,7 +61,7 @@ export class OperationStore<S extends string, T extends StoredOperation<S>> {
   }
 
   async create(op: T): Promise<void> {
-    const written = await this.redis.eval(SET_IF_STATE, 1, this.key(op.id), "", op.state, JSON.stringify(op));
+    const written = await SET_IF_STATE.run(this.redis, [this.key(op.id)], ["", op.state, JSON.stringify(op)]);
     if (written !== 1) throw new Error(`operation ${op.id} exists`);
     // A sequence, not the clock: operations created in the same millisecond keep their order.
     const score = await this.redis.incr(`${this.base}:seq`);
@@ -78,13 +82,10 @@ export class OperationStore<S extends string, T extends StoredOperation<S>> {
   /** Writes `next` only if the stored state is one of `from`; false otherwise (a lost race, or a wrong state). */
   async transition(next: T, from: readonly S[]): Promise<boolean> {
     if (from.length === 0) throw new Error("transition needs at least one state to move from");
-    const written = await this.redis.eval(
-      SET_IF_STATE,
-      1,
-      this.key(next.id),
-      from.join("|"),
-      next.state,
-      JSON.stringify(next),
+    const written = await SET_IF_STATE.run(
+      this.redis,
+      [this.key(next.id)],
+      [from.join("|"), next.state, JSON.stringify(next)],
     );
     return written === 1;
   }

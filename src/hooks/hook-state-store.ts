@@ -4,6 +4,7 @@ import { RECORD_DELETION_LUA } from "../directory/directory-scripts.js";
 import type { WriteGuard } from "../directory/directory-types.js";
 import { guarded } from "../directory/redis-failure.js";
 import { PreconditionFailedError } from "../errors.js";
+import { luaScript } from "../lua-script.js";
 import type { HookMarks } from "./event-ordering.js";
 
 /**
@@ -37,7 +38,9 @@ export type MarkKind = "user" | "group";
  * deletedAt ('' = none), nFields, field, value, ...; KEYS[2..] deletion records to set to deletedAt
  * (never moved back). Returns 1, or 0 when the marks are no longer at the expected revision.
  */
-const SET_MARKS_IF = `${RECORD_DELETION_LUA}
+const SET_MARKS_IF = luaScript<number>(
+  "scimHookSetMarksIf",
+  `${RECORD_DELETION_LUA}
 if (redis.call('HGET', KEYS[1], 'n') or '0') ~= ARGV[1] then return 0 end
 local nFields = tonumber(ARGV[4])
 if nFields > 0 then redis.call('HSET', KEYS[1], unpack(ARGV, 5, 4 + nFields * 2)) end
@@ -47,13 +50,17 @@ if ARGV[3] ~= '' then
   for i = 2, #KEYS do recordDeletion(KEYS[i], ARGV[3], ARGV[2]) end
 end
 return 1
-`;
+`,
+);
 
 /** SET each key to ARGV[1] (epoch ms) with TTL ARGV[2], unless it holds a later time. */
-const RECORD_DELETION = `${RECORD_DELETION_LUA}
+const RECORD_DELETION = luaScript<number>(
+  "scimHookRecordDeletion",
+  `${RECORD_DELETION_LUA}
 for _, k in ipairs(KEYS) do recordDeletion(k, ARGV[1], ARGV[2]) end
 return 1
-`;
+`,
+);
 
 export class HookStateStore {
   private readonly ttl: number;
@@ -157,7 +164,7 @@ export class HookStateStore {
       fields.length / 2,
       ...fields,
     ];
-    const applied = await guarded(() => this.redis.eval(SET_MARKS_IF, keys.length, ...keys, ...args));
+    const applied = await guarded(() => SET_MARKS_IF.run(this.redis, keys, args));
     if (Number(applied) !== 1) throw new PreconditionFailedError("the event's ordering marks changed");
   }
 
@@ -192,7 +199,7 @@ export class HookStateStore {
   async recordDeletion(source: string, user: { oktaId?: string; login?: string }, at: number): Promise<void> {
     const keys = this.deletedKeys(source, user);
     if (keys.length === 0) return;
-    await guarded(() => this.redis.eval(RECORD_DELETION, keys.length, ...keys, String(at), this.ttl));
+    await guarded(() => RECORD_DELETION.run(this.redis, keys, [String(at), this.ttl]));
   }
 
   /** True when a signed delivery with this `webhook-id` was already applied. */

@@ -1,4 +1,5 @@
 import type { Redis } from "ioredis";
+import { luaScript } from "../lua-script.js";
 import type { AppliedEmbedMember } from "../mapping/plan-types.js";
 import { type EntityKind, type EntityRef, refKey } from "../scim/scim-types.js";
 import type { LifecycleEntry, StoredLifecycleEntry } from "./lifecycle-entry.js";
@@ -11,6 +12,13 @@ import {
   SETTLE_LIFECYCLE_SCRIPT,
 } from "./sync-scripts.js";
 import type { DeadLetter, EntitySyncStatus, SyncStateReader } from "./sync-state-types.js";
+
+// The scripts of sync-scripts.ts, run by EVALSHA (see lua-script.ts).
+const CLAIM = luaScript<string>("scimSyncClaimOwner", CLAIM_SCRIPT);
+const RELEASE = luaScript<number>("scimSyncReleaseOwner", RELEASE_SCRIPT);
+const RECORD_SYNCED = luaScript<number>("scimSyncRecordSynced", RECORD_SYNCED_SCRIPT);
+const PUT_LIFECYCLE = luaScript<number>("scimSyncPutLifecycle", PUT_LIFECYCLE_SCRIPT);
+const SETTLE_LIFECYCLE = luaScript<number>("scimSyncSettleLifecycle", SETTLE_LIFECYCLE_SCRIPT);
 
 /**
  * What the sync pipeline remembers in Redis: applied records, ownership of platform objects,
@@ -75,13 +83,7 @@ export class RedisSyncStateStore implements SyncStateReader {
 
   /** Claims `platformKey` for `ref`. Returns the owner's refKey: `refKey(ref)` on success. */
   async claimOwner(scope: OwnerScope, platformKey: string, ref: EntityRef): Promise<string> {
-    return (await this.redis.eval(
-      CLAIM_SCRIPT,
-      1,
-      syncKeys.owner(this.prefix, scope),
-      platformKey,
-      refKey(ref),
-    )) as string;
+    return CLAIM.run(this.redis, [syncKeys.owner(this.prefix, scope)], [platformKey, refKey(ref)]);
   }
 
   /** Moves ownership from a stale owner (an entity that no longer exists) to `ref`. */
@@ -92,8 +94,8 @@ export class RedisSyncStateStore implements SyncStateReader {
     ref: EntityRef,
   ): Promise<void> {
     const key = syncKeys.owner(this.prefix, scope);
-    await this.redis.eval(RELEASE_SCRIPT, 1, key, platformKey, staleOwner);
-    await this.redis.eval(CLAIM_SCRIPT, 1, key, platformKey, refKey(ref));
+    await RELEASE.run(this.redis, [key], [platformKey, staleOwner]);
+    await CLAIM.run(this.redis, [key], [platformKey, refKey(ref)]);
   }
 
   async ownerOf(scope: OwnerScope, platformKey: string): Promise<string | null> {
@@ -107,7 +109,7 @@ export class RedisSyncStateStore implements SyncStateReader {
   }
 
   async releaseOwner(scope: OwnerScope, platformKey: string, ref: EntityRef): Promise<void> {
-    await this.redis.eval(RELEASE_SCRIPT, 1, syncKeys.owner(this.prefix, scope), platformKey, refKey(ref));
+    await RELEASE.run(this.redis, [syncKeys.owner(this.prefix, scope)], [platformKey, refKey(ref)]);
   }
 
   /** Drops every record of a deprovisioned entity (invariant 6: keys of deleted entities go). */
@@ -147,17 +149,16 @@ export class RedisSyncStateStore implements SyncStateReader {
   async recordSynced(status: EntitySyncStatus): Promise<void> {
     const { ref } = status;
     const key = refKey(ref);
-    await this.redis.eval(
-      RECORD_SYNCED_SCRIPT,
-      5,
-      syncKeys.status(this.prefix, ref.source, ref.kind),
-      syncKeys.dead(this.prefix),
-      syncKeys.deadOrder(this.prefix),
-      syncKeys.deadOrder(this.prefix, ref.source),
-      syncKeys.rateLimitLoops(this.prefix),
-      ref.id,
-      JSON.stringify(status),
-      key,
+    await RECORD_SYNCED.run(
+      this.redis,
+      [
+        syncKeys.status(this.prefix, ref.source, ref.kind),
+        syncKeys.dead(this.prefix),
+        syncKeys.deadOrder(this.prefix),
+        syncKeys.deadOrder(this.prefix, ref.source),
+        syncKeys.rateLimitLoops(this.prefix),
+      ],
+      [ref.id, JSON.stringify(status), key],
     );
   }
 
@@ -249,15 +250,10 @@ export class RedisSyncStateStore implements SyncStateReader {
 
   /** Queues a lifecycle change; keeps an entry of the same action that is already there. */
   async putLifecycle(entry: LifecycleEntry): Promise<boolean> {
-    const result = await this.redis.eval(
-      PUT_LIFECYCLE_SCRIPT,
-      2,
-      syncKeys.lcPending(this.prefix),
-      syncKeys.lcOrder(this.prefix),
-      entry.platformId,
-      JSON.stringify(entry),
-      entry.action,
-      String(entry.since),
+    const result = await PUT_LIFECYCLE.run(
+      this.redis,
+      [syncKeys.lcPending(this.prefix), syncKeys.lcOrder(this.prefix)],
+      [entry.platformId, JSON.stringify(entry), entry.action, String(entry.since)],
     );
     return result === 1;
   }
@@ -293,14 +289,10 @@ export class RedisSyncStateStore implements SyncStateReader {
 
   /** Compare-and-delete (next = null) or compare-and-replace. false when the entry changed meanwhile. */
   async settleLifecycle(stored: StoredLifecycleEntry, next: LifecycleEntry | null): Promise<boolean> {
-    const result = await this.redis.eval(
-      SETTLE_LIFECYCLE_SCRIPT,
-      2,
-      syncKeys.lcPending(this.prefix),
-      syncKeys.lcOrder(this.prefix),
-      stored.entry.platformId,
-      stored.raw,
-      next ? JSON.stringify(next) : "",
+    const result = await SETTLE_LIFECYCLE.run(
+      this.redis,
+      [syncKeys.lcPending(this.prefix), syncKeys.lcOrder(this.prefix)],
+      [stored.entry.platformId, stored.raw, next ? JSON.stringify(next) : ""],
     );
     return result === 1;
   }
