@@ -7,7 +7,7 @@ import { normalizePatchRequest } from "../../src/scim/dialects.js";
 import { applyGroupPatch, groupPatchNeedsMembers } from "../../src/scim/patch.js";
 import { projectResource } from "../../src/scim/projection.js";
 import { SCHEMA_LIST, type JsonObject } from "../../src/scim/scim-types.js";
-import { type ListParams, membersExcluded, parseListParams, projectionOf } from "./list-params.js";
+import { type ListParams, listParam, membersExcluded, parseListParams, projectionOf } from "./list-params.js";
 import { etagHeaders, ifMatchOf } from "./preconditions.js";
 import { renderGroup, scimBaseUrl } from "./scim-render.js";
 import { type ResourceHandlers, type ScimRouterDeps, requireObjectBody, sendScim } from "./scim-http.js";
@@ -117,7 +117,11 @@ export function createGroupHandlers({ directory, config }: ScimRouterDeps): Reso
       );
       // A group PATCH answers 204 (RFC 7644 §3.5.2) unless the caller asked for attributes back:
       // re-reading a 5,000-member group on every membership change costs more than it gives.
-      if (req.query.attributes === undefined && req.query.excludedAttributes === undefined) {
+      const query = req.query as Record<string, unknown>;
+      if (
+        listParam(query, "attributes") === undefined &&
+        listParam(query, "excludedAttributes") === undefined
+      ) {
         sendScim(res, 204, undefined, etagHeaders(updated.meta.version));
         return;
       }

@@ -1,5 +1,6 @@
 import type { Request } from "express";
 import { BadRequestError } from "../../src/errors.js";
+import { findKey } from "../../src/scim/attribute-schema.js";
 import { parseFilter } from "../../src/scim/filter-parser.js";
 import type { FilterNode } from "../../src/scim/filter-types.js";
 
@@ -12,6 +13,17 @@ export interface ListParams {
   count: number;
   attributes?: string[];
   excludedAttributes?: string[];
+}
+
+/**
+ * A list or projection parameter by name, in any case: `Filter=`, `COUNT=`, `excludedattributes=`.
+ * A SearchRequest's parameters are its attributes, whose names are case-insensitive (RFC 7643
+ * §2.1, RFC 7644 §3.4.3), and the query string carries the same parameters (§3.4.2). A filter
+ * ignored for its case would answer a look-up-before-create with every resource.
+ */
+export function listParam(source: Record<string, unknown>, name: string): unknown {
+  const key = findKey(source, name);
+  return key === undefined ? undefined : source[key];
 }
 
 function list(value: unknown): string[] | undefined {
@@ -39,17 +51,20 @@ export function parseListParams(
   source: Record<string, unknown>,
   resourceType?: "User" | "Group",
 ): ListParams {
-  const filterText = source.filter;
+  const filterText = listParam(source, "filter");
   if (filterText !== undefined && typeof filterText !== "string")
     throw new BadRequestError("filter must be a string", "invalidFilter");
-  const startIndex = Math.max(1, integer(source.startIndex, "startIndex") ?? 1);
-  const count = Math.min(MAX_PAGE_SIZE, Math.max(0, integer(source.count, "count") ?? DEFAULT_PAGE_SIZE));
+  const startIndex = Math.max(1, integer(listParam(source, "startIndex"), "startIndex") ?? 1);
+  const count = Math.min(
+    MAX_PAGE_SIZE,
+    Math.max(0, integer(listParam(source, "count"), "count") ?? DEFAULT_PAGE_SIZE),
+  );
   return {
     filter: filterText && filterText.trim() !== "" ? parseFilter(filterText, resourceType) : undefined,
     startIndex,
     count,
-    attributes: list(source.attributes),
-    excludedAttributes: list(source.excludedAttributes),
+    attributes: list(listParam(source, "attributes")),
+    excludedAttributes: list(listParam(source, "excludedAttributes")),
   };
 }
 
@@ -65,9 +80,10 @@ export function membersExcluded(params: Pick<ListParams, "attributes" | "exclude
 
 /** `attributes` / `excludedAttributes` of a single-resource request (RFC 7644 §3.9). */
 export function projectionOf(req: Request): Pick<ListParams, "attributes" | "excludedAttributes"> {
+  const query = req.query as Record<string, unknown>;
   const { attributes, excludedAttributes } = parseListParams({
-    attributes: req.query.attributes,
-    excludedAttributes: req.query.excludedAttributes,
+    attributes: listParam(query, "attributes"),
+    excludedAttributes: listParam(query, "excludedAttributes"),
   });
   return { attributes, excludedAttributes };
 }
