@@ -1,18 +1,28 @@
 import type { Redis } from "ioredis";
+import { filterReads } from "../scim/filter-eval.js";
 import type { FilterNode } from "../scim/filter-types.js";
-import type { EntityKind, JsonObject } from "../scim/scim-types.js";
+import type { EntityKind, Json, JsonObject } from "../scim/scim-types.js";
 import { metaOf, resourceOf } from "./directory-codec.js";
 import { readFields, readRecords } from "./directory-reader.js";
-import { emailIndexKey, idsKey, isStoreId, uniqueIndexKey } from "./directory-keys.js";
+import {
+  emailIndexKey,
+  groupMembersKey,
+  idsKey,
+  isStoreId,
+  uniqueIndexKey,
+  userGroupsKey,
+} from "./directory-keys.js";
 import type { GroupRecord, ListQuery, ListResult, UserRecord } from "./directory-types.js";
-import { type IndexedLookup, indexedLookup } from "./indexed-lookup.js";
+import { type IndexedLookup, indexedLookup, narrowingLookup } from "./indexed-lookup.js";
 import { guarded } from "./redis-failure.js";
 
 /**
- * Listing with filters (RFC 7644 §3.4.2): indexed `eq` lookups answer from an index; other
+ * Listing with filters (RFC 7644 §3.4.2): indexed `eq` lookups answer from an index; a conjunction
+ * with an indexed `eq` operand applies the whole filter to that lookup's candidates; other
  * filters scan the source's ids in creation order, chunk by chunk, applying the injected matcher
- * to each resource plus its `meta`. Results are in creation order; `startIndex` is 1-based
- * (RFC 7644 §3.4.2.4); only the requested page is kept in memory.
+ * to each resource plus its `meta` (and its group's `members` or user's `groups` when the filter
+ * reads them: they are kept in sets of their own, not in the document). Results are in creation
+ * order; `startIndex` is 1-based (RFC 7644 §3.4.2.4); only the requested page is kept in memory.
  */
 
 export type FilterMatcher = (node: FilterNode, resource: JsonObject) => boolean;
@@ -91,6 +101,61 @@ async function listAll(ctx: ListContext, query: ListQuery): Promise<ListResult<A
   return { totalResults: total, items };
 }
 
+/** The attribute the directory keeps outside a document: a group's members, a user's groups. */
+function linkAttribute(kind: EntityKind): "members" | "groups" {
+  return kind === "group" ? "members" : "groups";
+}
+
+/** The ids among `ids` (live or not) whose resource matches `filter`, in the order given. */
+async function matchingIds(ctx: ListContext, filter: FilterNode, ids: string[]): Promise<string[]> {
+  const fields = await readFields(ctx.redis, ctx.base, ctx.kind, ids);
+  const link = linkAttribute(ctx.kind);
+  let links: string[][] | undefined;
+  if (filterReads(filter, link)) {
+    const pipeline = ctx.redis.pipeline();
+    for (const id of ids) {
+      pipeline.smembers(ctx.kind === "group" ? groupMembersKey(ctx.base, id) : userGroupsKey(ctx.base, id));
+    }
+    const replies = await pipeline.exec();
+    if (!replies) throw new Error("Redis pipeline was aborted");
+    links = replies.map(([err, value]) => {
+      if (err) throw err;
+      return value as string[];
+    });
+  }
+  return ids.filter((id, i) => {
+    const entity = fields[i];
+    if (!entity || entity.doc === null || entity.tomb !== null) return false;
+    const target: JsonObject = {
+      ...resourceOf(id, JSON.parse(entity.doc) as JsonObject),
+      meta: { ...metaOf(ctx.kind, entity) },
+    };
+    if (links) {
+      const type = link === "members" ? "User" : "direct";
+      target[link] = (links[i] ?? []).map((value): Json => ({ value, type }));
+    }
+    return ctx.matchesFilter(filter, target);
+  });
+}
+
+/** The whole filter applied to the candidates of an index lookup that narrows it. */
+async function listNarrowed(
+  ctx: ListContext,
+  lookup: IndexedLookup,
+  filter: FilterNode,
+  query: ListQuery,
+): Promise<ListResult<AnyRecord>> {
+  const candidates = await candidateIds(ctx, lookup);
+  const ids = await matchingIds(
+    ctx,
+    filter,
+    candidates.length <= 1 ? candidates : await inCreationOrder(ctx, candidates),
+  );
+  const { from, to } = window(query);
+  const items = await readRecords(ctx.redis, ctx.base, ctx.kind, ids.slice(from, to), ctx.withMembers);
+  return { totalResults: ids.length, items };
+}
+
 async function listScan(
   ctx: ListContext,
   filter: FilterNode,
@@ -108,18 +173,10 @@ async function listScan(
     const ids = chunk.filter((_, i) => i % 2 === 0);
     cursor = chunk[chunk.length - 1] ?? null;
     // Only the documents are read while scanning; the page's records are read in full at the end.
-    const fields = await readFields(ctx.redis, ctx.base, ctx.kind, ids);
-    ids.forEach((id, i) => {
-      const entity = fields[i];
-      if (!entity || entity.doc === null || entity.tomb !== null) return;
-      const target = {
-        ...resourceOf(id, JSON.parse(entity.doc) as JsonObject),
-        meta: { ...metaOf(ctx.kind, entity) },
-      };
-      if (!ctx.matchesFilter(filter, target)) return;
+    for (const id of await matchingIds(ctx, filter, ids)) {
       if (matched >= from && matched < to) pageIds.push(id);
       matched += 1;
-    });
+    }
     if (ids.length < ctx.chunkSize) break;
   }
   const items = await readRecords(ctx.redis, ctx.base, ctx.kind, pageIds, ctx.withMembers);
@@ -130,6 +187,8 @@ export function listEntities(ctx: ListContext, query: ListQuery): Promise<ListRe
   const lookup = indexedLookup(ctx.kind, query.filter);
   if (lookup) return listIndexed(ctx, lookup, query);
   if (!query.filter) return listAll(ctx, query);
+  const narrowing = narrowingLookup(ctx.kind, query.filter);
+  if (narrowing) return listNarrowed(ctx, narrowing, query.filter, query);
   return listScan(ctx, query.filter, query);
 }
 

@@ -42,3 +42,19 @@ export function indexedLookup(kind: EntityKind, filter: FilterNode | undefined):
   }
   return null;
 }
+
+/**
+ * An index lookup that narrows a conjunction (`id eq "g" and members eq "u"`, `userName eq "x" and
+ * active eq true`): every match of the whole filter is among its results, so the caller reads
+ * those candidates and applies the whole filter to them instead of scanning. null when no operand
+ * of a top-level `and` chain is an indexed `eq`.
+ */
+export function narrowingLookup(kind: EntityKind, filter: FilterNode | undefined): IndexedLookup | null {
+  if (filter?.type !== "and") return null;
+  return (
+    indexedLookup(kind, filter.left) ??
+    narrowingLookup(kind, filter.left) ??
+    indexedLookup(kind, filter.right) ??
+    narrowingLookup(kind, filter.right)
+  );
+}

@@ -160,3 +160,21 @@ function order<T extends string | number>(a: T, e: T, op: CompareOp): boolean {
       return false;
   }
 }
+
+/**
+ * Whether a parsed filter reads the core attribute `attr` (in schema case): `members` in
+ * `members eq "x"`, `members.value eq "x"`, `members[value eq "x"]`, `not (members pr)`. For the
+ * directory, which keeps a group's members and a user's groups outside the stored document and
+ * adds them to what a filter sees only when it reads them.
+ */
+export function filterReads(node: FilterNode, attr: string): boolean {
+  switch (node.type) {
+    case "and":
+    case "or":
+      return filterReads(node.left, attr) || filterReads(node.right, attr);
+    case "not":
+      return filterReads(node.expr, attr);
+    default:
+      return node.path === attr || node.path.startsWith(`${attr}.`);
+  }
+}
