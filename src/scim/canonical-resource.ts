@@ -93,13 +93,32 @@ export function canonicalValue(
       const v = canonicalSingle(def, el, name);
       if (v !== undefined) out.push(v);
     }
-    return out.length === 0 ? undefined : out;
+    return out.length === 0 ? undefined : onePrimary(out);
   }
   if (Array.isArray(value)) {
     if (value.length === 1) return canonicalSingle(def, value[0]!, name);
     invalid(`Attribute "${name}" is single-valued but got an array`);
   }
   return canonicalSingle(def, value, name);
+}
+
+/**
+ * RFC 7643 §2.4: "primary" is true for at most one element. When several are flagged, the last one
+ * keeps it and the others get `primary: false`, as a PATCH add decides (the one written last wins).
+ */
+function onePrimary(list: Json[]): Json[] {
+  let last = -1;
+  let count = 0;
+  list.forEach((el, i) => {
+    if (isJsonObject(el) && el.primary === true) {
+      last = i;
+      count += 1;
+    }
+  });
+  if (count < 2) return list;
+  return list.map((el, i) =>
+    i !== last && isJsonObject(el) && el.primary === true ? { ...el, primary: false } : el,
+  );
 }
 
 function canonicalSingle(def: AttrDef, value: Json, name: string): Json | undefined {
