@@ -140,6 +140,14 @@ export interface AttrPath {
 }
 
 const ATTR_NAME = /^[A-Za-z$][\w$-]*$/;
+/**
+ * An extension schema URN that is not known here but names a whole extension by its form: a
+ * version, then the resource type, as in `urn:ietf:params:scim:schemas:extension:enterprise:2.0:User`
+ * (RFC 7643 §3.3) and Entra ID's `urn:ietf:params:scim:schemas:extension:<Name>:2.0:User`. Read as
+ * `<urn>:<attr>` it would be an attribute "User" of a schema "...:2.0". `...:2.0:User:group` is
+ * still the attribute "group".
+ */
+const WHOLE_EXTENSION_URN = /^urn:.+:\d+(?:\.\d+)*:(?:User|Group)$/i;
 const KNOWN_URNS = [...CORE_URNS.keys(), ...EXTENSIONS.keys()];
 const CACHE_LIMIT = 2000;
 const parsedPaths = new WeakMap<AttrTable, Map<string, AttrPath | undefined>>();
@@ -168,6 +176,7 @@ function parseUncached(raw: string, core: AttrTable): AttrPath | undefined {
     const lower = raw.toLowerCase();
     const ext = EXTENSIONS.get(lower);
     if (ext) return { urn: ext.urn, attr: "" };
+    if (WHOLE_EXTENSION_URN.test(raw) && !isCoreUrn(raw)) return { urn: raw, attr: "" };
     let split = -1;
     for (const known of KNOWN_URNS) {
       if (lower.startsWith(`${known}:`)) split = known.length;
