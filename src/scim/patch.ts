@@ -82,7 +82,12 @@ function applyOperation(
   if (raw.path === undefined || raw.path === "") {
     if (op === "remove") throw new BadRequestError('A "remove" operation needs a "path"', "noTarget");
     for (const { path, value } of expandNoPathValue(raw.value)) {
-      applyPath(doc, op, parsePatchPath(path, table), value, members);
+      const parsed = parsePatchPath(path, table);
+      // A whole-resource value may echo what the client read back: its read-only attributes (id,
+      // meta, a user's groups) are ignored, as in a POST or PUT body (RFC 7643 §2.2). A path that
+      // names one is still refused below (mutability).
+      if (isReadOnlyAttribute(parsed)) continue;
+      applyPath(doc, op, parsed, value, members);
     }
     return;
   }
@@ -90,6 +95,11 @@ function applyOperation(
     throw new BadRequestError(`"${op}" of "${raw.path}" needs a "value"`, "invalidValue");
   }
   applyPath(doc, op, parsePatchPath(raw.path, table), raw.value, members);
+}
+
+function isReadOnlyAttribute(path: PatchPath): boolean {
+  const t = path.target;
+  return t.urn === undefined && t.def?.mutability === "readOnly";
 }
 
 function applyPath(

@@ -264,6 +264,29 @@ describe("applyUserPatch (RFC 7644 §3.5.2)", () => {
     fails([{ op: "replace", path: "meta.created", value: "2020-01-01T00:00:00Z" }], "mutability");
   });
 
+  it("a no-path value that echoes read-only attributes (id, meta, groups) applies the rest", () => {
+    // A client that PATCHes with the resource it read back, as a POST or PUT body may carry them.
+    const out = patch([
+      {
+        op: "replace",
+        value: {
+          id: "other",
+          meta: { created: "2020-01-01T00:00:00Z" },
+          groups: [{ value: "g1", display: "Admins" }],
+          GROUPS: [],
+          [`${CORE}:groups`]: [{ value: "g2" }],
+          displayName: "Babs",
+        },
+      },
+    ]);
+    expect(out.displayName).toBe("Babs");
+    expect(out.id).not.toBe("other");
+    expect(out).not.toHaveProperty("groups");
+    expect(out).not.toHaveProperty("GROUPS");
+    expect(out).not.toHaveProperty("meta");
+    fails([{ op: "add", path: "groups", value: [{ value: "g1" }] }], "mutability");
+  });
+
   it("invalidValue: a value of the wrong type, naming the attribute", () => {
     fails([{ op: "replace", path: "active", value: "maybe" }], "invalidValue");
     fails([{ op: "remove", path: "userName" }], "invalidValue");
