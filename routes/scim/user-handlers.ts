@@ -53,8 +53,15 @@ export function createUserHandlers({ directory }: ScimRouterDeps): ResourceHandl
       );
     },
     replace: async (req, res) => {
-      const next = toCanonicalUser(requireObjectBody(req));
-      const record = await directory.replaceUser(source(req), id(req), next, { ifMatch: ifMatchOf(req) });
+      const body = requireObjectBody(req);
+      toCanonicalUser(body); // a bad body is a 400 before the user is looked up
+      // A body without `active` leaves the user's state as it is (toCanonicalUser).
+      const record = await directory.updateUser(
+        source(req),
+        id(req),
+        (current) => toCanonicalUser(body, undefined, current.resource.active !== false),
+        { ifMatch: ifMatchOf(req) },
+      );
       sendScim(
         res,
         200,

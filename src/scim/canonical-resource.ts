@@ -254,18 +254,25 @@ function build(body: unknown, kind: Kind): JsonObject {
 }
 
 /**
- * RFC 7643 §4.1: a User needs a non-empty userName; `active` defaults to true. userName is
- * trimmed and refused with control characters, externalId refused with them (cleanName,
- * checkOpaqueId); `stored` (PATCH) exempts the values the user already has.
+ * RFC 7643 §4.1: a User needs a non-empty userName; `active` defaults to true, or to
+ * `activeWhenOmitted` (a PUT passes the user's current state: RFC 7644 §3.5.1 lets a service
+ * provider take an omitted readWrite attribute as not asserted, and a profile PUT without `active`
+ * must neither reactivate nor deactivate anyone). userName is trimmed and refused with control
+ * characters, externalId refused with them (cleanName, checkOpaqueId); `stored` (PATCH) exempts the
+ * values the user already has.
  */
-export function toCanonicalUser(body: unknown, stored?: JsonObject): Omit<ScimUser, "id"> {
+export function toCanonicalUser(
+  body: unknown,
+  stored?: JsonObject,
+  activeWhenOmitted = true,
+): Omit<ScimUser, "id"> {
   const doc = build(body, "User");
   if (typeof doc.userName !== "string" || doc.userName.trim() === "") {
     invalid('Attribute "userName" is required and must be a non-empty string');
   }
   cleanKeys(doc, "userName", stored);
   const userName = doc.userName;
-  if (doc.active === undefined) doc.active = true;
+  if (doc.active === undefined) doc.active = activeWhenOmitted;
   const ordered: JsonObject = { schemas: doc.schemas!, userName, active: doc.active };
   return Object.assign(ordered, doc) as Omit<ScimUser, "id">;
 }
