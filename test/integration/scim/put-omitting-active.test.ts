@@ -20,7 +20,10 @@ afterAll(async () => {
 });
 
 async function createUser(userName: string) {
-  const res = await t.request.post("/scim/v2/okta/Users").set(t.okta).send({ schemas: [USER], userName });
+  const res = await t.request
+    .post("/scim/v2/okta/Users")
+    .set(t.okta)
+    .send({ schemas: [USER], userName });
   expect(res.status).toBe(201);
   expect(res.body.active).toBe(true);
   return res.body.id as string;
