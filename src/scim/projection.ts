@@ -89,17 +89,29 @@ function pick(src: JsonObject, dst: JsonObject, p: AttrPath): void {
 }
 
 function drop(obj: JsonObject, p: AttrPath): void {
-  let target = obj;
-  if (p.urn !== undefined) {
-    const key = findKey(obj, p.urn);
-    if (key === undefined || !isJsonObject(obj[key])) return;
-    if (p.attr === "") {
-      delete obj[key];
-      return;
-    }
-    target = { ...(obj[key] as JsonObject) };
-    obj[key] = target;
+  if (p.urn === undefined) {
+    dropAttr(obj, p);
+    return;
   }
+  const key = findKey(obj, p.urn);
+  if (key === undefined || !isJsonObject(obj[key])) return;
+  if (p.attr === "") {
+    delete obj[key];
+    return;
+  }
+  const ext = { ...(obj[key] as JsonObject) };
+  dropAttr(ext, p);
+  // An extension whose every attribute was excluded is left out, not returned as {}.
+  if (Object.keys(ext).length === 0) delete obj[key];
+  else obj[key] = ext;
+}
+
+/**
+ * Removes `p.attr`, or its sub-attribute `p.sub` from the value or from each element. A complex
+ * value emptied that way is left out, as is an emptied element of a multi-valued one (and the
+ * attribute, when no element keeps anything): excluding what it held leaves nothing to return.
+ */
+function dropAttr(target: JsonObject, p: AttrPath): void {
   const key = findKey(target, p.attr);
   if (key === undefined || (p.urn === undefined && ALWAYS.has(key))) return;
   if (p.sub === undefined) {
@@ -114,6 +126,13 @@ function drop(obj: JsonObject, p: AttrPath): void {
     const { [subKey]: _gone, ...rest } = el;
     return rest;
   };
+  const isEmptied = (el: Json) => isJsonObject(el) && Object.keys(el).length === 0;
   const value = target[key]!;
-  target[key] = Array.isArray(value) ? value.map(dropSub) : dropSub(value);
+  const next = Array.isArray(value) ? value.map(dropSub).filter((el) => !isEmptied(el)) : dropSub(value);
+  if (
+    isEmptied(next) ||
+    (Array.isArray(next) && next.length === 0 && Array.isArray(value) && value.length > 0)
+  )
+    delete target[key];
+  else target[key] = next;
 }

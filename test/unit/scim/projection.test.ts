@@ -93,6 +93,28 @@ describe("projectResource (RFC 7644 §3.4.2.5, §3.9)", () => {
     });
   });
 
+  it("leaves out what excluding every sub-attribute or every extension attribute empties", () => {
+    const out = projectResource(user, {
+      excludedAttributes: [
+        "name.givenName",
+        "name.familyName",
+        "emails.value",
+        "emails.type",
+        `${ENT}:department`,
+        `${ENT}:employeeNumber`,
+      ],
+    });
+    expect(out).not.toHaveProperty("name");
+    expect(out).not.toHaveProperty("emails");
+    expect(out).not.toHaveProperty(ENT);
+    expect(out.userName).toBe("bjensen");
+    // Elements that keep something stay, in their order; only emptied ones go.
+    const mixed: JsonObject = { ...user, emails: [{ value: "a@x.com", type: "work" }, { type: "home" }] };
+    expect(projectResource(mixed, { excludedAttributes: ["emails.type"] }).emails).toEqual([
+      { value: "a@x.com" },
+    ]);
+  });
+
   it("does not change its input", () => {
     const input = structuredClone(user);
     projectResource(input, { excludedAttributes: ["emails.type", `${ENT}:department`] });
