@@ -54,6 +54,10 @@ async function candidateIds(ctx: ListContext, lookup: IndexedLookup): Promise<st
     }
     case "email":
       return redis.smembers(emailIndexKey(base, lookup.value.toLowerCase()));
+    case "linked":
+      return redis.smembers(
+        kind === "group" ? userGroupsKey(base, lookup.value) : groupMembersKey(base, lookup.value),
+      );
   }
 }
 

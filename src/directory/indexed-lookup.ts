@@ -1,12 +1,15 @@
 import { SCHEMA_GROUP, SCHEMA_USER, type EntityKind } from "../scim/scim-types.js";
 import type { FilterNode } from "../scim/filter-types.js";
+import { isStoreId } from "./directory-keys.js";
 
 /** An `eq` filter the directory answers from an index instead of a scan. */
 export type IndexedLookup =
   | { attribute: "id"; value: string }
   | { attribute: "name"; value: string }
   | { attribute: "externalId"; value: string }
-  | { attribute: "email"; value: string };
+  | { attribute: "email"; value: string }
+  /** The entities linked to `value`: a user's groups (a group filter), a group's members (a user filter). */
+  | { attribute: "linked"; value: string };
 
 /**
  * Recognises a top-level `attr eq "value"` on an indexed attribute (RFC 7644 §3.4.2.2). Attribute
@@ -44,17 +47,48 @@ export function indexedLookup(kind: EntityKind, filter: FilterNode | undefined):
 }
 
 /**
- * An index lookup that narrows a conjunction (`id eq "g" and members eq "u"`, `userName eq "x" and
- * active eq true`): every match of the whole filter is among its results, so the caller reads
- * those candidates and applies the whole filter to them instead of scanning. null when no operand
- * of a top-level `and` chain is an indexed `eq`.
+ * An index lookup that narrows a filter (`id eq "g" and members eq "u"`, `userName eq "x" and
+ * active eq true`, `members eq "u"`): every match of the whole filter is among its results, so the
+ * caller reads those candidates and applies the whole filter to them instead of scanning. null
+ * when neither the filter nor an operand of its top-level `and` chain is an indexed `eq` or a
+ * member/group link (linkedLookup).
  */
 export function narrowingLookup(kind: EntityKind, filter: FilterNode | undefined): IndexedLookup | null {
+  // The entity's own indexes give few candidates (one for id, names, externalId); a link set may give many.
+  return uniqueOperand(kind, filter) ?? linkedOperand(kind, filter);
+}
+
+function uniqueOperand(kind: EntityKind, filter: FilterNode | undefined): IndexedLookup | null {
   if (filter?.type !== "and") return null;
   return (
     indexedLookup(kind, filter.left) ??
-    narrowingLookup(kind, filter.left) ??
     indexedLookup(kind, filter.right) ??
-    narrowingLookup(kind, filter.right)
+    uniqueOperand(kind, filter.left) ??
+    uniqueOperand(kind, filter.right)
   );
+}
+
+function linkedOperand(kind: EntityKind, filter: FilterNode | undefined): IndexedLookup | null {
+  if (filter?.type !== "and") return linkedLookup(kind, filter);
+  return linkedOperand(kind, filter.left) ?? linkedOperand(kind, filter.right);
+}
+
+/**
+ * `members eq "u"` on groups (also `members.value eq` and `members[value eq]`), `groups eq "g"` on
+ * users (also `groups.value eq` and `groups[value eq]`): the directory keeps membership in both
+ * directions, so the other side's set holds every candidate. Only for a bridge id as the bridge
+ * writes them (lower-case UUID); anything else scans. Narrowing only: the caller still applies the
+ * whole filter to each candidate, reading its own link set, so a scan and this agree.
+ */
+export function linkedLookup(kind: EntityKind, filter: FilterNode | undefined): IndexedLookup | null {
+  if (!filter) return null;
+  const link = kind === "group" ? "members" : "groups";
+  let value: unknown;
+  if (filter.type === "valuePath" && filter.path === link) {
+    const inner = filter.filter;
+    if (inner.type === "compare" && inner.op === "eq" && inner.path === "value") value = inner.value;
+  } else if (filter.type === "compare" && filter.op === "eq") {
+    if (filter.path === link || filter.path === `${link}.value`) value = filter.value;
+  }
+  return typeof value === "string" && isStoreId(value) ? { attribute: "linked", value } : null;
 }

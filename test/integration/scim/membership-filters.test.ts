@@ -102,3 +102,80 @@ describe("GET /Users filtered by group", () => {
     expect(one.body.totalResults).toBe(1);
   });
 });
+
+describe("a member filter alone reads the other side's set, and answers as a scan would", () => {
+  // `(x or x)` is the same filter but no index narrows it: the directory scans every group or user.
+  const scanned = (filter: string) => `(${filter}) or (${filter})`;
+  const userIds = async (filter: string) => {
+    const res = await t.request.get("/scim/v2/entra/Users").query({ filter }).set(t.entra);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    return (res.body.Resources as Array<{ id: string }>).map((r) => r.id);
+  };
+
+  it("pages in creation order, and counts every match", async () => {
+    const groups: string[] = [];
+    for (const name of ["Paged A", "Paged B", "Paged C"]) {
+      const res = await t.request
+        .post("/scim/v2/entra/Groups")
+        .set(t.entra)
+        .send({ schemas: [GROUP], displayName: name, members: [{ value: users[2] }] });
+      groups.push(res.body.id);
+    }
+    const page = await t.request
+      .get("/scim/v2/entra/Groups")
+      .query({ filter: `members eq "${users[2]}"`, startIndex: 2, count: 1 })
+      .set(t.entra);
+    expect(page.body).toMatchObject({ totalResults: 3, startIndex: 2, itemsPerPage: 1 });
+    expect(page.body.Resources.map((g: { id: string }) => g.id)).toEqual([groups[1]]);
+
+    // A deleted group is no longer among its former members' groups.
+    await t.request.delete(`/scim/v2/entra/Groups/${groups[0]}`).set(t.entra).expect(204);
+    expect(await groupIds(`members eq "${users[2]}"`)).toEqual([groups[1]!, groups[2]!].sort());
+    expect(await groupIds(scanned(`members eq "${users[2]}"`))).toEqual([groups[1]!, groups[2]!].sort());
+  });
+
+  it("agrees with a scan for every user and group, in every spelling", async () => {
+    const allGroups = await groupIds("displayName pr");
+    for (const user of users) {
+      for (const filter of [
+        `members eq "${user}"`,
+        `members.value eq "${user}"`,
+        `members[value eq "${user}"]`,
+      ]) {
+        expect(await groupIds(filter)).toEqual(await groupIds(scanned(filter)));
+      }
+    }
+    for (const group of allGroups) {
+      for (const filter of [
+        `groups eq "${group}"`,
+        `groups.value eq "${group}"`,
+        `groups[value eq "${group}"]`,
+      ]) {
+        expect((await userIds(filter)).sort()).toEqual((await userIds(scanned(filter))).sort());
+      }
+    }
+    // Not a bridge id as written (upper case) or not an id at all: a scan answers, with the same rule.
+    const upper = users[0]!.toUpperCase();
+    expect(await groupIds(`members eq "${upper}"`)).toEqual(await groupIds(scanned(`members eq "${upper}"`)));
+    expect(await groupIds('members eq "not-an-id"')).toEqual([]);
+  });
+
+  it("a deleted user is nobody's member", async () => {
+    const res = await t.request
+      .post("/scim/v2/entra/Users")
+      .set(t.entra)
+      .send({ schemas: [USER], userName: "leaver@example.com" });
+    const leaver = res.body.id as string;
+    await t.request
+      .patch(`/scim/v2/entra/Groups/${eng}`)
+      .set(t.entra)
+      .send({
+        schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+        Operations: [{ op: "add", path: "members", value: [{ value: leaver }] }],
+      })
+      .expect((r) => expect([200, 204]).toContain(r.status));
+    expect(await groupIds(`members eq "${leaver}"`)).toEqual([eng]);
+    await t.request.delete(`/scim/v2/entra/Users/${leaver}`).set(t.entra).expect(204);
+    expect(await groupIds(`members eq "${leaver}"`)).toEqual([]);
+  });
+});

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { indexedLookup } from "../../../src/directory/indexed-lookup.js";
+import { indexedLookup, narrowingLookup } from "../../../src/directory/indexed-lookup.js";
 import { matchesFilter } from "../../../src/scim/filter-eval.js";
 import { parseFilter } from "../../../src/scim/filter-parser.js";
 import type { EntityKind } from "../../../src/scim/scim-types.js";
@@ -53,6 +53,49 @@ describe("indexedLookup", () => {
 
   it("no filter scans", () => {
     expect(indexedLookup("user", undefined)).toBeNull();
+  });
+});
+
+describe("narrowingLookup: candidates that a filter's matches are among", () => {
+  const ID = "0b9c4a52-6d1e-4f0a-9a8e-3c2d1b0a9f8e";
+  const narrow = (kind: EntityKind, filter: string) => narrowingLookup(kind, parseFilter(filter));
+
+  it.each([
+    ["group", `members eq "${ID}"`],
+    ["group", `members.value eq "${ID}"`],
+    ["group", `members[value eq "${ID}"]`],
+    ["group", `urn:ietf:params:scim:schemas:core:2.0:Group:members eq "${ID}"`],
+    ["user", `groups eq "${ID}"`],
+    ["user", `groups.value eq "${ID}"`],
+    ["user", `groups[value eq "${ID}"]`],
+  ] as const)("a %s filter %s reads the other side's link set", (kind, filter) => {
+    expect(narrow(kind, filter)).toEqual({ attribute: "linked", value: ID });
+    expect(lookup(kind, filter)).toBeNull(); // never answered from the set alone
+  });
+
+  it.each([
+    ["group", `members eq "${ID.toUpperCase()}"`],
+    ["group", 'members eq "not-an-id"'],
+    ["group", `members ne "${ID}"`],
+    ["group", `members[value eq "${ID}" and type eq "User"]`],
+    ["group", `members[type eq "${ID}"]`],
+    ["group", `groups eq "${ID}"`],
+    ["user", `members eq "${ID}"`],
+    ["group", `not (members eq "${ID}")`],
+    ["group", `members eq "${ID}" or displayName eq "x"`],
+  ] as const)("a %s filter %s scans", (kind, filter) => {
+    expect(narrow(kind, filter)).toBeNull();
+  });
+
+  it("a conjunction prefers an index operand, then a link set", () => {
+    expect(narrow("group", `members eq "${ID}" and displayName eq "Ops"`)).toEqual({
+      attribute: "name",
+      value: "Ops",
+    });
+    expect(narrow("group", `members eq "${ID}" and displayName sw "O"`)).toEqual({
+      attribute: "linked",
+      value: ID,
+    });
   });
 });
 
