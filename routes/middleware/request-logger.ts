@@ -82,11 +82,36 @@ function installLazyRequestLog(): void {
   });
 }
 
+/**
+ * A filter with its string literals hidden (`userName eq "ada@x.com"` -> `userName eq "…"`): the
+ * values are userNames and emails, the shape is what a debugging operator needs. An unterminated
+ * literal is hidden to the end.
+ */
+export function maskFilterLiterals(filter: string): string {
+  return filter.replace(/"(?:[^"\\]|\\.)*"?/g, (literal) =>
+    literal.length > 1 && literal.endsWith('"') ? '"…"' : '"…',
+  );
+}
+
+/** The query of a debug line: every `filter` parameter (any case, RFC 7643 §2.1) masked. */
+function loggedQuery(query: unknown): unknown {
+  if (typeof query !== "object" || query === null) return query;
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(query)) {
+    if (name.toLowerCase() !== "filter") out[name] = value;
+    else if (typeof value === "string") out[name] = maskFilterLiterals(value);
+    else if (Array.isArray(value))
+      out[name] = value.map((v) => (typeof v === "string" ? maskFilterLiterals(v) : v));
+    else out[name] = "…";
+  }
+  return out;
+}
+
 /** The `req` part of a line: method and path only above debug (RFC 7644 filters carry userNames). */
 function requestPart(req: IncomingMessage, path: string, debug: boolean): Record<string, unknown> {
   const line: Record<string, unknown> = { id: req.id, method: req.method, url: path };
   if (debug) {
-    line.query = (req as IncomingMessage & { query?: unknown }).query;
+    line.query = loggedQuery((req as IncomingMessage & { query?: unknown }).query);
     line.headers = allowedHeaders(req.headers);
     line.remoteAddress = req.socket?.remoteAddress;
   }
@@ -99,7 +124,8 @@ function requestPart(req: IncomingMessage, path: string, debug: boolean): Record
  * Request ids: the caller's `x-request-id` when it is a sane token, else a fresh UUID, echoed in
  * the response header. No line for health, readiness and metrics requests. The root logger's
  * redaction list (REDACT_PATHS) applies, and no bodies are logged. Above debug a line holds the
- * method, the path without its query string and the status; at debug the query and headers are
+ * method, the path without its query string and the status; at debug the query (its filter's
+ * literals masked) and headers are
  * added (request headers from LOGGED_HEADERS only), still redacted. `req.log` is a child logger carrying `reqId` for handlers.
  */
 export function createRequestLogger(logger: Logger): RequestHandler {

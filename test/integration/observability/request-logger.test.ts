@@ -81,6 +81,26 @@ describe("request logger", () => {
     expect(line.level).toBe(30);
   });
 
+  it.each(["debug", "trace"])(
+    "writes a filter's shape at %s, not its values (they are userNames and emails)",
+    async (level) => {
+      const { app, lines } = buildApp(level);
+      const filter = `userName eq "${USERNAME}" and (emails co "jane" or externalId eq "e\\"x")`;
+      await request(app).get("/scim/v2/okta/Users").query({ Filter: filter, count: "5" });
+      await request(app)
+        .get("/scim/v2/okta/Users")
+        .query({ filter: ['displayName sw "Jane', "x"] });
+      expect(lines).toHaveLength(2);
+      expect(lines.join("")).not.toContain("jane");
+      const [first, second] = lines.map((l) => JSON.parse(l).req.query);
+      expect(first).toEqual({
+        Filter: 'userName eq "…" and (emails co "…" or externalId eq "…")',
+        count: "5",
+      });
+      expect(second).toEqual({ filter: ['displayName sw "…', "x"] });
+    },
+  );
+
   it("takes the request id from x-request-id, or generates one, and echoes it", async () => {
     const { app, lines } = buildApp("info");
     const given = await request(app).get("/scim/v2/okta/Users").set("x-request-id", "abc-123").expect(200);
