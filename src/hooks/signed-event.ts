@@ -15,7 +15,11 @@ export type GroupKey = { externalId?: string; displayName?: string };
 
 export type SignedEvent =
   | { type: "ping" }
-  | { type: "user.upserted"; user: Omit<ScimUser, "id"> }
+  /**
+   * `activeOmitted`: the data has no `active` (or null). A user it replaces then keeps its state,
+   * as with a SCIM PUT (RFC 7644 §3.5.1: an omitted attribute is not asserted); a new one is active.
+   */
+  | { type: "user.upserted"; user: Omit<ScimUser, "id">; activeOmitted: boolean }
   | { type: "user.deleted"; key: UserKey }
   | { type: "group.upserted"; group: Omit<ScimGroup, "id">; members: MemberRef[] }
   | { type: "group.deleted"; key: GroupKey };
@@ -111,7 +115,11 @@ export function parseSignedEvent(item: unknown, canon: Canonicalisers): SignedEv
   if (!isObj(data)) throw new Error(`${type} needs a data object`);
   switch (type) {
     case "user.upserted":
-      return { type, user: canon.user(data) };
+      return {
+        type,
+        user: canon.user(data),
+        activeOmitted: data.active === undefined || data.active === null,
+      };
     case "user.deleted":
       return { type, key: userKey(data) };
     case "group.deleted":

@@ -1,5 +1,6 @@
 import type { DirectoryStore } from "../directory/directory-types.js";
 import type { Logger } from "../observability/logger.js";
+import type { ScimUser } from "../scim/scim-types.js";
 import type { HookMetrics } from "./hook-metrics.js";
 import type { HookStateStore } from "./hook-state-store.js";
 import { sameJson } from "./same-json.js";
@@ -126,8 +127,11 @@ export class SignedEventsService {
           return true;
         }
         const current = await directory.getUser(source, id);
-        if (current && sameJson(withoutId(current.resource), event.user)) return false;
-        await directory.replaceUser(source, id, event.user);
+        if (current && sameJson(withoutId(current.resource), upsertedUser(event, current.resource))) {
+          return false;
+        }
+        // Decided on the record the write replaces (the store re-runs it if the user moved on).
+        await directory.updateUser(source, id, (record) => upsertedUser(event, record.resource));
         return true;
       }
       case "user.deleted": {
@@ -167,6 +171,14 @@ export class SignedEventsService {
       }
     }
   }
+}
+
+/** The user a `user.upserted` stores over `current`: without `active`, it keeps current's state. */
+function upsertedUser(
+  event: Extract<SignedEvent, { type: "user.upserted" }>,
+  current: ScimUser,
+): Omit<ScimUser, "id"> {
+  return event.activeOmitted ? { ...event.user, active: current.active !== false } : event.user;
 }
 
 function text(value: unknown): string | undefined {

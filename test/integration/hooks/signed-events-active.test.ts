@@ -1,0 +1,52 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type HooksTestApp, createHooksTestApp } from "./hooks-test-app.js";
+
+/**
+ * `user.upserted` replaces a user like a SCIM PUT, and like the bridge's PUT (RFC 7644 §3.5.1: an
+ * omitted attribute is not asserted) it leaves `active` as it is when the data has none.
+ */
+let t: HooksTestApp;
+let n = 0;
+const unique = (s: string) => `${s}-${++n}-${Date.now().toString(36)}`;
+const mail = (s: string) => `${unique(s)}@example.com`;
+
+beforeAll(async () => {
+  t = await createHooksTestApp("hooks-events-active");
+});
+afterAll(async () => {
+  await t.close();
+});
+
+describe("user.upserted without active", () => {
+  it("keeps a deactivated user deactivated (a profile update never reactivates a leaver)", async () => {
+    const name = mail("leaver");
+    await t.postEvents({ type: "user.upserted", data: { userName: name, active: false } });
+    const res = await t.postEvents({
+      type: "user.upserted",
+      data: { userName: name, displayName: "Still Gone" },
+    });
+    expect(res.status).toBe(200);
+    expect((await t.user({ userName: name }))?.resource).toMatchObject({
+      displayName: "Still Gone",
+      active: false,
+    });
+    // Said explicitly, it reactivates; a new user without it is active.
+    await t.postEvents({ type: "user.upserted", data: { userName: name, active: true } });
+    expect((await t.user({ userName: name }))?.resource.active).toBe(true);
+    const fresh = mail("fresh");
+    await t.postEvents({ type: "user.upserted", data: { userName: fresh } });
+    expect((await t.user({ userName: fresh }))?.resource.active).toBe(true);
+  });
+
+  it("counts an unchanged profile of a deactivated user as no change", async () => {
+    const name = mail("idle");
+    await t.postEvents({
+      type: "user.upserted",
+      data: { userName: name, displayName: "Idle", active: false },
+    });
+    const before = t.notified.length;
+    const res = await t.postEvents({ type: "user.upserted", data: { userName: name, displayName: "Idle" } });
+    expect(res.body).toEqual({ status: "applied", events: 1, changed: 0 });
+    expect(t.notified.length).toBe(before);
+  });
+});
