@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { signWebhook } from "../../../src/hooks/standard-webhooks.js";
 import { type HooksTestApp, EVENTS_SECRET, createHooksTestApp } from "./hooks-test-app.js";
 
 let t: HooksTestApp;
@@ -214,5 +215,30 @@ describe("signed events: the name hygiene of SCIM writes", () => {
     const deleted = await t.postEvents({ type: "user.deleted", data: { userName: ` ${name} ` } });
     expect(deleted.status).toBe(200);
     expect(await t.user({ userName: name })).toBeNull();
+  });
+});
+
+describe("signed events: secret rotation and the clock", () => {
+  it("accepts a delivery signed with the old and the new secret during a rotation", async () => {
+    const name = `${unique("rotation")}@example.com`;
+    const raw = JSON.stringify({ type: "user.upserted", data: { userName: name } });
+    const id = `msg_${unique("rot")}`;
+    const ts = Math.floor(Date.now() / 1000);
+    const old = `whsec_${Buffer.from("the previous signing key, 32 b!!").toString("base64")}`;
+    const res = await t.request
+      .post("/hooks/okta/events")
+      .set("Content-Type", "application/json")
+      .set("webhook-id", id)
+      .set("webhook-timestamp", String(ts))
+      .set("webhook-signature", `${signWebhook(old, id, ts, raw)} ${signWebhook(EVENTS_SECRET, id, ts, raw)}`)
+      .send(raw);
+    expect(res.status).toBe(200);
+    expect(await t.user({ userName: name })).not.toBeNull();
+  });
+
+  it("refuses a timestamp more than 5 minutes in the future", async () => {
+    const res = await t.postEvents({ type: "ping" }, { timestamp: Math.floor(Date.now() / 1000) + 400 });
+    expect(res.status).toBe(401);
+    expect(res.body.error.code).toBe("timestamp_out_of_tolerance");
   });
 });
