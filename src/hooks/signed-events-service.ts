@@ -1,6 +1,7 @@
 import type { DirectoryStore } from "../directory/directory-types.js";
 import type { Logger } from "../observability/logger.js";
 import type { ScimUser } from "../scim/scim-types.js";
+import { DeliveryView } from "./delivery-view.js";
 import type { HookMetrics } from "./hook-metrics.js";
 import type { HookStateStore } from "./hook-state-store.js";
 import { sameJson } from "./same-json.js";
@@ -27,12 +28,6 @@ export interface SignedDeliveryResult {
   status: "applied" | "duplicate";
   events: number;
   changed: number;
-}
-
-/** Users an earlier `user.upserted` of the same delivery will create. */
-interface Pending {
-  externalIds: Set<string>;
-  userNames: Set<string>;
 }
 
 function typeOf(event: SignedEvent): string {
@@ -69,43 +64,46 @@ export class SignedEventsService {
     return { status: "applied", events: events.length, changed };
   }
 
-  /** What only the directory can tell: unknown members, unique names held by another entity. */
+  /**
+   * What only the directory can tell: unknown members, unique names held by another entity. Each
+   * event is judged on the directory as the earlier events of the delivery leave it (DeliveryView),
+   * so that a delivery that passes cannot fail half-way through being applied.
+   */
   private async validateAgainstDirectory(source: string, items: ParsedItems["parsed"]): Promise<ItemError[]> {
-    const { directory } = this.deps;
+    const view = new DeliveryView(this.deps.directory, source);
     const errors: ItemError[] = [];
-    const pending: Pending = { externalIds: new Set(), userNames: new Set() };
     for (const { index, event } of items) {
-      if (event.type === "user.upserted") {
-        const { externalId, userName } = userKeys(event.user);
-        const byExternal = externalId ? await directory.findUserId(source, { externalId }) : null;
-        const byName = await directory.findUserId(source, { userName });
-        if (byExternal && byName && byExternal !== byName) {
-          errors.push({ index, message: "userName is already taken by another user" });
-        }
-        if (externalId) pending.externalIds.add(externalId);
-        pending.userNames.add(userName.toLowerCase());
-      } else if (event.type === "group.upserted") {
-        const { externalId, displayName } = groupKeys(event.group);
-        const byExternal = externalId ? await directory.findGroupId(source, { externalId }) : null;
-        const byName = await directory.findGroupId(source, { displayName });
-        if (byExternal && byName && byExternal !== byName) {
-          errors.push({ index, message: "displayName is already taken by another group" });
-        }
-        for (const [i, ref] of event.members.entries()) {
-          if (!(await this.memberKnown(source, ref, pending))) {
-            errors.push({ index, message: `members[${i}] names no known user` });
+      switch (event.type) {
+        case "user.upserted": {
+          const { externalId, userName } = userKeys(event.user);
+          if ((await view.users.upsert(externalId, userName)) === "taken") {
+            errors.push({ index, message: "userName is already taken by another user" });
           }
+          break;
         }
+        case "user.deleted":
+          await view.users.delete(event.key.externalId, event.key.userName);
+          break;
+        case "group.upserted": {
+          const { externalId, displayName } = groupKeys(event.group);
+          if ((await view.groups.upsert(externalId, displayName)) === "taken") {
+            errors.push({ index, message: "displayName is already taken by another group" });
+          }
+          for (const [i, ref] of event.members.entries()) {
+            if (!(await memberExists(view, ref))) {
+              errors.push({ index, message: `members[${i}] names no known user` });
+            }
+          }
+          break;
+        }
+        case "group.deleted":
+          await view.groups.delete(event.key.externalId, event.key.displayName);
+          break;
+        default:
+          break;
       }
     }
     return errors;
-  }
-
-  private async memberKnown(source: string, ref: MemberRef, pending: Pending): Promise<boolean> {
-    if ("externalId" in ref && pending.externalIds.has(ref.externalId)) return true;
-    // userNames are kept trimmed (toCanonicalUser), so a member named " ada " is the user "ada".
-    if ("userName" in ref && pending.userNames.has(ref.userName.trim().toLowerCase())) return true;
-    return (await this.memberId(source, ref)) !== null;
   }
 
   private async memberId(source: string, ref: MemberRef): Promise<string | null> {
@@ -179,6 +177,13 @@ function upsertedUser(
   current: ScimUser,
 ): Omit<ScimUser, "id"> {
   return event.activeOmitted ? { ...event.user, active: current.active !== false } : event.user;
+}
+
+/** True when a member names a user that exists at this point of the delivery. */
+async function memberExists(view: DeliveryView, ref: MemberRef): Promise<boolean> {
+  if ("value" in ref) return view.users.exists(ref.value);
+  if ("externalId" in ref) return (await view.users.byExternalId(ref.externalId)) !== null;
+  return (await view.users.byName(ref.userName)) !== null;
 }
 
 function text(value: unknown): string | undefined {
