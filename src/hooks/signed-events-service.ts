@@ -1,4 +1,5 @@
 import type { DirectoryStore } from "../directory/directory-types.js";
+import { ConflictError, NotFoundError } from "../errors.js";
 import type { Logger } from "../observability/logger.js";
 import type { ScimUser } from "../scim/scim-types.js";
 import { DeliveryView } from "./delivery-view.js";
@@ -22,6 +23,9 @@ export interface SignedEventsServiceDeps {
   logger: Logger;
   canon: Canonicalisers;
 }
+
+/** How often one event is decided again after losing a race with another writer. */
+const APPLY_ATTEMPTS = 3;
 
 export interface SignedDeliveryResult {
   /** "duplicate": this webhook-id was applied before; nothing was applied again. */
@@ -112,8 +116,24 @@ export class SignedEventsService {
     return directory.findUserId(source, ref);
   }
 
-  /** Applies one event; true when the directory changed. */
+  /**
+   * Applies one event; true when the directory changed. Another writer (a retry of this delivery
+   * still running, another delivery) may create or delete the entity between the lookup and the
+   * write: the event is then decided again on what it left, as an upsert or delete would have been
+   * had it come second. A conflict that outlasts the attempts is a real one and is rethrown.
+   */
   private async apply(source: string, event: SignedEvent): Promise<boolean> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.applyOnce(source, event);
+      } catch (err) {
+        const raced = err instanceof ConflictError || err instanceof NotFoundError;
+        if (!raced || attempt >= APPLY_ATTEMPTS) throw err;
+      }
+    }
+  }
+
+  private async applyOnce(source: string, event: SignedEvent): Promise<boolean> {
     const { directory } = this.deps;
     switch (event.type) {
       case "ping":
@@ -125,6 +145,7 @@ export class SignedEventsService {
           return true;
         }
         const current = await directory.getUser(source, id);
+        if (current) heldByAnother("user", event.user, current.resource);
         if (current && sameJson(withoutId(current.resource), upsertedUser(event, current.resource))) {
           return false;
         }
@@ -150,6 +171,7 @@ export class SignedEventsService {
           return true;
         }
         const current = await directory.getGroup(source, id, { withMembers: true });
+        if (current) heldByAnother("group", event.group, current.resource);
         const currentMembers = (current?.members ?? []).map((m) => m.value);
         if (
           current &&
@@ -184,6 +206,23 @@ async function memberExists(view: DeliveryView, ref: MemberRef): Promise<boolean
   if ("value" in ref) return view.users.exists(ref.value);
   if ("externalId" in ref) return (await view.users.byExternalId(ref.externalId)) !== null;
   return (await view.users.byName(ref.userName)) !== null;
+}
+
+/**
+ * Refuses an upsert matched by name to an entity that has another externalId: another person or
+ * group holds the name (validation refuses it too; this covers a writer that got there since).
+ */
+function heldByAnother(
+  kind: "user" | "group",
+  upsert: Record<string, unknown>,
+  current: Record<string, unknown>,
+): void {
+  const wanted = text(upsert.externalId);
+  const held = text(current.externalId);
+  if (wanted !== undefined && held !== undefined && wanted !== held) {
+    const name = kind === "user" ? "userName" : "displayName";
+    throw new ConflictError(`${name} is already taken by another ${kind}`);
+  }
 }
 
 function text(value: unknown): string | undefined {
