@@ -21,7 +21,11 @@ export type SignedEvent =
    */
   | { type: "user.upserted"; user: Omit<ScimUser, "id">; activeOmitted: boolean }
   | { type: "user.deleted"; key: UserKey }
-  | { type: "group.upserted"; group: Omit<ScimGroup, "id">; members: MemberRef[] }
+  /**
+   * `membersOmitted`: the data has no `members` (or null). A group it replaces then keeps its
+   * members (a rename-only upsert must not empty the group); `[]` empties it; a new one has none.
+   */
+  | { type: "group.upserted"; group: Omit<ScimGroup, "id">; members: MemberRef[]; membersOmitted: boolean }
   | { type: "group.deleted"; key: GroupKey };
 
 export const SIGNED_EVENT_TYPES = [
@@ -130,7 +134,12 @@ export function parseSignedEvent(item: unknown, canon: Canonicalisers): SignedEv
         throw new Error("members must be an array");
       }
       const refs = (Array.isArray(members) ? members : []).map(memberRef);
-      return { type: "group.upserted", group: canon.group(rest), members: refs };
+      return {
+        type: "group.upserted",
+        group: canon.group(rest),
+        members: refs,
+        membersOmitted: members === undefined || members === null,
+      };
     }
   }
 }

@@ -170,6 +170,13 @@ export class SignedEventsService {
           await directory.createGroup(source, event.group, members);
           return true;
         }
+        if (event.membersOmitted) {
+          // The members stay as they are, whoever changes them meanwhile: only the group is written.
+          const current = await directory.getGroup(source, id);
+          if (current) heldByAnother("group", event.group, current.resource);
+          const written = await directory.updateGroup(source, id, () => ({ resource: event.group }));
+          return current === null || written.meta.version !== current.meta.version;
+        }
         const current = await directory.getGroup(source, id, { withMembers: true });
         if (current) heldByAnother("group", event.group, current.resource);
         const currentMembers = (current?.members ?? []).map((m) => m.value);

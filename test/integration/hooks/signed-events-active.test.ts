@@ -50,3 +50,59 @@ describe("user.upserted without active", () => {
     expect(t.notified.length).toBe(before);
   });
 });
+
+describe("group.upserted without members", () => {
+  // The same rule for a group's member list: absent, it is not asserted (a rename-only upsert must
+  // not take everyone out of the group); `[]` says "no members" and empties it.
+  it("keeps the members; [] empties them; a new group without members has none", async () => {
+    const ada = mail("ada");
+    const bob = mail("bob");
+    const group = unique("Finance");
+    const renamed = unique("Finance Renamed");
+    const ext = unique("hr-team");
+    const members = async () =>
+      ((await t.group({ externalId: ext }))?.members ?? []).map((m) => m.value).sort();
+    await t.postEvents({
+      events: [
+        { type: "user.upserted", data: { userName: ada } },
+        { type: "user.upserted", data: { userName: bob } },
+        {
+          type: "group.upserted",
+          data: { externalId: ext, displayName: group, members: [{ userName: ada }, { userName: bob }] },
+        },
+      ],
+    });
+    const both = [
+      (await t.user({ userName: ada }))!.resource.id,
+      (await t.user({ userName: bob }))!.resource.id,
+    ].sort();
+    expect(await members()).toEqual(both);
+
+    const rename = await t.postEvents({
+      type: "group.upserted",
+      data: { externalId: ext, displayName: renamed },
+    });
+    expect(rename.body).toEqual({ status: "applied", events: 1, changed: 1 });
+    expect((await t.group({ externalId: ext }))?.resource.displayName).toBe(renamed);
+    expect(await members()).toEqual(both);
+
+    const before = t.notified.length;
+    const same = await t.postEvents({
+      type: "group.upserted",
+      data: { externalId: ext, displayName: renamed, members: null },
+    });
+    expect(same.body).toEqual({ status: "applied", events: 1, changed: 0 });
+    expect(t.notified.length).toBe(before);
+    expect(await members()).toEqual(both);
+
+    await t.postEvents({
+      type: "group.upserted",
+      data: { externalId: ext, displayName: renamed, members: [] },
+    });
+    expect(await members()).toEqual([]);
+
+    const lone = unique("hr-lone");
+    await t.postEvents({ type: "group.upserted", data: { externalId: lone, displayName: unique("Lone") } });
+    expect((await t.group({ externalId: lone }))?.members ?? []).toEqual([]);
+  });
+});

@@ -33,8 +33,16 @@ describe("signed event deliveries", () => {
       type: "group.upserted",
       group: expect.objectContaining({ displayName: "Finance Analysts", externalId: "hr-team-7" }),
       members: [{ externalId: "hr-1001" }, { userName: "ravi.patel@example.com" }],
+      membersOmitted: false,
     });
     expect(events[2]?.type === "group.upserted" && "members" in events[2].group).toBe(false);
+  });
+
+  it("tells a group without members (absent or null) from one with an empty list", () => {
+    const read = (data: object) => parseSignedDelivery({ type: "group.upserted", data }, canon)[0];
+    expect(read({ displayName: "G" })).toMatchObject({ members: [], membersOmitted: true });
+    expect(read({ displayName: "G", members: null })).toMatchObject({ members: [], membersOmitted: true });
+    expect(read({ displayName: "G", members: [] })).toMatchObject({ members: [], membersOmitted: false });
   });
 
   it("reads a single event and the deletes", () => {
