@@ -41,6 +41,17 @@ export function planEmbedGroup(input: EmbedGroupPlanInput): Plan<EmbedGroupStep>
     if (desired === null) return { steps: [{ type: "forget" }], problems: [] };
   }
   if (!applied?.platformId) {
+    if (
+      applied?.pendingName &&
+      applied.tenant &&
+      (applied.tenant !== desired.tenant || applied.pendingName !== desired.name)
+    ) {
+      // A create under the old name (or tenant) may have landed (its answer lost): find it first.
+      return {
+        steps: [{ type: "findLostEmbedGroup", tenant: applied.tenant, name: applied.pendingName }],
+        problems: [],
+      };
+    }
     return {
       steps: [{ type: "createEmbedGroup", tenant: desired.tenant, name: desired.name }],
       problems: [],

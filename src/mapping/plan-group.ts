@@ -29,6 +29,13 @@ export function planGroup(input: GroupPlanInput): Plan<GroupStep> {
   }
   const want = [...new Set(desiredMembers)];
   if (!applied?.platformId) {
+    if (
+      applied?.pendingDisplayName &&
+      applied.pendingDisplayName.toLowerCase() !== desiredName.toLowerCase()
+    ) {
+      // A create under the old name may have landed (its answer lost): find it first.
+      return { steps: [{ type: "findLostGroup", displayName: applied.pendingDisplayName }], problems: [] };
+    }
     return {
       steps: [{ type: "createGroup", displayName: desiredName, members: want.slice(0, CHUNK_SIZE) }],
       problems: [],

@@ -22,6 +22,11 @@ export interface AppliedUser {
   generation?: number;
   /** Set with a new platform id until the user's groups were marked dirty (crash-safe hand-off). */
   notifyGroups?: boolean;
+  /**
+   * Set before writes are sent, cleared once they are answered: while set, a write may have landed
+   * without the bridge knowing (answer lost, crash), so the next sync reads the platform first.
+   */
+  inDoubt?: boolean;
 }
 
 /** What the bridge last recorded for a user of an embed-tenant source (embed users have no own sync). */
@@ -41,6 +46,8 @@ export interface AppliedGroup {
   /** Platform user ids. */
   members: string[];
   generation?: number;
+  /** Writes were sent whose answers are not in yet (see AppliedUser.inDoubt). */
+  inDoubt?: boolean;
 }
 
 export interface AppliedEmbedGroup {

@@ -32,6 +32,14 @@ export function planUser(input: UserPlanInput): Plan<UserStep> {
 
   const profile = toUserProfile(desired);
   if (!applied?.platformId) {
+    if (
+      applied?.pendingUserName &&
+      applied.pendingUserName.toLowerCase() !== profile.userName.toLowerCase()
+    ) {
+      // A create under the old userName may have landed (its answer lost): find it before
+      // creating under the new one, or the old one stays on the platform as an orphan.
+      return { steps: [{ type: "findLostUser", userName: applied.pendingUserName }], problems: [] };
+    }
     return {
       steps: [
         { type: "createUser", body: toPlatformUserBody(profile, desired.active), userName: profile.userName },

@@ -82,9 +82,12 @@ async function syncWorkspaceGroup(
   const desiredMembers = pids.filter((p): p is string => typeof p === "string");
 
   let applied = await ctx.state.getApplied<AppliedGroup>(ref);
-  if (resync && applied?.platformId) {
+  if (applied?.platformId && (resync || applied.inDoubt)) {
+    // A resync, or PATCHes whose answers never came: what the platform holds now decides.
+    const inDoubt = applied.inDoubt;
     const current = await ctx.platform.getGroup(applied.platformId);
     applied = current ? fromPlatformGroup(current) : null;
+    if (inDoubt && applied) await ctx.state.putApplied(ref, applied);
   }
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const plan = planGroup({ desiredName, desiredMembers, applied });
@@ -97,7 +100,9 @@ async function syncWorkspaceGroup(
       case "findLostGroup": {
         const found = await ctx.platform.findGroupByDisplayName(first.displayName);
         const owner = found ? await ctx.state.claimOwner("group", found.id, ref) : null;
-        applied = found && owner === refKey(ref) ? fromPlatformGroup(found) : null;
+        // The lookup leaves members out; a group that lives on (renamed) needs them to diff.
+        const full = found && owner === refKey(ref) ? await ctx.platform.getGroup(found.id) : null;
+        applied = full ? fromPlatformGroup(full) : null;
         if (applied) await ctx.state.putApplied(ref, applied);
         continue;
       }
@@ -110,11 +115,15 @@ async function syncWorkspaceGroup(
       case "patchGroup": {
         const platformId = applied?.platformId;
         if (!applied || !platformId) throw new Error("planner produced a PATCH without a platform id");
+        // Until the PATCHes are answered, they may land unseen (answer lost, crash): say so first.
+        applied = { ...applied, inDoubt: true };
+        await ctx.state.putApplied(ref, applied);
         try {
-          for (const step of plan.steps) {
-            if (step.type !== "patchGroup") continue;
+          const patches = plan.steps.filter((step) => step.type === "patchGroup");
+          for (const [i, step] of patches.entries()) {
             await ctx.platform.patchGroup(platformId, step.operations);
             applied = applyOps(applied, step.operations);
+            if (i === patches.length - 1) applied = answered(applied);
             await ctx.state.putApplied(ref, applied);
           }
         } catch (err) {
@@ -145,6 +154,12 @@ async function syncWorkspaceGroup(
     code: "not_converging",
     permanent: false,
   });
+}
+
+/** The record once every write sent was answered. */
+function answered(applied: AppliedGroup): AppliedGroup {
+  const { inDoubt: _answered, ...known } = applied;
+  return known;
 }
 
 async function createOrAdoptGroup(

@@ -74,11 +74,32 @@ async function syncWorkspaceUser(
 ): Promise<SyncOutcome> {
   const desired = record?.resource ?? null;
   let applied = appliedRecord;
-  if (resync && applied?.platformId) applied = await readPlatformUser(ctx, applied.platformId, applied);
+  if (applied?.platformId && (resync || applied.inDoubt)) {
+    // A resync, or writes whose answers never came: what the platform holds now decides.
+    const { inDoubt, ...known } = applied;
+    applied = await readPlatformUser(ctx, applied.platformId, known);
+    if (inDoubt) {
+      if (known.notifyGroups) applied.notifyGroups = true;
+      await ctx.state.putApplied(ref, applied);
+    }
+  }
+  // A queued lifecycle change may already have reached the platform (its bulk call's answer lost,
+  // or the flusher killed): plan as if the platform's state were unknown, so the state wanted now
+  // is what gets queued, never dropped as "already there".
+  const lifecyclePendingFor =
+    applied?.platformId &&
+    applied.lifecycle !== "deleted" &&
+    (await ctx.state.getLifecycle(applied.platformId))
+      ? applied.platformId
+      : undefined;
 
   const warnings: SyncOutcome["warnings"] = [];
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    const plan = planUser({ desired, applied, source });
+    const known =
+      applied && lifecyclePendingFor !== undefined && applied.platformId === lifecyclePendingFor
+        ? { ...applied, lifecycle: undefined }
+        : applied;
+    const plan = planUser({ desired, applied: known, source });
     warnings.splice(0, warnings.length, ...plan.problems);
     const first = plan.steps[0];
     if (!first) {
@@ -106,16 +127,22 @@ async function syncWorkspaceUser(
     if (!applied || !platformId) throw new Error("planner produced updates without a platform id");
     let lifecycleQueued = false;
     let vanished = false;
+    const lastWrite = plan.steps.findLastIndex((s) => s.type === "patchUser" || s.type === "setAttribute");
+    if (lastWrite >= 0) {
+      // Until these writes are answered, they may land unseen (answer lost, crash): say so first.
+      applied = { ...applied, inDoubt: true };
+      await ctx.state.putApplied(ref, applied);
+    }
     try {
-      for (const step of plan.steps) {
+      for (const [i, step] of plan.steps.entries()) {
         if (step.type === "patchUser") {
           await ctx.platform.patchUser(platformId, step.operations);
           applied = { ...applied, profile: desired ? toUserProfile(desired) : applied.profile };
-          await ctx.state.putApplied(ref, applied);
+          await ctx.state.putApplied(ref, i === lastWrite ? answered(applied) : applied);
         } else if (step.type === "setAttribute") {
           await setAttributeValue(ctx, platformId, step, source.attributes[step.name]?.displayName);
           applied = { ...applied, attributes: { ...applied.attributes, [step.name]: step.value } };
-          await ctx.state.putApplied(ref, applied);
+          await ctx.state.putApplied(ref, i === lastWrite ? answered(applied) : applied);
         } else if (step.type === "lifecycle") {
           await ctx.state.putLifecycle({
             platformId,
@@ -157,6 +184,7 @@ async function syncWorkspaceUser(
       }
       continue;
     }
+    applied = answered(applied);
     if (!lifecycleQueued) await dropStaleLifecycle(ctx, applied);
     applied = await afterPlatformId(ctx, ref, record, applied);
     return { result: lifecycleQueued ? "lifecycle" : "clean", generation, platformId, warnings };
@@ -231,6 +259,12 @@ async function createOrAdoptUser(
   result.notifyGroups = true;
   await ctx.state.putApplied(ref, result);
   return result;
+}
+
+/** The record once every write sent was answered. */
+function answered(applied: AppliedUser): AppliedUser {
+  const { inDoubt: _answered, ...known } = applied;
+  return known;
 }
 
 function lifecycleOf(user: PlatformScimUser): LifecycleState {
