@@ -2,7 +2,7 @@ import type { Request } from "express";
 import type { GroupRecord } from "../../src/directory/directory-types.js";
 import type { Config } from "../../src/config/config-schema.js";
 import { BadRequestError, NotFoundError } from "../../src/errors.js";
-import { toCanonicalGroup } from "../../src/scim/canonical-resource.js";
+import { toCanonicalGroup, statesMembers } from "../../src/scim/canonical-resource.js";
 import { normalizePatchRequest } from "../../src/scim/dialects.js";
 import { applyGroupPatch, groupPatchNeedsMembers } from "../../src/scim/patch.js";
 import { projectResource } from "../../src/scim/projection.js";
@@ -95,12 +95,21 @@ export function createGroupHandlers({ directory, config }: ScimRouterDeps): Reso
       sendScim(res, 200, body, etagHeaders(record.meta.version));
     },
     replace: async (req, res) => {
-      const { resource, members } = toCanonicalGroup(requireObjectBody(req));
+      const body = requireObjectBody(req);
+      const { resource, members } = toCanonicalGroup(body);
       checkGroupName(config, source(req), resource);
-      const replaced = await directory.replaceGroup(source(req), id(req), resource, members, {
-        ifMatch: ifMatchOf(req),
-      });
-      sendScim(res, 200, rendered(req, replaced), etagHeaders(replaced.meta.version));
+      if (statesMembers(body)) {
+        const replaced = await directory.replaceGroup(source(req), id(req), resource, members, {
+          ifMatch: ifMatchOf(req),
+        });
+        sendScim(res, 200, rendered(req, replaced), etagHeaders(replaced.meta.version));
+        return;
+      }
+      // No members in the body: the group is replaced, its members stay (statesMembers).
+      await directory.updateGroup(source(req), id(req), () => ({ resource }), { ifMatch: ifMatchOf(req) });
+      const read = await directory.getGroup(source(req), id(req), { withMembers: true });
+      if (!read) throw new NotFoundError(`Group ${id(req)} not found`);
+      sendScim(res, 200, rendered(req, read), etagHeaders(read.meta.version));
     },
     patch: async (req, res) => {
       const operations = normalizePatchRequest(requireObjectBody(req));

@@ -278,6 +278,22 @@ export function toCanonicalUser(
 }
 
 /**
+ * Whether a Group body states its members: a `members` key (any case, bare, URN-qualified or inside
+ * a core-URN object) that is not null; `[]` states "no members". A PUT that does not leaves them
+ * as they are: RFC 7644 §3.5.1 lets a service provider take an omitted readWrite attribute as not
+ * asserted, and a rename must take nobody out.
+ */
+export function statesMembers(body: unknown): boolean {
+  if (!isJsonObject(body)) return false;
+  const core = SCHEMA_GROUP.toLowerCase();
+  return Object.entries(body).some(([key, value]) => {
+    const name = key.toLowerCase();
+    if (name === core) return statesMembers(value);
+    return (name === "members" || name === `${core}:members`) && value !== null && value !== undefined;
+  });
+}
+
+/**
  * RFC 7643 §4.2: a Group needs a displayName; `members` (`[{value, display?, $ref?, type?}]`)
  * come back as a list of ids (first occurrence wins) and are not kept in the document.
  * displayName and externalId get the hygiene of a userName and a user's externalId.

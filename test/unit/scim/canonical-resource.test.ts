@@ -3,6 +3,7 @@ import { BadRequestError } from "../../../src/errors.js";
 import {
   checkOpaqueId,
   cleanName,
+  statesMembers,
   toCanonicalGroup,
   toCanonicalUser,
 } from "../../../src/scim/canonical-resource.js";
@@ -211,6 +212,22 @@ describe("toCanonicalGroup (RFC 7643 §4.2)", () => {
 /** NUL, the other C0 controls (tab and line breaks included) and DEL, at the edges and inside. */
 const CONTROLS = ["\u0000", "\u0001", "\t", "\n", "\r", "\u001b", "\u001f", "\u007f"];
 const withControl = (c: string) => [`ada${c}@example.com`, `${c}ada@example.com`, `ada@example.com${c}`];
+
+describe("statesMembers (a group PUT without members keeps them)", () => {
+  const G = "urn:ietf:params:scim:schemas:core:2.0:Group";
+  it.each([
+    [{ displayName: "A", members: [] }, true],
+    [{ displayName: "A", Members: [{ value: "u" }] }, true],
+    [{ displayName: "A", [`${G}:members`]: [] }, true],
+    [{ [G]: { displayName: "A", MEMBERS: [] } }, true],
+    [{ displayName: "A" }, false],
+    [{ displayName: "A", members: null }, false],
+    [{ [G]: { displayName: "A" } }, false],
+    [{ displayName: "A", memberz: [] }, false],
+  ] as const)("%j -> %s", (body, stated) => {
+    expect(statesMembers(body)).toBe(stated);
+  });
+});
 
 describe("name hygiene (userName, group displayName) and externalId", () => {
   it("cleanName returns a clean name as it is (the same string: nothing allocated)", () => {
