@@ -234,9 +234,9 @@ const DISPLAY_NAMES = new Set([USER_ATTRS.get("displayname"), GROUP_ATTRS.get("d
  * Whether `p` names an attribute intake stores with surrounding whitespace trimmed (cleanName in
  * canonical-resource.ts): a User's userName, a Group's displayName. Only the core attributes
  * themselves count, never a sub-attribute or an extension's attribute of the same name.
- * `resourceType` is the type the filter is for, when known. Without it (the list routes parse one
- * filter for either type, with ANY_CORE_ATTRS) displayName counts, although a User's displayName
- * is stored as given: the two cannot be told apart there. The filter parser trims the literal of
+ * `resourceType` is the type the filter is for (the SCIM list routes always say it). Without it (a
+ * filter parsed for either type, with ANY_CORE_ATTRS) displayName counts, although a User's
+ * displayName is stored as given: the two cannot be told apart there. The filter parser trims the literal of
  * an `eq`/`ne` on such an attribute only (trimsLiteral in filter-parser.ts).
  */
 export function isStoredTrimmed(p: AttrPath, resourceType?: "User" | "Group"): boolean {
