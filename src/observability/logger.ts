@@ -49,14 +49,65 @@ export const LOG_FLUSH_MS = 1000;
  * trace) is written whole, and may then interleave with another process's line.
  */
 export function stdoutDestination(): DestinationStream {
-  return pino.destination({
+  const retry = { waiting: false };
+  const stream = pino.destination({
     dest: 1,
     sync: false,
     minLength: LOG_WRITE_BYTES,
     maxWrite: LOG_WRITE_MAX_BYTES,
     maxLength: LOG_BUFFER_LIMIT,
     periodicFlush: LOG_FLUSH_MS,
+    retryEAGAIN: () => {
+      retry.waiting = true;
+      return true;
+    },
   });
+  keepWaitingChunkAtExit(stream, retry);
+  return stream;
+}
+
+/** The parts of sonic-boom (pino.destination's stream) that the exit flush below works with. */
+interface SonicBoomState {
+  _writing: boolean;
+  _writingBuf: string | Buffer;
+  _bufs: Array<string | Buffer>;
+  release: (err: NodeJS.ErrnoException | null, n?: number) => void;
+  flushSync: () => void;
+}
+
+/**
+ * sonic-boom's flushSync (which pino calls at exit) writes every waiting line except the chunk an
+ * asynchronous write holds. When stdout's pipe is full that chunk waits for a retry (EAGAIN), and
+ * an exit then lost its lines (up to LOG_WRITE_MAX_BYTES: a dozen lines, seen with `start
+ * --processes N` sharing one pipe). Here flushSync writes that chunk too when its last attempt got
+ * EAGAIN. A write in flight that has not failed is left to finish, as before: writing it again could
+ * repeat its lines. Should sonic-boom's internals ever differ, its own flushSync runs unchanged.
+ */
+function keepWaitingChunkAtExit(stream: DestinationStream, retry: { waiting: boolean }): void {
+  const state = stream as unknown as SonicBoomState;
+  if (
+    typeof state.release !== "function" ||
+    typeof state.flushSync !== "function" ||
+    !Array.isArray(state._bufs) ||
+    typeof state._writing !== "boolean"
+  ) {
+    return;
+  }
+  const release = state.release;
+  state.release = (err, n) => {
+    if (!err) retry.waiting = false;
+    release(err, n);
+  };
+  const flushSync = state.flushSync.bind(stream);
+  state.flushSync = () => {
+    if (retry.waiting && state._writing && state._writingBuf.length > 0) {
+      state._bufs.unshift(state._writingBuf);
+      state._writingBuf = "";
+      state._writing = false;
+      retry.waiting = false;
+    }
+    flushSync();
+  };
 }
 
 /** The root logger. `destination` (default: stdoutDestination()) lets tests capture the output. */

@@ -42,6 +42,33 @@ describe("the root logger's stdout", () => {
     expect(JSON.parse(lines[499] as string).i).toBe(499);
   });
 
+  it("keeps the lines of a write waiting on a full pipe (EAGAIN) when the process exits", async () => {
+    // The reader does not read for a while: the pipe fills, a batch write gets EAGAIN and waits to
+    // retry, and the process exits meanwhile. Every line must still come out once the reader reads.
+    const script = `import { createLogger } from ${JSON.stringify(loggerModule)};
+      const log = createLogger("info");
+      let i = 0;
+      const burst = () => { for (let k = 0; k < 500; k += 1, i += 1) log.info({ i, pad: "x".repeat(200) }, "line"); };
+      burst();
+      setTimeout(() => { burst(); setTimeout(() => { burst(); process.exit(0); }, 50); }, 50);`;
+    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    child.stdout.pause();
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const chunks: Buffer[] = [];
+    child.stdout.on("data", (c: Buffer) => chunks.push(c));
+    child.stdout.resume();
+    const code = await new Promise((resolve) => child.on("close", resolve));
+    expect(code).toBe(0);
+    const seen = Buffer.concat(chunks)
+      .toString()
+      .trim()
+      .split("\n")
+      .map((line) => (JSON.parse(line) as { i: number }).i);
+    expect(seen).toEqual(Array.from({ length: 1_500 }, (_, i) => i));
+  }, 20_000);
+
   it("lines of several processes sharing one stdout pipe never interleave (start --processes N)", async () => {
     // Each process logs lines of different lengths as fast as it can into the same pipe: every
     // write must carry whole lines only, at most PIPE_BUF bytes, which the kernel keeps whole.
