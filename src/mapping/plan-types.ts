@@ -58,6 +58,8 @@ export interface AppliedEmbedGroup {
   /** Embed users' externalIds. */
   members: string[];
   generation?: number;
+  /** A rename or member change was sent whose answer is not in yet (see AppliedUser.inDoubt). */
+  inDoubt?: boolean;
 }
 
 export type UserStep =

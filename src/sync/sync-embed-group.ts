@@ -59,8 +59,12 @@ export async function syncEmbedGroup(
   }
 
   let applied = await ctx.state.getApplied<AppliedEmbedGroup>(ref);
-  if (resync && applied?.platformId && applied.tenant)
+  if (applied?.platformId && applied.tenant && (resync || applied.inDoubt)) {
+    // A resync, or writes whose answers never came: what the platform holds now decides.
+    const inDoubt = applied.inDoubt;
     applied = await readEmbedGroup(ctx, applied.tenant, applied.platformId);
+    if (inDoubt && applied) await ctx.state.putApplied(ref, applied);
+  }
 
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const plan = planEmbedGroup({ desired, desiredMembers, applied });
@@ -92,8 +96,11 @@ export async function syncEmbedGroup(
     const { platformId, tenant } = applied ?? {};
     if (!applied || !platformId || !tenant)
       throw new Error("planner produced updates without an embed group");
+    // Until these writes are answered, they may land unseen (answer lost, crash): say so first.
+    applied = { ...applied, inDoubt: true };
+    await ctx.state.putApplied(ref, applied);
     try {
-      for (const step of plan.steps) {
+      for (const [i, step] of plan.steps.entries()) {
         if (step.type === "renameEmbedGroup") {
           await ctx.platform.updateEmbedGroup(tenant, platformId, { name: step.name });
           applied = { ...applied, name: step.name };
@@ -108,6 +115,7 @@ export async function syncEmbedGroup(
           const gone = new Set(step.externalIds);
           applied = { ...applied, members: applied.members.filter((id) => !gone.has(id)) };
         }
+        if (i === plan.steps.length - 1) applied = answered(applied);
         await ctx.state.putApplied(ref, applied);
       }
     } catch (err) {
@@ -121,6 +129,12 @@ export async function syncEmbedGroup(
     code: "not_converging",
     permanent: false,
   });
+}
+
+/** The record once every write sent was answered. */
+function answered(applied: AppliedEmbedGroup): AppliedEmbedGroup {
+  const { inDoubt: _answered, ...known } = applied;
+  return known;
 }
 
 async function findByName(ctx: SyncContext, tenant: string, name: string): Promise<EmbedGroup | null> {
