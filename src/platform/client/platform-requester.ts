@@ -11,6 +11,7 @@ import type { PlatformMetrics } from "./platform-metrics.js";
 import type { RequestBudget } from "./request-budget.js";
 import {
   type BackoffOptions,
+  type FailureClass,
   classifyFailure,
   decideRetry,
   isSharedPause,
@@ -114,14 +115,22 @@ export class PlatformRequester {
           cause,
         });
       }
-      if (response && response.status >= 200 && response.status <= 299) {
+      // A write's 2xx whose body is not JSON (cut off on the way, say) most likely landed, but what
+      // it answered is unknown: retry it like a lost answer (a repeated create gets 409 and the
+      // caller adopts). A GET's is a broken answer, and so is any body of the wrong shape.
+      const unreadableWrite =
+        response !== undefined &&
+        isSuccess(response.status) &&
+        call.method !== "GET" &&
+        !isJsonAnswer(call, response);
+      if (response && isSuccess(response.status) && !unreadableWrite) {
         return this.#accept(call, response);
       }
       if (response?.status === 404 && call.notFoundIsNull) return null;
 
-      const failure = classifyFailure(
-        response ? response.status : failedKind === "timeout" ? "timeout" : "network",
-      );
+      const failure: FailureClass = unreadableWrite
+        ? { failure: "invalid_response", transient: true }
+        : classifyFailure(response ? response.status : failedKind === "timeout" ? "timeout" : "network");
       const retryAfterMs = response
         ? parseRetryAfter(headerValue(response, "retry-after"), o.now())
         : undefined;
@@ -156,9 +165,11 @@ export class PlatformRequester {
         continue;
       }
 
-      const why = response
-        ? `platform answered ${response.status}${describeErrorBody(response)}`
-        : `${failedKind === "timeout" ? "timed out" : "connection failed"} (${errorMessage(cause)})`;
+      const why = unreadableWrite
+        ? `${response?.status} answer is not JSON`
+        : response
+          ? `platform answered ${response.status}${describeErrorBody(response)}`
+          : `${failedKind === "timeout" ? "timed out" : "connection failed"} (${errorMessage(cause)})`;
       let message = `${call.operation}: ${why}`;
       if (decision.reason === "exhausted") message += `; gave up after ${attempt + 1} attempts`;
       if (decision.reason === "retry_after_too_long") {
@@ -227,6 +238,21 @@ export function encodeQuery(query: Record<string, string | number | undefined> |
     parts.push(`${encodeURIComponent(key)}=${encodeURIComponent(String(value))}`);
   }
   return parts.length === 0 ? "" : `?${parts.join("&")}`;
+}
+
+function isSuccess(status: number): boolean {
+  return status >= 200 && status <= 299;
+}
+
+/** Whether a 2xx answer's body can be read as JSON (always, when the call ignores the body). */
+function isJsonAnswer(call: PlatformCall<unknown>, response: TransportResponse): boolean {
+  if (call.schema === undefined) return true;
+  try {
+    JSON.parse(response.body);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function headerValue(response: TransportResponse, name: string): string | undefined {
