@@ -186,3 +186,15 @@ export async function startTestBridge(name: string, options: TestBridgeOptions =
 }
 
 export type TestBridge = Awaited<ReturnType<typeof startTestBridge>>;
+
+/**
+ * A write in doubt: the next call of `operation` is applied by the platform but its answer is lost,
+ * and every later call of it answers 503 (until the test clears the faults).
+ */
+export function applyThenFail(emulator: Pick<PlatformEmulator, "addFault">, operation: string): void {
+  const rules: FaultRule[] = [
+    { type: "ghost", count: 1, match: { operation } },
+    { type: "error", status: 503, match: { operation } },
+  ];
+  for (const rule of rules) emulator.addFault(rule);
+}

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { FaultRule } from "../../src/platform/emulator/fault-injector.js";
-import { type TestBridge, startTestBridge } from "../helpers/bridge-harness.js";
+import { type TestBridge, applyThenFail, startTestBridge } from "../helpers/bridge-harness.js";
 import { waitFor } from "../helpers/redis-test-prefix.js";
 
 /**
@@ -24,15 +23,6 @@ describe("an embed-group write whose answer was lost, then a change back at the 
   afterAll(async () => {
     await h?.close();
   });
-
-  /** The next call of `operation` is applied but its answer lost; every later one answers 503. */
-  function applyThenFail(operation: string): void {
-    const rules: FaultRule[] = [
-      { type: "ghost", count: 1, match: { operation } },
-      { type: "error", status: 503, match: { operation } },
-    ];
-    for (const rule of rules) h.emulator.addFault(rule);
-  }
 
   async function waitForRetrying(id: string): Promise<void> {
     await waitFor(
@@ -61,7 +51,7 @@ describe("an embed-group write whose answer was lost, then a change back at the 
     await h.waitForIdle();
     expect(embedGroups("Viewers", "Viewers Temp")).toEqual([["Viewers", ["ext-ann"]]]);
 
-    applyThenFail("updateEmbedGroup");
+    applyThenFail(h.emulator, "updateEmbedGroup");
     await scim.patchGroup(group.id, [{ op: "replace", path: "displayName", value: "Viewers Temp" }]);
     await waitForRetrying(group.id);
     expect(ghostFired("updateEmbedGroup")).toBe(true);
@@ -86,7 +76,7 @@ describe("an embed-group write whose answer was lost, then a change back at the 
     await h.waitForIdle();
     expect(embedGroups("Finance")).toEqual([["Finance", ["ext-dan"]]]);
 
-    applyThenFail("addEmbedGroupMembers");
+    applyThenFail(h.emulator, "addEmbedGroupMembers");
     await scim.patchGroup(group.id, [{ op: "add", path: "members", value: [{ value: eve.id }] }]);
     await waitForRetrying(group.id);
     expect(ghostFired("addEmbedGroupMembers")).toBe(true);
@@ -111,7 +101,7 @@ describe("an embed-group write whose answer was lost, then a change back at the 
     await h.waitForIdle();
     expect(embedGroups("Sales")).toEqual([["Sales", ["ext-fay", "ext-gus"]]]);
 
-    applyThenFail("removeEmbedGroupMembers");
+    applyThenFail(h.emulator, "removeEmbedGroupMembers");
     await scim.patchGroup(group.id, [{ op: "remove", path: `members[value eq "${gus.id}"]` }]);
     await waitForRetrying(group.id);
     expect(ghostFired("removeEmbedGroupMembers")).toBe(true);

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { FaultRule } from "../../src/platform/emulator/fault-injector.js";
-import { type TestBridge, startTestBridge } from "../helpers/bridge-harness.js";
+import { type TestBridge, applyThenFail, startTestBridge } from "../helpers/bridge-harness.js";
 import { waitFor } from "../helpers/redis-test-prefix.js";
 
 const memberIds = (members: unknown[] | undefined) =>
@@ -39,15 +38,6 @@ describe("a write whose answer was lost, then a change at the source before the 
     await h?.close();
   });
 
-  /** The next call of `operation` is applied but its answer lost; every later one answers 503. */
-  function applyThenFail(operation: string): void {
-    const rules: FaultRule[] = [
-      { type: "ghost", count: 1, match: { operation } },
-      { type: "error", status: 503, match: { operation } },
-    ];
-    for (const rule of rules) h.emulator.addFault(rule);
-  }
-
   async function waitForRetrying(kind: "users" | "groups", id: string, source = "okta"): Promise<void> {
     await waitFor(
       async () => {
@@ -62,7 +52,7 @@ describe("a write whose answer was lost, then a change at the source before the 
     h.emulator.requests().some((r) => r.fault === "ghost" && r.operation === operation);
 
   it("a user renamed at the source after its create's answer was lost exists once, renamed", async () => {
-    applyThenFail("createUser");
+    applyThenFail(h.emulator, "createUser");
     const scim = h.scim("okta");
     const user = await scim.createUser("old.name@example.com");
     await waitForRetrying("users", user.id);
@@ -88,7 +78,7 @@ describe("a write whose answer was lost, then a change at the source before the 
     const ann = await scim.createUser("ann@example.com");
     const bob = await scim.createUser("bob@example.com");
     await h.waitForIdle();
-    applyThenFail("createGroup");
+    applyThenFail(h.emulator, "createGroup");
     const group = await scim.createGroup("Analysts", [ann.id]);
     await waitForRetrying("groups", group.id);
     expect(ghostFired("createGroup")).toBe(true);
@@ -114,7 +104,7 @@ describe("a write whose answer was lost, then a change at the source before the 
     const scim = h.scim("portal");
     const ann = await scim.createUser("ann@acme.example", { externalId: "ext-ann" });
     await h.waitForIdle();
-    applyThenFail("createEmbedGroup");
+    applyThenFail(h.emulator, "createEmbedGroup");
     const group = await scim.createGroup("Viewers", [ann.id]);
     await waitForRetrying("groups", group.id, "portal");
     expect(ghostFired("createEmbedGroup")).toBe(true);
@@ -131,7 +121,7 @@ describe("a write whose answer was lost, then a change at the source before the 
     const scim = h.scim("okta");
     const user = await scim.createUser("carol@example.com", { displayName: "Carol" });
     await h.waitForIdle();
-    applyThenFail("patchUser");
+    applyThenFail(h.emulator, "patchUser");
     await scim.patchUser(user.id, [{ op: "replace", path: "displayName", value: "Carol Temp" }]);
     await waitForRetrying("users", user.id);
     expect(ghostFired("patchUser")).toBe(true);
@@ -149,7 +139,7 @@ describe("a write whose answer was lost, then a change at the source before the 
     const eve = await scim.createUser("eve@example.com");
     const group = await scim.createGroup("Finance", [dan.id]);
     await h.waitForIdle();
-    applyThenFail("patchGroup");
+    applyThenFail(h.emulator, "patchGroup");
     await scim.patchGroup(group.id, [{ op: "add", path: "members", value: [{ value: eve.id }] }]);
     await waitForRetrying("groups", group.id);
     expect(ghostFired("patchGroup")).toBe(true);
