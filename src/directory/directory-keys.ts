@@ -68,6 +68,11 @@ export function groupMembersKey(base: string, id: string): string {
   return `${base}:group:${id}:members`;
 }
 
+/** An entity's own half of a membership: a user's groups, a group's members. */
+export function linkSetKey(base: string, kind: EntityKind, id: string): string {
+  return kind === "user" ? userGroupsKey(base, id) : groupMembersKey(base, id);
+}
+
 export function uniqueIndexKey(base: string, kind: EntityKind, attribute: "name" | "externalId"): string {
   if (attribute === "externalId") return `${base}:${kind}:idx:externalId`;
   return kind === "user" ? `${base}:user:idx:userName` : `${base}:group:idx:displayName`;

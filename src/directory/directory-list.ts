@@ -3,15 +3,8 @@ import { filterReads } from "../scim/filter-eval.js";
 import type { FilterNode } from "../scim/filter-types.js";
 import type { EntityKind, Json, JsonObject } from "../scim/scim-types.js";
 import { metaOf, resourceOf } from "./directory-codec.js";
-import { readFields, readRecords } from "./directory-reader.js";
-import {
-  emailIndexKey,
-  groupMembersKey,
-  idsKey,
-  isStoreId,
-  uniqueIndexKey,
-  userGroupsKey,
-} from "./directory-keys.js";
+import { readFields, readLinkSets, readRecords } from "./directory-reader.js";
+import { emailIndexKey, idsKey, isStoreId, linkSetKey, uniqueIndexKey } from "./directory-keys.js";
 import type { GroupRecord, ListQuery, ListResult, UserRecord } from "./directory-types.js";
 import { type IndexedLookup, indexedLookup, narrowingLookup } from "./indexed-lookup.js";
 import { guarded } from "./redis-failure.js";
@@ -55,9 +48,8 @@ async function candidateIds(ctx: ListContext, lookup: IndexedLookup): Promise<st
     case "email":
       return redis.smembers(emailIndexKey(base, lookup.value.toLowerCase()));
     case "linked":
-      return redis.smembers(
-        kind === "group" ? userGroupsKey(base, lookup.value) : groupMembersKey(base, lookup.value),
-      );
+      // The entities linked to a user are groups and the other way round: the value's own link set.
+      return redis.smembers(linkSetKey(base, kind === "group" ? "user" : "group", lookup.value));
   }
 }
 
@@ -114,19 +106,9 @@ function linkAttribute(kind: EntityKind): "members" | "groups" {
 async function matchingIds(ctx: ListContext, filter: FilterNode, ids: string[]): Promise<string[]> {
   const fields = await readFields(ctx.redis, ctx.base, ctx.kind, ids);
   const link = linkAttribute(ctx.kind);
-  let links: string[][] | undefined;
-  if (filterReads(filter, link)) {
-    const pipeline = ctx.redis.pipeline();
-    for (const id of ids) {
-      pipeline.smembers(ctx.kind === "group" ? groupMembersKey(ctx.base, id) : userGroupsKey(ctx.base, id));
-    }
-    const replies = await pipeline.exec();
-    if (!replies) throw new Error("Redis pipeline was aborted");
-    links = replies.map(([err, value]) => {
-      if (err) throw err;
-      return value as string[];
-    });
-  }
+  const links = filterReads(filter, link)
+    ? await readLinkSets(ctx.redis, ctx.base, ctx.kind, ids)
+    : undefined;
   return ids.filter((id, i) => {
     const entity = fields[i];
     if (!entity || entity.doc === null || entity.tomb !== null) return false;

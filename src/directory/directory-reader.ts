@@ -1,7 +1,7 @@
 import type { Redis } from "ioredis";
 import type { EntityKind, GroupMember, JsonObject, ScimGroup, ScimUser } from "../scim/scim-types.js";
 import { ENTITY_FIELDS, type EntityFields, metaOf, resourceOf, toFields } from "./directory-codec.js";
-import { entityKey, groupMembersKey, isStoreId, userGroupsKey } from "./directory-keys.js";
+import { entityKey, groupMembersKey, isStoreId, linkSetKey, userGroupsKey } from "./directory-keys.js";
 import type { GroupRecord, UserRecord } from "./directory-types.js";
 import type { PutOutcome } from "./directory-writer.js";
 
@@ -65,6 +65,19 @@ export async function readFields(
   const read = results(await pipeline.exec());
   let next = 0;
   return ids.map((id) => toFields(isStoreId(id) ? (read[next++] as (string | null)[]) : []));
+}
+
+/** Each entity's own link set (a user's groups, a group's members), in the order asked, unsorted. */
+export async function readLinkSets(
+  redis: Redis,
+  base: string,
+  kind: EntityKind,
+  ids: string[],
+): Promise<string[][]> {
+  if (ids.length === 0) return [];
+  const pipeline = redis.pipeline();
+  for (const id of ids) pipeline.smembers(linkSetKey(base, kind, id));
+  return results(await pipeline.exec()) as string[][];
 }
 
 /** Live users by id, in the order asked; deleted or unknown ids are left out. */

@@ -22,11 +22,10 @@ import {
 import {
   DELETION_RECORD_TTL_SECONDS,
   dirtyKey,
-  groupMembersKey,
   idsKey,
+  linkSetKey,
   sourceBase,
   uniqueIndexKey,
-  userGroupsKey,
 } from "./directory-keys.js";
 import { type FilterMatcher, listEntities, scanIdPages } from "./directory-list.js";
 import { groupFromWrite, readFields, readGroups, readUsers, userFromWrite } from "./directory-reader.js";
@@ -313,7 +312,7 @@ export class RedisDirectoryStore implements DirectoryStore {
 
   purgeTombstone(ref: EntityRef, generation: number): Promise<boolean> {
     const base = sourceBase(this.prefix, ref.source);
-    const extra = ref.kind === "user" ? userGroupsKey(base, ref.id) : groupMembersKey(base, ref.id);
+    const extra = linkSetKey(base, ref.kind, ref.id);
     return guarded(() => this.writer.purge(ref, base, extra, generation));
   }
 

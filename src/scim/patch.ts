@@ -113,9 +113,9 @@ function applyPath(
   if (t.urn === undefined) {
     if (members && t.attr === "members") return members.apply(op, path, value);
     if (t.attr === "schemas" || t.def?.mutability === "writeOnly") return; // password: accepted, never kept
-    if (t.def?.mutability === "readOnly") {
-      throw new BadRequestError(`Attribute "${t.attr}" is read-only`, "mutability");
-    }
+  }
+  if (isReadOnlyAttribute(path)) {
+    throw new BadRequestError(`Attribute "${t.attr}" is read-only`, "mutability");
   }
   let container = doc;
   if (t.urn !== undefined) {
