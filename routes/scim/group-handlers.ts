@@ -2,7 +2,7 @@ import type { Request } from "express";
 import type { GroupRecord } from "../../src/directory/directory-types.js";
 import type { Config } from "../../src/config/config-schema.js";
 import { BadRequestError, NotFoundError } from "../../src/errors.js";
-import { toCanonicalGroup, statesMembers } from "../../src/scim/canonical-resource.js";
+import { statesAttribute, toCanonicalGroup } from "../../src/scim/canonical-resource.js";
 import { normalizePatchRequest } from "../../src/scim/dialects.js";
 import { applyGroupPatch, groupPatchNeedsMembers } from "../../src/scim/patch.js";
 import { projectResource } from "../../src/scim/projection.js";
@@ -98,14 +98,14 @@ export function createGroupHandlers({ directory, config }: ScimRouterDeps): Reso
       const body = requireObjectBody(req);
       const { resource, members } = toCanonicalGroup(body);
       checkGroupName(config, source(req), resource);
-      if (statesMembers(body)) {
+      if (statesAttribute(body, "members", "Group")) {
         const replaced = await directory.replaceGroup(source(req), id(req), resource, members, {
           ifMatch: ifMatchOf(req),
         });
         sendScim(res, 200, rendered(req, replaced), etagHeaders(replaced.meta.version));
         return;
       }
-      // No members in the body: the group is replaced, its members stay (statesMembers).
+      // No members in the body: the group is replaced, its members stay (statesAttribute).
       await directory.updateGroup(source(req), id(req), () => ({ resource }), { ifMatch: ifMatchOf(req) });
       const read = await directory.getGroup(source(req), id(req), { withMembers: true });
       if (!read) throw new NotFoundError(`Group ${id(req)} not found`);

@@ -1,7 +1,7 @@
 import type { Request } from "express";
 import { NotFoundError } from "../../src/errors.js";
 import { normalizePatchRequest } from "../../src/scim/dialects.js";
-import { toCanonicalUser } from "../../src/scim/canonical-resource.js";
+import { statesAttribute, toCanonicalUser } from "../../src/scim/canonical-resource.js";
 import { applyUserPatch } from "../../src/scim/patch.js";
 import { projectResource } from "../../src/scim/projection.js";
 import { SCHEMA_LIST, type JsonObject } from "../../src/scim/scim-types.js";
@@ -54,12 +54,13 @@ export function createUserHandlers({ directory }: ScimRouterDeps): ResourceHandl
     },
     replace: async (req, res) => {
       const body = requireObjectBody(req);
-      toCanonicalUser(body); // a bad body is a 400 before the user is looked up
-      // A body without `active` leaves the user's state as it is (toCanonicalUser).
+      const next = toCanonicalUser(body); // a bad body is a 400 before the user is looked up
+      // A body without `active` leaves the user's state as it is (statesAttribute).
+      const keepsActive = !statesAttribute(body, "active", "User");
       const record = await directory.updateUser(
         source(req),
         id(req),
-        (current) => toCanonicalUser(body, undefined, current.resource.active !== false),
+        (current) => (keepsActive ? { ...next, active: current.resource.active !== false } : next),
         { ifMatch: ifMatchOf(req) },
       );
       sendScim(

@@ -254,42 +254,38 @@ function build(body: unknown, kind: Kind): JsonObject {
 }
 
 /**
- * RFC 7643 §4.1: a User needs a non-empty userName; `active` defaults to true, or to
- * `activeWhenOmitted` (a PUT passes the user's current state: RFC 7644 §3.5.1 lets a service
- * provider take an omitted readWrite attribute as not asserted, and a profile PUT without `active`
- * must neither reactivate nor deactivate anyone). userName is trimmed and refused with control
+ * RFC 7643 §4.1: a User needs a non-empty userName; `active` defaults to true (a replace that does
+ * not state it keeps the user's: statesAttribute). userName is trimmed and refused with control
  * characters, externalId refused with them (cleanName, checkOpaqueId); `stored` (PATCH) exempts the
  * values the user already has.
  */
-export function toCanonicalUser(
-  body: unknown,
-  stored?: JsonObject,
-  activeWhenOmitted = true,
-): Omit<ScimUser, "id"> {
+export function toCanonicalUser(body: unknown, stored?: JsonObject): Omit<ScimUser, "id"> {
   const doc = build(body, "User");
   if (typeof doc.userName !== "string" || doc.userName.trim() === "") {
     invalid('Attribute "userName" is required and must be a non-empty string');
   }
   cleanKeys(doc, "userName", stored);
   const userName = doc.userName;
-  if (doc.active === undefined) doc.active = activeWhenOmitted;
+  if (doc.active === undefined) doc.active = true;
   const ordered: JsonObject = { schemas: doc.schemas!, userName, active: doc.active };
   return Object.assign(ordered, doc) as Omit<ScimUser, "id">;
 }
 
 /**
- * Whether a Group body states its members: a `members` key (any case, bare, URN-qualified or inside
- * a core-URN object) that is not null; `[]` states "no members". A PUT that does not leaves them
- * as they are: RFC 7644 §3.5.1 lets a service provider take an omitted readWrite attribute as not
- * asserted, and a rename must take nobody out.
+ * Whether a body states core attribute `attr` (as named in the schema): a key of that name in any
+ * case, bare, URN-qualified or inside a core-URN object, that is not null (`[]` states "none"). A
+ * PUT or upsert that does not state `active` or `members` leaves them as they are: RFC 7644 §3.5.1
+ * lets a service provider take an omitted readWrite attribute as not asserted, and a profile update
+ * must neither reactivate a leaver nor take anyone out of a group.
  */
-export function statesMembers(body: unknown): boolean {
+export function statesAttribute(body: unknown, attr: string, kind: Kind): boolean {
   if (!isJsonObject(body)) return false;
-  const core = SCHEMA_GROUP.toLowerCase();
+  const core = (kind === "User" ? SCHEMA_USER : SCHEMA_GROUP).toLowerCase();
+  const name = attr.toLowerCase();
   return Object.entries(body).some(([key, value]) => {
-    const name = key.toLowerCase();
-    if (name === core) return statesMembers(value);
-    return (name === "members" || name === `${core}:members`) && value !== null && value !== undefined;
+    const lower = key.toLowerCase();
+    if (lower === core) return statesAttribute(value, attr, kind);
+    return (lower === name || lower === `${core}:${name}`) && value !== null && value !== undefined;
   });
 }
 

@@ -3,7 +3,7 @@ import { BadRequestError } from "../../../src/errors.js";
 import {
   checkOpaqueId,
   cleanName,
-  statesMembers,
+  statesAttribute,
   toCanonicalGroup,
   toCanonicalUser,
 } from "../../../src/scim/canonical-resource.js";
@@ -213,7 +213,7 @@ describe("toCanonicalGroup (RFC 7643 §4.2)", () => {
 const CONTROLS = ["\u0000", "\u0001", "\t", "\n", "\r", "\u001b", "\u001f", "\u007f"];
 const withControl = (c: string) => [`ada${c}@example.com`, `${c}ada@example.com`, `ada@example.com${c}`];
 
-describe("statesMembers (a group PUT without members keeps them)", () => {
+describe("statesAttribute (a PUT without members or active keeps them)", () => {
   const G = "urn:ietf:params:scim:schemas:core:2.0:Group";
   it.each([
     [{ displayName: "A", members: [] }, true],
@@ -225,7 +225,20 @@ describe("statesMembers (a group PUT without members keeps them)", () => {
     [{ [G]: { displayName: "A" } }, false],
     [{ displayName: "A", memberz: [] }, false],
   ] as const)("%j -> %s", (body, stated) => {
-    expect(statesMembers(body)).toBe(stated);
+    expect(statesAttribute(body, "members", "Group")).toBe(stated);
+  });
+
+  const U = "urn:ietf:params:scim:schemas:core:2.0:User";
+  it.each([
+    [{ userName: "a", active: false }, true],
+    [{ userName: "a", Active: "False" }, true],
+    [{ userName: "a", [`${U}:active`]: true }, true],
+    [{ [U]: { userName: "a", ACTIVE: false } }, true],
+    [{ userName: "a" }, false],
+    [{ userName: "a", active: null }, false],
+    [{ [`${U.replace("User", "Group")}`]: { active: false } }, false],
+  ] as const)("active in %j -> %s", (body, stated) => {
+    expect(statesAttribute(body, "active", "User")).toBe(stated);
   });
 });
 
