@@ -4,6 +4,7 @@
  * canonicalisers as SCIM writes) and reports every bad item by its index, so that a rejected
  * delivery stores nothing.
  */
+import { statesAttribute } from "../scim/canonical-resource.js";
 import { BadRequestError, isAppError } from "../errors.js";
 import type { ScimGroup, ScimUser } from "../scim/scim-types.js";
 
@@ -16,7 +17,7 @@ export type GroupKey = { externalId?: string; displayName?: string };
 export type SignedEvent =
   | { type: "ping" }
   /**
-   * `activeOmitted`: the data has no `active` (or null). A user it replaces then keeps its state,
+   * `activeOmitted`: the data does not state `active` (no such key in any case, or null). A user it replaces then keeps its state,
    * as with a SCIM PUT (RFC 7644 §3.5.1: an omitted attribute is not asserted); a new one is active.
    */
   | { type: "user.upserted"; user: Omit<ScimUser, "id">; activeOmitted: boolean }
@@ -122,7 +123,7 @@ export function parseSignedEvent(item: unknown, canon: Canonicalisers): SignedEv
       return {
         type,
         user: canon.user(data),
-        activeOmitted: data.active === undefined || data.active === null,
+        activeOmitted: !statesAttribute(data, "active", "User"),
       };
     case "user.deleted":
       return { type, key: userKey(data) };

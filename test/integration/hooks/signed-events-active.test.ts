@@ -38,6 +38,16 @@ describe("user.upserted without active", () => {
     expect((await t.user({ userName: fresh }))?.resource.active).toBe(true);
   });
 
+  it("reads active in any case of its name, as a SCIM write does", async () => {
+    const name = mail("cased");
+    await t.postEvents({ type: "user.upserted", data: { userName: name } });
+    const off = await t.postEvents({ type: "user.upserted", data: { userName: name, Active: false } });
+    expect(off.body).toEqual({ status: "applied", events: 1, changed: 1 });
+    expect((await t.user({ userName: name }))?.resource.active).toBe(false);
+    await t.postEvents({ type: "user.upserted", data: { userName: name, ACTIVE: "True" } });
+    expect((await t.user({ userName: name }))?.resource.active).toBe(true);
+  });
+
   it("counts an unchanged profile of a deactivated user as no change", async () => {
     const name = mail("idle");
     await t.postEvents({
