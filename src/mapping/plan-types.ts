@@ -100,6 +100,12 @@ export interface Plan<S> {
 }
 
 /** The platform limits chunk sizes to 100 (bulk, members, embed members). */
+/** An applied record once every write sent for it was answered: no longer in doubt. */
+export function answered<T extends { inDoubt?: boolean }>(applied: T): T {
+  const { inDoubt: _answered, ...known } = applied;
+  return known as T;
+}
+
 export const CHUNK_SIZE = 100;
 
 export function chunk<T>(items: readonly T[], size = CHUNK_SIZE): T[][] {

@@ -1,6 +1,6 @@
 import type { GroupRecord } from "../directory/directory-types.js";
 import { type EmbedTarget, planEmbedGroup, resolveEmbedTenant } from "../mapping/plan-embed-group.js";
-import type { AppliedEmbedGroup } from "../mapping/plan-types.js";
+import { type AppliedEmbedGroup, answered } from "../mapping/plan-types.js";
 import type { EmbedGroup, EmbedUserInput } from "../platform/platform-types.js";
 import { type EntityRef, refKey } from "../scim/scim-types.js";
 import { claimOwnership } from "./ownership.js";
@@ -129,12 +129,6 @@ export async function syncEmbedGroup(
     code: "not_converging",
     permanent: false,
   });
-}
-
-/** The record once every write sent was answered. */
-function answered(applied: AppliedEmbedGroup): AppliedEmbedGroup {
-  const { inDoubt: _answered, ...known } = applied;
-  return known;
 }
 
 async function findByName(ctx: SyncContext, tenant: string, name: string): Promise<EmbedGroup | null> {

@@ -1,6 +1,6 @@
 import type { GroupRecord } from "../directory/directory-types.js";
 import { planGroup, platformGroupName } from "../mapping/plan-group.js";
-import type { AppliedGroup } from "../mapping/plan-types.js";
+import { type AppliedGroup, answered } from "../mapping/plan-types.js";
 import type { PlatformScimGroup } from "../platform/platform-types.js";
 import { type EntityRef, type Json, type PatchOperation, SCHEMA_GROUP, refKey } from "../scim/scim-types.js";
 import { syncEmbedGroup } from "./sync-embed-group.js";
@@ -154,12 +154,6 @@ async function syncWorkspaceGroup(
     code: "not_converging",
     permanent: false,
   });
-}
-
-/** The record once every write sent was answered. */
-function answered(applied: AppliedGroup): AppliedGroup {
-  const { inDoubt: _answered, ...known } = applied;
-  return known;
 }
 
 async function createOrAdoptGroup(

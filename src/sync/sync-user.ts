@@ -1,6 +1,12 @@
 import type { SourceConfig } from "../config/config-schema.js";
 import type { UserRecord } from "../directory/directory-types.js";
-import type { AppliedEmbedMember, AppliedUser, LifecycleState, UserStep } from "../mapping/plan-types.js";
+import {
+  type AppliedEmbedMember,
+  type AppliedUser,
+  type LifecycleState,
+  type UserStep,
+  answered,
+} from "../mapping/plan-types.js";
 import { planUser } from "../mapping/plan-user.js";
 import { toUserProfile } from "../mapping/user-profile.js";
 import type { PlatformScimUser } from "../platform/platform-types.js";
@@ -259,12 +265,6 @@ async function createOrAdoptUser(
   result.notifyGroups = true;
   await ctx.state.putApplied(ref, result);
   return result;
-}
-
-/** The record once every write sent was answered. */
-function answered(applied: AppliedUser): AppliedUser {
-  const { inDoubt: _answered, ...known } = applied;
-  return known;
 }
 
 function lifecycleOf(user: PlatformScimUser): LifecycleState {
