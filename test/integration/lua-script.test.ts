@@ -6,6 +6,9 @@
  * What went out on the wire is read from the client: ioredis names a script command "eval" or
  * "evalsha" when it writes it, so the name of each command sent, read once it has answered, is
  * the command Redis received. (INFO commandstats would count other clients of the shared Redis.)
+ *
+ * SCRIPT FLUSH runs on a throwaway Redis of this file's own: on the shared one it would make other
+ * test files' scripts answer NOSCRIPT mid-run (inside a MULTI that fails the transaction).
  */
 import { type Command, Redis, type RedisOptions } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -16,18 +19,24 @@ import { luaScript } from "../../src/lua-script.js";
 import type { EntityRef } from "../../src/scim/scim-types.js";
 import type { LifecycleEntry } from "../../src/sync/lifecycle-entry.js";
 import { RedisSyncStateStore } from "../../src/sync/redis-sync-state-store.js";
-import { TEST_REDIS_URL, deleteKeys, testPrefix } from "../helpers/redis-test-prefix.js";
+import { deleteKeys, testPrefix } from "../helpers/redis-test-prefix.js";
+import { ThrowawayRedis } from "../helpers/throwaway-redis.js";
 
 const prefix = testPrefix("lua-script");
+let server: ThrowawayRedis;
+let redisUrl: string;
 let admin: Redis;
 
-beforeAll(() => {
-  admin = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 1 });
+beforeAll(async () => {
+  server = await ThrowawayRedis.start();
+  redisUrl = server.url;
+  admin = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
 });
 
 afterAll(async () => {
   await deleteKeys(admin, prefix);
   await admin.quit();
+  await server.dispose();
 });
 
 /**
@@ -164,7 +173,7 @@ const clients: Array<{ name: string; options: RedisOptions }> = [
 describe.each(clients)("Lua scripts of the stores, on $name", ({ name, options }) => {
   it.each(cases)("$store runs its scripts by EVALSHA, and again after SCRIPT FLUSH", async (storeCase) => {
     const base = `${prefix}:${storeCase.store}:${name.replace(/\W+/g, "-")}`;
-    const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 1, ...options });
+    const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, ...options });
     const record = recordCommands(redis);
     try {
       // The first call of each script on a connection carries its text (EVAL), once.
@@ -201,7 +210,7 @@ describe("luaScript", () => {
     expect(() => luaScript("scimTestLuaScriptTwice", "return 2")).toThrow(/two Lua scripts/);
 
     const clash = luaScript("hget", "return 1");
-    const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 1 });
+    const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
     try {
       expect(() => clash.run(redis, [], [])).toThrow(/already has a command named hget/);
     } finally {
@@ -214,7 +223,7 @@ describe("luaScript", () => {
       "scimTestLuaScriptEcho",
       "return {#KEYS, KEYS[1] or '', ARGV[1] or ''}",
     );
-    const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 1 });
+    const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
     try {
       expect(await echo.run(redis, [`${prefix}:a`, `${prefix}:b`], ["x", 2])).toEqual([
         2,
