@@ -30,16 +30,26 @@ const FAULT_CODES: Record<FaultStatus, string> = {
   504: "GATEWAY_TIMEOUT",
 };
 
-export function faultError(kind: FaultKind): EmulatorError {
+/**
+ * A Retry-After value (RFC 9110 §10.2.3): delay-seconds, or with `asDate` the HTTP-date (IMF-fixdate)
+ * of that moment, rounded up to the next whole second (the date has no finer unit), so a client
+ * that waits until the date waits at least `seconds`.
+ */
+export function retryAfterValue(seconds: number, asDate: boolean | undefined, nowMs = Date.now()): string {
+  if (!asDate) return String(seconds);
+  return new Date(Math.ceil((nowMs + seconds * 1000) / 1000) * 1000).toUTCString();
+}
+
+export function faultError(kind: FaultKind, nowMs = Date.now()): EmulatorError {
   if (kind.type === "rateLimit") {
     return new EmulatorError(429, "RATE_LIMITED", "rate limit exceeded", {
-      headers: { "Retry-After": String(kind.retryAfterSeconds ?? 1) },
+      headers: { "Retry-After": retryAfterValue(kind.retryAfterSeconds ?? 1, kind.retryAfterDate, nowMs) },
     });
   }
   if (kind.type !== "error") return new EmulatorError(500, "INTERNAL", "injected fault");
   const retry = kind.retryAfterSeconds ?? (kind.status === 429 ? 1 : undefined);
   const code = FAULT_CODES[kind.status];
   return new EmulatorError(kind.status, code, `injected ${kind.status}`, {
-    headers: retry !== undefined ? { "Retry-After": String(retry) } : {},
+    headers: retry !== undefined ? { "Retry-After": retryAfterValue(retry, kind.retryAfterDate, nowMs) } : {},
   });
 }

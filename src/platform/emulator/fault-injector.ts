@@ -10,11 +10,23 @@ export const FAULT_STATUSES = [401, 403, 429, 500, 502, 503, 504] as const;
 export type FaultStatus = (typeof FAULT_STATUSES)[number];
 
 export type FaultKind =
-  | { type: "error"; status: FaultStatus; retryAfterSeconds?: number }
+  | { type: "error"; status: FaultStatus; retryAfterSeconds?: number; retryAfterDate?: boolean }
   | { type: "drop" }
   | { type: "slow"; delayMs: number }
   | { type: "ghost" }
-  | { type: "rateLimit"; perSecond: number; retryAfterSeconds?: number };
+  | CutOffFault
+  | { type: "rateLimit"; perSecond: number; retryAfterSeconds?: number; retryAfterDate?: boolean };
+
+/**
+ * The change is applied and its 2xx answer starts (status line, headers, part of the body), then
+ * the socket is destroyed. `contentLength` (default true) sends the full body's Content-Length, so
+ * a client can tell the body is incomplete; false sends none and no chunking (the body ends with
+ * the connection), so a client reads a complete-looking 2xx whose JSON is cut in the middle.
+ */
+export interface CutOffFault {
+  type: "cutOff";
+  contentLength?: boolean;
+}
 
 export interface FaultMatch {
   /** A PlatformClient method name, e.g. "createUser". */
@@ -36,7 +48,7 @@ export type FaultRule = FaultKind & {
 
 export interface FaultDecision {
   delayMs: number;
-  /** The fault that ends the request, if any (error, drop, ghost, or a tripped rate limit). */
+  /** The fault that ends the request, if any (error, drop, ghost, cutOff, or a tripped rate limit). */
   terminal?: FaultKind;
 }
 
@@ -60,16 +72,35 @@ function globToRegExp(glob: string): RegExp {
   return new RegExp(`^${source}$`);
 }
 
+/** Problems of the Retry-After options an error or rateLimit rule may carry. */
+function retryAfterProblem(rule: {
+  retryAfterSeconds?: unknown;
+  retryAfterDate?: unknown;
+}): string | undefined {
+  const seconds = rule.retryAfterSeconds;
+  if (seconds !== undefined && !(typeof seconds === "number" && seconds >= 0)) {
+    return "retryAfterSeconds must be a number >= 0";
+  }
+  if (rule.retryAfterDate !== undefined && typeof rule.retryAfterDate !== "boolean") {
+    return "retryAfterDate must be true or false";
+  }
+  return undefined;
+}
+
 function kindProblem(rule: FaultRule): string | undefined {
   switch (rule.type) {
     case "error":
       return (FAULT_STATUSES as readonly number[]).includes(rule.status)
-        ? undefined
+        ? retryAfterProblem(rule)
         : `error status must be one of ${FAULT_STATUSES.join(", ")}`;
     case "slow":
       return rule.delayMs >= 0 ? undefined : "slow needs delayMs >= 0";
     case "rateLimit":
-      return rule.perSecond > 0 ? undefined : "rateLimit needs perSecond > 0";
+      return rule.perSecond > 0 ? retryAfterProblem(rule) : "rateLimit needs perSecond > 0";
+    case "cutOff":
+      return rule.contentLength === undefined || typeof rule.contentLength === "boolean"
+        ? undefined
+        : "cutOff contentLength must be true or false";
     case "drop":
     case "ghost":
       return undefined;
@@ -146,6 +177,7 @@ export class FaultInjector {
             type: "rateLimit",
             perSecond: rule.perSecond,
             retryAfterSeconds: rule.retryAfterSeconds ?? 1,
+            ...(rule.retryAfterDate !== undefined ? { retryAfterDate: rule.retryAfterDate } : {}),
           };
         }
         continue;

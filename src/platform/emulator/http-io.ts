@@ -53,6 +53,40 @@ export function sendJson(
   res.end(text);
 }
 
+/**
+ * Starts a JSON answer and breaks it off (the cutOff fault): the status line, the headers and the
+ * first half of the body are written, then the socket is destroyed. With `contentLength` the
+ * header names the full body's length; without, the answer is neither sized nor chunked, so its
+ * body ends where the connection does. An answer without a body (204) has nothing to cut: it is
+ * sent whole. Resolves true when the answer was cut.
+ */
+export function sendCutOff(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  options: { scim?: boolean; headers?: Record<string, string>; contentLength: boolean },
+): Promise<boolean> {
+  if (body === undefined || status === 204) {
+    sendJson(res, status, body, options);
+    return Promise.resolve(false);
+  }
+  const bytes = Buffer.from(JSON.stringify(body), "utf8");
+  const headers: Record<string, string> = {
+    ...options.headers,
+    "Content-Type": options.scim ? "application/scim+json; charset=utf-8" : "application/json; charset=utf-8",
+  };
+  if (options.contentLength) headers["Content-Length"] = String(bytes.length);
+  // Neither sized nor chunked: Node closes the connection after such an answer (Connection: close).
+  else res.useChunkedEncodingByDefault = false;
+  res.writeHead(status, headers);
+  return new Promise((resolve) => {
+    res.write(bytes.subarray(0, Math.max(1, Math.floor(bytes.length / 2))), () => {
+      res.socket?.destroy();
+      resolve(true);
+    });
+  });
+}
+
 /** The error body: RFC 7644 §3.12 under /api/scim/v2, `{"error": {code, message}}` elsewhere. */
 export function errorBody(err: EmulatorError, scim: boolean): unknown {
   if (scim) {

@@ -5,7 +5,7 @@
  * Per request: inspection (/_emulator, no token) -> bearer token (401) -> exact route match
  * (404/405 + violation) -> faults (slow, 429/500/503, drop, rate limit) -> body and parameter
  * validation against the contract (400 + violation) -> handler -> answer (or, for a ghost write,
- * the socket is destroyed after the change is applied).
+ * the socket is destroyed after the change is applied; for a cut-off one, after part of its answer).
  */
 import {
   createServer as createHttpServer,
@@ -27,7 +27,7 @@ import { EmulatorError } from "./emulator-error.js";
 import { EmulatorState, type Handler } from "./emulator-state.js";
 import { faultError, unknownRoute } from "./fault-answers.js";
 import { FaultInjector, type FaultRule } from "./fault-injector.js";
-import { errorBody, parseJsonBody, readRawBody, sendJson } from "./http-io.js";
+import { errorBody, parseJsonBody, readRawBody, sendCutOff, sendJson } from "./http-io.js";
 import { handleInspection } from "./inspection-routes.js";
 import { RequestRecorder } from "./request-recorder.js";
 import { scimHandlers } from "./scim-handlers.js";
@@ -210,7 +210,7 @@ export class PlatformEmulator {
         await sleep(decision.delayMs);
       }
       const terminal = decision.terminal;
-      if (terminal && terminal.type !== "ghost") {
+      if (terminal && terminal.type !== "ghost" && terminal.type !== "cutOff") {
         fault = terminal.type;
         if (terminal.type === "drop") {
           req.socket.destroy();
@@ -244,7 +244,15 @@ export class PlatformEmulator {
           ? responseProblem(match.operation, result.status, result.body)
           : undefined;
       if (problem) throw new EmulatorError(500, "EMULATOR_BUG", problem);
-      if (result) {
+      if (result && terminal?.type === "cutOff") {
+        const contentLength = terminal.contentLength ?? true;
+        if (
+          await sendCutOff(res, result.status, result.body, { scim, headers: result.headers, contentLength })
+        ) {
+          fault = "cutOff";
+        }
+        record(result.status);
+      } else if (result) {
         sendJson(res, result.status, result.body, { scim, headers: result.headers });
         record(result.status);
       }

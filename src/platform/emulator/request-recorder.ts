@@ -12,7 +12,7 @@ export interface RequestLogEntry {
   /** 0 when no answer was sent (dropped connection or ghost write). */
   status: number;
   durationMs: number;
-  /** The injected fault, if any: "error", "drop", "slow", "ghost", "rateLimit". */
+  /** The injected fault, if any: "error", "drop", "slow", "ghost", "cutOff", "rateLimit". */
   fault?: string;
 }
 
