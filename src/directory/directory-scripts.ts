@@ -51,26 +51,81 @@ end
 /**
  * Create or update (replace, PATCH) a user or group, with an optional membership change.
  * ARGV: base, kind, id, mode(create|update), expectedGen(''=any), docJson, nameKey, externalId(''),
- *       emailsJson, nowIso, nowMs, dirtyKey, refKey, memberMode(none|change), guardJson(''=none),
- *       hasReplace(0|1), nReplace, nAdd, nRemove, ...ids
- * Returns {'ok', gen, created, modified, memberCount, userGroupIds} | {'notfound'} | {'version', gen} |
- *         {'conflict', 'name'|'externalId'} | {'unknown', {ids}} | {'exists'} | {'guard'}
+ *       emailsJson, nowIso, nowMs, dirtyKey, refKey, sameAt(''=none), memberMode(none|change),
+ *       guardJson(''=none), hasReplace(0|1), nReplace, nAdd, nRemove, ...ids
+ * `sameAt` is the generation at which the caller found the stored document equal to docJson. When
+ * the entity is still at that generation and the membership change leaves the member set as it is,
+ * the write changes nothing (the one "no change" rule, redis-directory-store.ts): nothing is
+ * written, the generation, modified time and dirty marker stay, the guard is neither checked nor
+ * applied, and the answer is 'unchanged'. Decided here, atomically with the member set it reads.
+ * Returns {'ok'|'unchanged', gen, created, modified, memberCount, userGroupIds} | {'notfound'} |
+ *         {'version', gen} | {'conflict', 'name'|'externalId'} | {'unknown', {ids}} | {'exists'} |
+ *         {'guard'}
  */
 export const PUT_ENTITY = `${COMMON}
 local h = KEYS[1]
 local base, kind, id, mode, expected = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local doc, nameKey, ext, emails = ARGV[6], ARGV[7], ARGV[8], ARGV[9]
-local nowIso, nowMs, dirty, ref, memberMode = ARGV[10], ARGV[11], ARGV[12], ARGV[13], ARGV[14]
-local guard = readGuard(ARGV[15])
+local nowIso, nowMs, dirty, ref, sameAt = ARGV[10], ARGV[11], ARGV[12], ARGV[13], ARGV[14]
+local memberMode = ARGV[15]
+local guard = readGuard(ARGV[16])
 local nameIdx = base .. (kind == 'user' and ':user:idx:userName' or ':group:idx:displayName')
 local extIdx = base .. ':' .. kind .. ':idx:externalId'
+local members = base .. ':group:' .. id .. ':members'
+
+local replace, add, remove = nil, {}, {}
+if memberMode == 'change' then
+  local nR, nA, nD = tonumber(ARGV[18]), tonumber(ARGV[19]), tonumber(ARGV[20])
+  local i = 21
+  if ARGV[17] == '1' then replace = {} end
+  for _ = 1, nR do replace[#replace + 1] = ARGV[i]; i = i + 1 end
+  for _ = 1, nA do add[#add + 1] = ARGV[i]; i = i + 1 end
+  for _ = 1, nD do remove[#remove + 1] = ARGV[i]; i = i + 1 end
+end
+
+-- Whether every id of a list is (want = true) or is not (want = false) in the group's member set.
+local function allMembership(list, want)
+  local i = 1
+  while i <= #list do
+    local chunk = {unpack(list, i, math.min(i + 499, #list))}
+    i = i + 500
+    for _, flag in ipairs(redis.call('SMISMEMBER', members, unpack(chunk))) do
+      if (flag == 1) ~= want then return false end
+    end
+  end
+  return true
+end
+
+-- Whether the membership change leaves the member set as it is: (replace or the current set),
+-- plus add, minus remove, equals the current set.
+local function keepsMembers()
+  if memberMode ~= 'change' then return true end
+  local removed = {}
+  for _, u in ipairs(remove) do removed[u] = true end
+  local kept, seen = {}, {}
+  for _, list in ipairs({replace or {}, add}) do
+    for _, u in ipairs(list) do
+      if not removed[u] and not seen[u] then seen[u] = true; kept[#kept + 1] = u end
+    end
+  end
+  if replace then
+    return #kept == redis.call('SCARD', members) and allMembership(kept, true)
+  end
+  return allMembership(kept, true) and allMembership(remove, false)
+end
 
 if mode == 'create' then
   if redis.call('EXISTS', h) == 1 then return {'exists'} end
 else
-  local cur = redis.call('HMGET', h, 'gen', 'tomb')
+  local cur = redis.call('HMGET', h, 'gen', 'tomb', 'created', 'modified')
   if not cur[1] or cur[2] then return {'notfound'} end
   if expected ~= '' and cur[1] ~= expected then return {'version', cur[1]} end
+  if sameAt ~= '' and cur[1] == sameAt and keepsMembers() then
+    local count, groups = 0, {}
+    if kind == 'group' then count = redis.call('SCARD', members) end
+    if kind == 'user' then groups = redis.call('SMEMBERS', base .. ':user:' .. id .. ':groups') end
+    return {'unchanged', tonumber(cur[1]), cur[3], cur[4], count, groups}
+  end
 end
 if guard and not guardHolds(guard) then return {'guard'} end
 
@@ -81,14 +136,7 @@ if ext ~= '' then
   if owner and owner ~= id then return {'conflict', 'externalId'} end
 end
 
-local replace, add, remove = nil, {}, {}
 if memberMode == 'change' then
-  local nR, nA, nD = tonumber(ARGV[17]), tonumber(ARGV[18]), tonumber(ARGV[19])
-  local i = 20
-  if ARGV[16] == '1' then replace = {} end
-  for _ = 1, nR do replace[#replace + 1] = ARGV[i]; i = i + 1 end
-  for _ = 1, nA do add[#add + 1] = ARGV[i]; i = i + 1 end
-  for _ = 1, nD do remove[#remove + 1] = ARGV[i]; i = i + 1 end
   local users = base .. ':user:ids'
   local unknown = {}
   local seen = {}
@@ -133,7 +181,6 @@ if guard then applyGuard(guard, id .. ':W/"' .. gen .. '"') end
 
 local memberCount = 0
 if kind == 'group' then
-  local members = base .. ':group:' .. id .. ':members'
   -- Members change in chunks: one SMISMEMBER and one SADD/SREM on the group's set per chunk, then
   -- the reverse link (each user's groups set) of only those that changed.
   local function change(list, linking)

@@ -23,6 +23,11 @@ interface DirectoryCommands {
 export interface PutOutcome {
   /** The entity changed since `expected` was read (only when an expected generation was given). */
   raced: boolean;
+  /**
+   * Nothing was written: the entity was still at `sameAt` and the membership change left its
+   * members as they were. The other fields describe the entity as it stands.
+   */
+  unchanged: boolean;
   generation: number;
   created: string;
   modified: string;
@@ -47,6 +52,12 @@ export interface PutRequest {
   mode: "create" | "update";
   /** The generation the write expects ("" = whatever is current). */
   expected: string;
+  /**
+   * The generation at which the caller found the stored document equal to `stored.doc` (omitted
+   * when it differs, or was not compared): at that generation, a write whose membership change
+   * keeps the members as they are changes nothing and is not applied (PutOutcome.unchanged).
+   */
+  sameAt?: number;
   stored: StoredDoc;
   members?: MembershipChange;
   guard?: WriteGuard;
@@ -56,7 +67,7 @@ function guardArg(guard: WriteGuard | undefined): string {
   return guard ? JSON.stringify(guard) : "";
 }
 
-/** memberMode, the guard (ARGV[15]), then the membership change. */
+/** memberMode, the guard (ARGV[16]), then the membership change. */
 function membershipArgs(change: MembershipChange | undefined, guard: string): ScriptArg[] {
   if (!change) return ["none", guard, 0, 0, 0, 0];
   const replace = change.replace ? [...new Set(change.replace)] : [];
@@ -120,6 +131,7 @@ export class DirectoryWriter {
       now.getTime(),
       dirtyKey(this.prefix),
       refKey({ source, kind, id }),
+      request.sameAt === undefined ? "" : String(request.sameAt),
       ...membershipArgs(request.members, guardArg(request.guard)),
     );
     const status = reply[0];
@@ -135,6 +147,7 @@ export class DirectoryWriter {
     if (status === "version") {
       return {
         raced: true,
+        unchanged: false,
         generation: Number(reply[1]),
         created: "",
         modified: "",
@@ -144,6 +157,7 @@ export class DirectoryWriter {
     }
     return {
       raced: false,
+      unchanged: status === "unchanged",
       generation: Number(reply[1]),
       created: String(reply[2]),
       modified: String(reply[3]),

@@ -92,6 +92,28 @@ export interface RedisDirectoryStoreOptions {
 
 type GroupMutation = { resource: Omit<ScimGroup, "id">; members?: MembershipChange };
 
+/**
+ * The one "no change" rule of every update, PUT or PATCH, user or group: a write changes nothing
+ * when the document it would store equals the stored one (sameDocument: the same data, whatever
+ * the order of its keys) and its membership change, if any, leaves the members as they are. Such a
+ * write is not applied: the resource, its version (ETag), lastModified, generation and dirty
+ * marker stay as they are, no sync is queued, and the caller gets the entity as it stands. If-Match
+ * is checked all the same, and an unknown id is still a 404.
+ *
+ * This is the document half: the generation at which `current` holds the same document as
+ * `stored`, or undefined when they differ. Without a membership change that settles it; with one,
+ * the write script gets this generation (`sameAt`) and decides atomically with the member set it
+ * reads: at another generation (a concurrent write), it writes as usual.
+ */
+function unchangedAt(
+  kind: EntityKind,
+  current: UserRecord | GroupRecord,
+  stored: StoredDoc,
+): number | undefined {
+  const before = kind === "user" ? storedUser(current.resource) : storedGroup(current.resource);
+  return sameDocument(stored.doc, before.doc) ? current.generation : undefined;
+}
+
 export class RedisDirectoryStore implements DirectoryStore {
   private readonly redis: Redis;
   private readonly prefix: string;
@@ -160,8 +182,8 @@ export class RedisDirectoryStore implements DirectoryStore {
         if (!current) throw new NotFoundError(`User ${id} not found`);
         checkIfMatch(current.generation, options?.ifMatch);
         const stored = storedUser(mutate(current));
-        // A write that changes nothing keeps the version and queues no sync.
-        if (sameDocument(stored.doc, storedUser(current.resource).doc)) return current;
+        // A user has no membership change: the document decides (unchangedAt).
+        if (unchangedAt("user", current, stored) !== undefined) return current;
         const expected = String(current.generation);
         const out = await this.write(
           "user",
@@ -230,11 +252,27 @@ export class RedisDirectoryStore implements DirectoryStore {
       const stored = storedGroup(resource);
       const base = sourceBase(this.prefix, source);
       const expected = await expectedGeneration(this.redis, "group", base, id, options?.ifMatch);
+      // Read only to tell whether the write changes anything; If-Match is checked by the script.
+      const current = (await readGroups(this.redis, base, [id], false))[0];
+      const sameAt = current === undefined ? undefined : unchangedAt("group", current, stored);
       const change = { replace: members };
-      const out = await this.write("group", source, id, "update", expected, stored, change);
+      const out = await this.write(
+        "group",
+        source,
+        id,
+        "update",
+        expected,
+        stored,
+        change,
+        undefined,
+        sameAt,
+      );
       if (out.raced) throw new PreconditionFailedError();
+      const written = [...new Set(members)].sort();
+      if (out.unchanged && current)
+        return groupFromWrite(id, storedGroup(current.resource).doc, out, written);
       await this.notify([{ source, kind: "group", id }]);
-      return groupFromWrite(id, stored.doc, out, [...new Set(members)].sort());
+      return groupFromWrite(id, stored.doc, out, written);
     });
   }
 
@@ -258,8 +296,9 @@ export class RedisDirectoryStore implements DirectoryStore {
         checkIfMatch(current.generation, options?.ifMatch);
         const next = mutate(current);
         const stored = storedGroup(next.resource);
-        if (!changesMembers(next.members) && sameDocument(stored.doc, storedGroup(current.resource).doc))
-          return current;
+        const sameAt = unchangedAt("group", current, stored);
+        // Without a membership change the document decides; with one, the script (unchangedAt).
+        if (sameAt !== undefined && !changesMembers(next.members)) return current;
         const expected = String(current.generation);
         const out = await this.write(
           "group",
@@ -270,11 +309,13 @@ export class RedisDirectoryStore implements DirectoryStore {
           stored,
           next.members,
           options?.guard,
+          sameAt,
         );
         if (out.raced) {
           if (options?.ifMatch) throw new PreconditionFailedError();
           continue;
         }
+        if (out.unchanged) return current;
         await this.notify([{ source, kind: "group", id }]);
         return groupFromWrite(id, stored.doc, out);
       }
@@ -372,9 +413,10 @@ export class RedisDirectoryStore implements DirectoryStore {
     stored: StoredDoc,
     members?: MembershipChange,
     guard?: WriteGuard,
+    sameAt?: number,
   ): Promise<PutOutcome> {
     const base = sourceBase(this.prefix, source);
-    return this.writer.put({ kind, source, base, id, mode, expected, stored, members, guard });
+    return this.writer.put({ kind, source, base, id, mode, expected, sameAt, stored, members, guard });
   }
 
   private findId(
