@@ -51,18 +51,84 @@ export function backoffDelay(attempt: number, options: BackoffOptions, random: (
 
 /**
  * Parses `Retry-After` (RFC 9110 §10.2.3): delay-seconds or an HTTP-date. Returns the wait in
- * ms from `nowMs` (never negative), or undefined when the header is missing or unreadable.
+ * ms from `nowMs` (never negative: a past date means now), or undefined when the header is
+ * missing or unreadable (the caller then backs off as usual).
  */
 export function parseRetryAfter(header: string | null | undefined, nowMs: number): number | undefined {
   if (header === null || header === undefined) return undefined;
   const value = header.trim();
   if (value === "") return undefined;
   if (/^\d+(\.\d+)?$/.test(value)) return Math.ceil(Number(value) * 1000);
-  // An HTTP-date names its weekday and month; anything else (e.g. "-5") is unreadable.
-  if (!/[A-Za-z]{3}/.test(value)) return undefined;
-  const date = Date.parse(value);
-  if (Number.isNaN(date)) return undefined;
-  return Math.max(0, date - nowMs);
+  const date = parseHttpDate(value, nowMs);
+  return date === undefined ? undefined : Math.max(0, date - nowMs);
+}
+
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+const DAY = "(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)";
+const LONG_DAY = "(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)";
+const MONTH = `(${MONTHS.join("|")})`;
+const TIME = "(\\d{2}):(\\d{2}):(\\d{2})";
+/** `Sun, 06 Nov 1994 08:49:37 GMT` */
+const IMF_FIXDATE = new RegExp(`^${DAY}, (\\d{2}) ${MONTH} (\\d{4}) ${TIME} GMT$`);
+/** `Sunday, 06-Nov-94 08:49:37 GMT` (obsolete) */
+const RFC_850 = new RegExp(`^${LONG_DAY}, (\\d{2})-${MONTH}-(\\d{2}) ${TIME} GMT$`);
+/** `Sun Nov  6 08:49:37 1994` (obsolete, ANSI C asctime; UTC) */
+const ASCTIME = new RegExp(`^${DAY} ${MONTH} ([ \\d]\\d) ${TIME} (\\d{4})$`);
+
+/**
+ * Parses an HTTP-date (RFC 9110 §5.6.7) in any of its three formats, always as UTC, to epoch ms;
+ * undefined for anything else. Not Date.parse: that reads a year out of any text ("foo 2099" is
+ * 2099-01-01), impossible dates ("31 Feb") roll over, and asctime is taken as local time.
+ * An RFC 850 two-digit year more than 50 years after `nowMs` is taken as the past century.
+ */
+export function parseHttpDate(value: string, nowMs = Date.now()): number | undefined {
+  const parts = httpDateParts(value, nowMs);
+  if (!parts) return undefined;
+  const month = MONTHS.indexOf(parts.month);
+  const [day, h, m, s] = [parts.day, parts.h, parts.m, parts.s].map(Number) as [
+    number,
+    number,
+    number,
+    number,
+  ];
+  if (h > 23 || m > 59 || s > 60) return undefined; // 60: a leap second
+  const date = new Date(Date.UTC(parts.year, month, day, h, m, Math.min(s, 59)));
+  // Date.UTC rolls an impossible day over (31 Feb is 3 Mar): refuse it instead.
+  if (date.getUTCMonth() !== month || date.getUTCDate() !== day) return undefined;
+  return date.getTime();
+}
+
+interface HttpDateParts {
+  day: string;
+  month: string;
+  year: number;
+  h: string;
+  m: string;
+  s: string;
+}
+
+function httpDateParts(value: string, nowMs: number): HttpDateParts | undefined {
+  const fixdate = IMF_FIXDATE.exec(value);
+  if (fixdate) {
+    const [, day = "", month = "", year = "", h = "", m = "", s = ""] = fixdate;
+    return { day, month, year: Number(year), h, m, s };
+  }
+  const rfc850 = RFC_850.exec(value);
+  if (rfc850) {
+    const [, day = "", month = "", yy = "", h = "", m = "", s = ""] = rfc850;
+    const thisYear = new Date(nowMs).getUTCFullYear();
+    // The year within 50 years ahead of now whose last two digits these are.
+    let year = Math.floor(thisYear / 100) * 100 + Number(yy);
+    if (year > thisYear + 50) year -= 100;
+    else if (year <= thisYear - 50) year += 100;
+    return { day, month, year, h, m, s };
+  }
+  const asctime = ASCTIME.exec(value);
+  if (asctime) {
+    const [, month = "", day = "", h = "", m = "", s = "", year = ""] = asctime;
+    return { day: day.trim(), month, year: Number(year), h, m, s };
+  }
+  return undefined;
 }
 
 export type RetryDecision =
