@@ -7,7 +7,14 @@ import { normalizePatchRequest } from "../../src/scim/dialects.js";
 import { applyGroupPatch, groupPatchNeedsMembers } from "../../src/scim/patch.js";
 import { projectResource } from "../../src/scim/projection.js";
 import { SCHEMA_LIST, type JsonObject } from "../../src/scim/scim-types.js";
-import { type ListParams, listParam, membersExcluded, parseListParams, projectionOf } from "./list-params.js";
+import {
+  type ListParams,
+  type Projection,
+  listParam,
+  membersExcluded,
+  parseListParams,
+  projectionOf,
+} from "./list-params.js";
 import { etagHeaders, ifMatchOf } from "./preconditions.js";
 import { renderGroup, scimBaseUrl } from "./scim-render.js";
 import { type ResourceHandlers, type ScimRouterDeps, requireObjectBody, sendScim } from "./scim-http.js";
@@ -52,23 +59,17 @@ export function createGroupHandlers({ directory, config }: ScimRouterDeps): Reso
     };
   };
 
-  const answer = async (req: Request, status: number, groupId: string) => {
-    const wanted = projectionOf(req);
+  const answer = async (req: Request, wanted: Projection, groupId: string) => {
     const record = await directory.getGroup(source(req), groupId, { withMembers: !membersExcluded(wanted) });
     if (!record) throw new NotFoundError(`Group ${groupId} not found`);
-    return {
-      body: projectResource(renderGroup(record, scimBaseUrl(req, source(req))), wanted),
-      record,
-      status,
-    };
+    return { body: projectResource(renderGroup(record, scimBaseUrl(req, source(req))), wanted), record };
   };
 
   /**
    * A create or replace answers from what the write returned (the group's members are exactly the
    * ones written), without reading the group back.
    */
-  const rendered = (req: Request, record: GroupRecord): JsonObject => {
-    const wanted = projectionOf(req);
+  const rendered = (req: Request, wanted: Projection, record: GroupRecord): JsonObject => {
     const shown = membersExcluded(wanted) ? { ...record, members: undefined } : record;
     return projectResource(renderGroup(shown, scimBaseUrl(req, source(req))), wanted);
   };
@@ -83,36 +84,39 @@ export function createGroupHandlers({ directory, config }: ScimRouterDeps): Reso
     create: async (req, res) => {
       const { resource, members } = toCanonicalGroup(requireObjectBody(req));
       checkGroupName(config, source(req), resource);
+      const wanted = projectionOf(req);
       const created = await directory.createGroup(source(req), resource, members);
-      const body = rendered(req, created);
+      const body = rendered(req, wanted, created);
       sendScim(res, 201, body, {
         Location: String((body.meta as JsonObject).location),
         ...etagHeaders(created.meta.version),
       });
     },
     get: async (req, res) => {
-      const { body, record } = await answer(req, 200, id(req));
+      const { body, record } = await answer(req, projectionOf(req), id(req));
       sendScim(res, 200, body, etagHeaders(record.meta.version));
     },
     replace: async (req, res) => {
       const body = requireObjectBody(req);
       const { resource, members } = toCanonicalGroup(body);
       checkGroupName(config, source(req), resource);
+      const wanted = projectionOf(req);
       if (statesAttribute(body, "members", "Group")) {
         const replaced = await directory.replaceGroup(source(req), id(req), resource, members, {
           ifMatch: ifMatchOf(req),
         });
-        sendScim(res, 200, rendered(req, replaced), etagHeaders(replaced.meta.version));
+        sendScim(res, 200, rendered(req, wanted, replaced), etagHeaders(replaced.meta.version));
         return;
       }
       // No members in the body: the group is replaced, its members stay (statesAttribute).
       await directory.updateGroup(source(req), id(req), () => ({ resource }), { ifMatch: ifMatchOf(req) });
       const read = await directory.getGroup(source(req), id(req), { withMembers: true });
       if (!read) throw new NotFoundError(`Group ${id(req)} not found`);
-      sendScim(res, 200, rendered(req, read), etagHeaders(read.meta.version));
+      sendScim(res, 200, rendered(req, wanted, read), etagHeaders(read.meta.version));
     },
     patch: async (req, res) => {
       const operations = normalizePatchRequest(requireObjectBody(req));
+      const wanted = projectionOf(req);
       const updated = await directory.updateGroup(
         source(req),
         id(req),
@@ -134,7 +138,7 @@ export function createGroupHandlers({ directory, config }: ScimRouterDeps): Reso
         sendScim(res, 204, undefined, etagHeaders(updated.meta.version));
         return;
       }
-      const { body, record } = await answer(req, 200, id(req));
+      const { body, record } = await answer(req, wanted, id(req));
       sendScim(res, 200, body, etagHeaders(record.meta.version));
     },
     remove: async (req, res) => {

@@ -1,6 +1,6 @@
 import type { Request } from "express";
 import { BadRequestError } from "../../src/errors.js";
-import { findKey } from "../../src/scim/attribute-schema.js";
+import { findKey, parseAttrPath } from "../../src/scim/attribute-schema.js";
 import { parseFilter } from "../../src/scim/filter-parser.js";
 import type { FilterNode } from "../../src/scim/filter-types.js";
 
@@ -26,11 +26,30 @@ export function listParam(source: Record<string, unknown>, name: string): unknow
   return key === undefined ? undefined : source[key];
 }
 
-function list(value: unknown): string[] | undefined {
+/**
+ * The names of an `attributes` or `excludedAttributes` parameter (RFC 7644 §3.4.2.5, §3.9): a
+ * comma-separated string, or a list of them (a SearchRequest's, or the parameter repeated in the
+ * query string); empty items and surrounding spaces are ignored. Anything else, or a name that is
+ * not an attribute path (RFC 7643 §2.1 ATTRNAME, optionally after a schema URN, with at most one
+ * `.subAttr`: parseAttrPath), is a 400 invalidValue, which RFC 7644 §3.12 lists for GET, query and
+ * create POST, PUT and PATCH (invalidPath is the PATCH "path" attribute's). A valid name that no
+ * schema has is kept: projection ignores it, and identity providers send such names.
+ */
+function attributeNames(value: unknown, name: string): string[] | undefined {
   if (value === undefined || value === null || value === "") return undefined;
-  const parts = (Array.isArray(value) ? value.map(String) : String(value).split(","))
+  const items = Array.isArray(value) ? value : [value];
+  if (!items.every((item) => typeof item === "string")) {
+    throw new BadRequestError(`${name} must be a string or a list of strings`, "invalidValue");
+  }
+  const parts = (items as string[])
+    .flatMap((item) => item.split(","))
     .map((s) => s.trim())
     .filter(Boolean);
+  for (const part of parts) {
+    if (parseAttrPath(part) === undefined) {
+      throw new BadRequestError(`${name}: "${part}" is not an attribute name or path`, "invalidValue");
+    }
+  }
   return parts.length > 0 ? parts : undefined;
 }
 
@@ -63,13 +82,16 @@ export function parseListParams(
     filter: filterText && filterText.trim() !== "" ? parseFilter(filterText, resourceType) : undefined,
     startIndex,
     count,
-    attributes: list(listParam(source, "attributes")),
-    excludedAttributes: list(listParam(source, "excludedAttributes")),
+    attributes: attributeNames(listParam(source, "attributes"), "attributes"),
+    excludedAttributes: attributeNames(listParam(source, "excludedAttributes"), "excludedAttributes"),
   };
 }
 
+/** The projection parameters of a request (RFC 7644 §3.9). */
+export type Projection = Pick<ListParams, "attributes" | "excludedAttributes">;
+
 /** True when the caller asked not to see a group's members (`excludedAttributes=members`). */
-export function membersExcluded(params: Pick<ListParams, "attributes" | "excludedAttributes">): boolean {
+export function membersExcluded(params: Projection): boolean {
   const excluded = params.excludedAttributes?.some((a) =>
     /^(urn:ietf:params:scim:schemas:core:2\.0:Group:)?members$/i.test(a),
   );
@@ -78,8 +100,11 @@ export function membersExcluded(params: Pick<ListParams, "attributes" | "exclude
   return Boolean(excluded) || notAsked;
 }
 
-/** `attributes` / `excludedAttributes` of a single-resource request (RFC 7644 §3.9). */
-export function projectionOf(req: Request): Pick<ListParams, "attributes" | "excludedAttributes"> {
+/**
+ * `attributes` / `excludedAttributes` of a single-resource request (RFC 7644 §3.9). A write reads
+ * them before it writes, so that a value that does not parse (400) leaves nothing written.
+ */
+export function projectionOf(req: Request): Projection {
   const query = req.query as Record<string, unknown>;
   const { attributes, excludedAttributes } = parseListParams({
     attributes: listParam(query, "attributes"),

@@ -35,26 +35,30 @@ export function createUserHandlers({ directory }: ScimRouterDeps): ResourceHandl
       sendScim(res, 200, await listWith(req, parseListParams(requireObjectBody(req), "User")));
     },
     create: async (req, res) => {
-      const record = await directory.createUser(source(req), toCanonicalUser(requireObjectBody(req)));
+      const resource = toCanonicalUser(requireObjectBody(req));
+      const wanted = projectionOf(req);
+      const record = await directory.createUser(source(req), resource);
       const out = renderUser(record, scimBaseUrl(req, source(req)));
-      sendScim(res, 201, projectResource(out, projectionOf(req)), {
+      sendScim(res, 201, projectResource(out, wanted), {
         Location: String((out.meta as JsonObject).location),
         ...etagHeaders(record.meta.version),
       });
     },
     get: async (req, res) => {
+      const wanted = projectionOf(req);
       const record = await directory.getUser(source(req), id(req));
       if (!record) throw new NotFoundError(`User ${id(req)} not found`);
       sendScim(
         res,
         200,
-        projectResource(renderUser(record, scimBaseUrl(req, source(req))), projectionOf(req)),
+        projectResource(renderUser(record, scimBaseUrl(req, source(req))), wanted),
         etagHeaders(record.meta.version),
       );
     },
     replace: async (req, res) => {
       const body = requireObjectBody(req);
       const next = toCanonicalUser(body); // a bad body is a 400 before the user is looked up
+      const wanted = projectionOf(req);
       // A body without `active` leaves the user's state as it is (statesAttribute).
       const keepsActive = !statesAttribute(body, "active", "User");
       const record = await directory.updateUser(
@@ -66,12 +70,13 @@ export function createUserHandlers({ directory }: ScimRouterDeps): ResourceHandl
       sendScim(
         res,
         200,
-        projectResource(renderUser(record, scimBaseUrl(req, source(req))), projectionOf(req)),
+        projectResource(renderUser(record, scimBaseUrl(req, source(req))), wanted),
         etagHeaders(record.meta.version),
       );
     },
     patch: async (req, res) => {
       const operations = normalizePatchRequest(requireObjectBody(req));
+      const wanted = projectionOf(req);
       const record = await directory.updateUser(
         source(req),
         id(req),
@@ -83,7 +88,7 @@ export function createUserHandlers({ directory }: ScimRouterDeps): ResourceHandl
       sendScim(
         res,
         200,
-        projectResource(renderUser(record, scimBaseUrl(req, source(req))), projectionOf(req)),
+        projectResource(renderUser(record, scimBaseUrl(req, source(req))), wanted),
         etagHeaders(record.meta.version),
       );
     },
