@@ -2,12 +2,17 @@
  * Several bridge processes behind one port (node:cluster, `server.processes` > 1). The primary runs
  * no bridge: it forks the workers, each of which runs exactly what a single `scim-bridge start`
  * runs, hands them their setup over IPC, restarts one that dies, stops them all on SIGTERM or
- * SIGINT, and aggregates their metrics for GET /metrics (prom-client's AggregatorRegistry). The
+ * SIGINT, and aggregates their metrics for GET /metrics (prom-client's AggregatorRegistry.aggregate). The
  * workers log to the shared stdout themselves. Its decisions are the small pure functions at the top; the rest is wiring.
  */
 import cluster, { type Worker } from "node:cluster";
 import { availableParallelism } from "node:os";
-import { AggregatorRegistry, type Registry } from "prom-client";
+import {
+  AggregatorRegistry,
+  type MetricObjectWithValues,
+  type MetricValue,
+  type Registry,
+} from "prom-client";
 import type { Logger } from "../observability/logger.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -90,6 +95,12 @@ const MSG = {
   setup: "scim-bridge:worker-setup",
   /** worker -> primary: `{url, adminUrl}`, its bridge started. */
   ready: "scim-bridge:worker-ready",
+  /** worker -> primary: it answers metricsCollect from now on. */
+  metricsServing: "scim-bridge:metrics-serving",
+  /** primary -> worker: `{id}`, send this process's metrics. */
+  metricsCollect: "scim-bridge:metrics-collect",
+  /** worker -> primary: `{id, metrics}` (prom-client's getMetricsAsJSON) or `{id, error}`. */
+  metricsPart: "scim-bridge:metrics-part",
   /** worker -> primary: `{id}`, a GET /metrics wants the cluster's metrics. */
   metricsRequest: "scim-bridge:metrics-request",
   /** primary -> worker: `{id, text}` or `{id, error}`. */
@@ -102,8 +113,74 @@ function isMessage(value: unknown, type: string): value is Message {
   return value !== null && typeof value === "object" && (value as Message).type === type;
 }
 
-/** How long a worker's GET /metrics waits for the primary (prom-client's own bound is 5 s). */
+/** How long the primary waits for the processes' metrics before the scrape fails. */
+export const GATHER_TIMEOUT_MS = 5_000;
+/** How long a worker's GET /metrics waits for the primary (longer than its gathering). */
 export const METRICS_TIMEOUT_MS = 6_000;
+
+type ProcessMetrics = Array<MetricObjectWithValues<MetricValue<string>>>;
+
+/**
+ * Primary: one scrape's gathering of every process's metrics. It waits only for the processes
+ * asked (those that said they serve metrics, so not one still loading its code), and stops
+ * waiting for one that exits: a scrape while a process is replaced answers with the processes
+ * alive. A process that does not answer within the time limit (hung) fails the scrape.
+ */
+export class MetricsGathering {
+  readonly #parts: ProcessMetrics[] = [];
+  readonly #waiting: Set<number>;
+  readonly #timer: NodeJS.Timeout;
+  #settled = false;
+
+  constructor(
+    asked: Iterable<number>,
+    private readonly settle: (result: { text: string } | { error: string }) => void,
+    timeoutMs = GATHER_TIMEOUT_MS,
+  ) {
+    this.#waiting = new Set(asked);
+    this.#timer = setTimeout(
+      () =>
+        this.#finish({ error: `${this.#waiting.size} process(es) did not answer within ${timeoutMs} ms` }),
+      timeoutMs,
+    );
+    this.#timer.unref();
+    this.#check();
+  }
+
+  /** A process's answer (its metrics, or why it has none). */
+  answer(workerId: number, part: { metrics?: unknown; error?: unknown }): void {
+    if (!this.#waiting.delete(workerId)) return;
+    if (Array.isArray(part.metrics)) this.#parts.push(part.metrics as ProcessMetrics);
+    else this.#finish({ error: `a process could not read its metrics: ${String(part.error)}` });
+    this.#check();
+  }
+
+  /** A process exited: its metrics are gone with it. */
+  gone(workerId: number): void {
+    if (this.#waiting.delete(workerId)) this.#check();
+  }
+
+  get settled(): boolean {
+    return this.#settled;
+  }
+
+  #check(): void {
+    if (this.#waiting.size > 0 || this.#settled) return;
+    AggregatorRegistry.aggregate(this.#parts)
+      .metrics()
+      .then(
+        (text) => this.#finish({ text }),
+        (err: unknown) => this.#finish({ error: (err as Error).message }),
+      );
+  }
+
+  #finish(result: { text: string } | { error: string }): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    clearTimeout(this.#timer);
+    this.settle(result);
+  }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Primary
@@ -124,6 +201,8 @@ interface Member {
   worker: Worker;
   pid: number | undefined;
   ready: boolean;
+  /** It answers metricsCollect (set up before it loads the bridge). */
+  servesMetrics: boolean;
   url?: string;
   adminUrl?: string;
 }
@@ -134,9 +213,10 @@ interface Member {
  */
 export function runClusterPrimary(options: ClusterPrimaryOptions): Promise<number> {
   const { logger, processes, policy = RESTART_POLICY } = options;
-  // Answers clusterMetrics() by asking every worker for its registry (they serve it, see
+  // A worker's metrics request is answered by asking every worker that serves its registry (see
   // serveMetricsToPrimary) and aggregating each metric by its own aggregator.
-  const aggregator = new AggregatorRegistry();
+  let nextGathering = 0;
+  const gatherings = new Map<number, MetricsGathering>();
   // Workers write to the primary's own stdout and stderr. Their loggers write whole lines of at most
   // PIPE_BUF bytes at a time (src/observability/logger.ts), which the kernel never interleaves; a
   // primary relaying their lines cost each request about 0.2 ms of CPU (the intake benchmark).
@@ -170,7 +250,7 @@ export function runClusterPrimary(options: ClusterPrimaryOptions): Promise<numbe
         }),
       );
       unclosed.add(closed);
-      const member: Member = { worker, pid: worker.process.pid, ready: false };
+      const member: Member = { worker, pid: worker.process.pid, ready: false, servesMetrics: false };
       members.set(worker.id, member);
       logger.info({ worker: worker.id, pid: member.pid }, "bridge process starting");
       worker.on("message", (message: unknown) => onMessage(member, message));
@@ -203,18 +283,30 @@ export function runClusterPrimary(options: ClusterPrimaryOptions): Promise<numbe
             "scim-bridge started",
           );
         }
+      } else if (isMessage(message, MSG.metricsServing)) {
+        member.servesMetrics = true;
       } else if (isMessage(message, MSG.metricsRequest)) {
         const id = message.id;
-        aggregator.clusterMetrics().then(
-          (text) => send(worker, { type: MSG.metricsAnswer, id, text }),
-          (err: unknown) => send(worker, { type: MSG.metricsAnswer, id, error: (err as Error).message }),
+        const gatheringId = nextGathering++;
+        const asked = [...members.values()].filter((m) => m.servesMetrics && m.worker.isConnected());
+        const gathering = new MetricsGathering(
+          asked.map((m) => m.worker.id),
+          (result) => {
+            gatherings.delete(gatheringId);
+            send(worker, { type: MSG.metricsAnswer, id, ...result });
+          },
         );
+        if (!gathering.settled) gatherings.set(gatheringId, gathering);
+        for (const m of asked) send(m.worker, { type: MSG.metricsCollect, id: gatheringId });
+      } else if (isMessage(message, MSG.metricsPart) && typeof message.id === "number") {
+        gatherings.get(message.id)?.answer(worker.id, { metrics: message.metrics, error: message.error });
       }
     };
 
     const onExit = (member: Member, code: number | null, signal: string | null) => {
       const { worker } = member;
       members.delete(worker.id);
+      for (const gathering of [...gatherings.values()]) gathering.gone(worker.id);
       const fields = { worker: worker.id, pid: member.pid, code, signal };
       if (stopping) {
         shutdownExits.push({ code, signal });
@@ -287,14 +379,19 @@ export function isClusterWorker(): boolean {
 }
 
 /**
- * Worker: answers the primary's requests for this process's metrics with `registry` (prom-client's
- * cluster protocol). Call it first thing, before the bridge starts, so that a scrape during a
- * restart finds the new process answering.
+ * Worker: answers the primary's requests for this process's metrics with `registry`. Call it first
+ * thing, before the bridge starts: the primary asks a process only once it has said it answers.
  */
 export function serveMetricsToPrimary(registry: Registry): void {
-  AggregatorRegistry.setRegistries([registry]);
-  // Constructing one adds prom-client's listener for the primary's requests (once per process).
-  new AggregatorRegistry();
+  process.on("message", (message: unknown) => {
+    if (!isMessage(message, MSG.metricsCollect) || typeof message.id !== "number") return;
+    const id = message.id;
+    registry.getMetricsAsJSON().then(
+      (metrics) => process.send?.({ type: MSG.metricsPart, id, metrics }),
+      (err: unknown) => process.send?.({ type: MSG.metricsPart, id, error: (err as Error).message }),
+    );
+  });
+  process.send?.({ type: MSG.metricsServing });
 }
 
 /** Worker: tells the primary it listens for its setup, and waits for it. */

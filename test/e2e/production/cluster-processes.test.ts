@@ -233,6 +233,50 @@ describe("scim-bridge start --processes 2 (node:cluster)", () => {
     expect(res.kind === "answer" && res.status).toBe(200);
   });
 
+  it("answers every /metrics scrape while a killed process is being replaced, from the processes alive", async () => {
+    const before = childPids(primary);
+    expect(before).toHaveLength(2);
+    const [victim] = before as [number, number];
+    const readyBefore = logLines(bridge, "bridge process ready").length;
+    process.kill(victim, "SIGKILL");
+    // A connection the primary hands to the process at the moment it dies is lost with it (node's
+    // round-robin cluster): this test starts once the primary has seen the exit.
+    await waitFor(
+      () => logLines(bridge, "bridge process exited unexpectedly").some((l) => Number(l.pid) === victim),
+      { timeoutMs: 5_000, intervalMs: 20, what: "the primary to see the process exit" },
+    );
+    // Scrape all through the replacement: while the dead process is gone, while the new one loads
+    // its code (connected to the primary but not answering it yet), and once it is ready. A scrape
+    // that waited for a process that will never answer took 5 s and answered 503.
+    const scrapes: Array<{ status: number | string; ms: number }> = [];
+    let readyAt: number | undefined;
+    const deadline = Date.now() + 15_000;
+    while (Date.now() < deadline && (readyAt === undefined || Date.now() < readyAt + 1_000)) {
+      const started = Date.now();
+      const res = await Promise.race([
+        call(port, { path: "/metrics" }),
+        new Promise<{ kind: "no answer in 4 s" }>((resolve) =>
+          setTimeout(() => resolve({ kind: "no answer in 4 s" }), 4_000),
+        ),
+      ]);
+      scrapes.push({ status: res.kind === "answer" ? res.status : res.kind, ms: Date.now() - started });
+      if (readyAt === undefined && logLines(bridge, "bridge process ready").length > readyBefore) {
+        readyAt = Date.now();
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(readyAt, "the replacement reported ready").toBeDefined();
+    expect(scrapes.length).toBeGreaterThan(10);
+    expect(
+      scrapes.filter((s) => s.status !== 200),
+      JSON.stringify(scrapes),
+    ).toEqual([]);
+    expect(Math.max(...scrapes.map((s) => s.ms))).toBeLessThan(2_500);
+    // Once the replacement is ready, a scrape counts both processes again.
+    const res = await call(port, { path: "/metrics" });
+    expect(res.kind === "answer" && res.status).toBe(200);
+  }, 30_000);
+
   it("SIGTERM stops every process and the primary exits 0 within the shutdown limit", async () => {
     const children = childPids(primary);
     expect(children).toHaveLength(2);

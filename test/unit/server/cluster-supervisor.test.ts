@@ -1,5 +1,7 @@
+import { Counter, Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import {
+  MetricsGathering,
   RESTART_POLICY,
   type WorkerExit,
   decideOnWorkerExit,
@@ -81,5 +83,60 @@ describe("shutdownExitCode", () => {
       shutdownExitCode({ exits: [{ code: null, signal: "SIGKILL" }], killed: false, failed: false }),
     ).toBe(1);
     expect(shutdownExitCode({ exits: [clean], killed: false, failed: true })).toBe(1);
+  });
+});
+
+describe("MetricsGathering", () => {
+  /** One process's metrics (getMetricsAsJSON) with a counter at `value`. */
+  async function part(value: number) {
+    const registry = new Registry();
+    new Counter({ name: "scim_test_total", help: "t", registers: [registry] }).inc(value);
+    return registry.getMetricsAsJSON();
+  }
+
+  function gather(asked: number[], timeoutMs = 1_000) {
+    let settle!: (result: { text: string } | { error: string }) => void;
+    const result = new Promise<{ text: string } | { error: string }>((resolve) => {
+      settle = resolve;
+    });
+    return { gathering: new MetricsGathering(asked, settle, timeoutMs), result };
+  }
+
+  it("sums the processes' answers once every process asked has answered", async () => {
+    const { gathering, result } = gather([1, 2]);
+    gathering.answer(1, { metrics: await part(2) });
+    expect(gathering.settled).toBe(false);
+    gathering.answer(2, { metrics: await part(3) });
+    expect(await result).toEqual({ text: expect.stringContaining("scim_test_total 5") });
+  });
+
+  it("stops waiting for a process that exits, and answers with the processes alive", async () => {
+    const { gathering, result } = gather([1, 2]);
+    gathering.answer(1, { metrics: await part(2) });
+    gathering.gone(2);
+    expect(await result).toEqual({ text: expect.stringContaining("scim_test_total 2") });
+  });
+
+  it("answers at once when no process serves metrics yet", async () => {
+    const { result } = gather([]);
+    expect(await result).toEqual({ text: "\n" });
+  });
+
+  it("fails when a process cannot read its metrics, or one does not answer in time", async () => {
+    const failing = gather([1, 2]);
+    failing.gathering.answer(1, { error: "boom" });
+    expect(await failing.result).toEqual({ error: expect.stringContaining("boom") });
+
+    const hung = gather([1, 2], 30);
+    hung.gathering.answer(1, { metrics: await part(1) });
+    expect(await hung.result).toEqual({ error: expect.stringMatching(/1 process\(es\) did not answer/) });
+  });
+
+  it("ignores an answer from a process it did not ask, or a second one", async () => {
+    const { gathering, result } = gather([1]);
+    gathering.answer(7, { metrics: await part(100) });
+    gathering.answer(1, { metrics: await part(1) });
+    gathering.answer(1, { metrics: await part(1) });
+    expect(await result).toEqual({ text: expect.stringContaining("scim_test_total 1") });
   });
 });
