@@ -182,7 +182,7 @@ export class PlatformEmulator {
     const match = matchRoute(method, path);
     const operation = match.kind === "operation" ? match.operation.name : null;
     let fault: string | undefined;
-    const record = (status: number) =>
+    const record = (status: number, retryAfter?: string) =>
       this.recorder.record({
         time: new Date().toISOString(),
         method,
@@ -191,11 +191,12 @@ export class PlatformEmulator {
         status,
         durationMs: Math.round((performance.now() - started) * 100) / 100,
         ...(fault ? { fault } : {}),
+        ...(retryAfter !== undefined ? { retryAfter } : {}),
       });
     const fail = (err: EmulatorError) => {
       if (err.violation) this.recorder.violation({ method, path, operation, reason: err.message });
       sendJson(res, err.status, errorBody(err, scim), { scim, headers: err.headers });
-      record(err.status);
+      record(err.status, err.headers["Retry-After"]);
     };
     try {
       if (req.headers.authorization !== `Bearer ${this.options.token}`) {

@@ -14,6 +14,8 @@ export interface RequestLogEntry {
   durationMs: number;
   /** The injected fault, if any: "error", "drop", "slow", "ghost", "cutOff", "rateLimit". */
   fault?: string;
+  /** The answer's Retry-After header, when it sent one (seconds or an HTTP-date). */
+  retryAfter?: string;
 }
 
 export interface ContractViolation {

@@ -192,6 +192,7 @@ describe("emulator: Retry-After as an HTTP-date (retryAfterDate)", () => {
     expect(date % 1000).toBe(0);
     expect(date).toBeGreaterThanOrEqual(before + 3000);
     expect(date).toBeLessThanOrEqual(Math.ceil((after + 3000) / 1000) * 1000);
+    expect(h.emulator.requests()[0]).toMatchObject({ status: 503, fault: "error", retryAfter: header });
   });
 
   it("dates a 429's default second and a rate limit's Retry-After too; seconds stay the default", async () => {
