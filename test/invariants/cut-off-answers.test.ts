@@ -26,6 +26,9 @@ describe.each([
   { contentLength: false, mode: "without a Content-Length (a complete-looking 2xx, its JSON cut)" },
 ])("a write applied whose 2xx answer is cut off, $mode", ({ contentLength }) => {
   let h: TestBridge;
+  /** Every platform user (SCIM JSON; userName and the fields these tests read). */
+  const platformUsers = () =>
+    h.emulator.state().users as Array<{ id: string; userName: string } & Record<string, unknown>>;
   beforeAll(async () => {
     h = await startTestBridge(`inv-cut-off-${contentLength}`, {
       sources: {
@@ -66,7 +69,7 @@ describe.each([
     const user = await h.scim("okta").createUser("ann@example.com", { displayName: "Ann" });
     await expectConverged();
     expect(cutFired("createUser")).toBe(1);
-    const users = h.emulator.state().users.filter((u) => u.userName === "ann@example.com");
+    const users = platformUsers().filter((u) => u.userName === "ann@example.com");
     expect(users).toHaveLength(1);
     expect(users[0]).toMatchObject({ displayName: "Ann", active: true });
     const status = await h.admin().get(`/sources/okta/users/${user.id}`);
@@ -86,7 +89,7 @@ describe.each([
     expect(cutFired("patchUser")).toBe(1);
     await scim.patchUser(user.id, [{ op: "replace", path: "displayName", value: "Rob" }]);
     await expectConverged();
-    const users = h.emulator.state().users.filter((u) => /^(bob|robert)@/.test(u.userName));
+    const users = platformUsers().filter((u) => /^(bob|robert)@/.test(u.userName));
     expect(users.map((u) => [u.userName, u.displayName])).toEqual([["robert@example.com", "Rob"]]);
   });
 
@@ -129,7 +132,7 @@ describe.each([
 
   it("patchGroup (204, nothing to cut; a ghost instead): member chunks added and removed, then the group deleted", async () => {
     const scim = h.scim("okta");
-    const people = [];
+    const people: Array<{ id: string; userName: string }> = [];
     for (let i = 0; i < 120; i++) people.push(await scim.createUser(`m${i}@members.example`));
     const group = await scim.createGroup("Members", []);
     await expectConverged();
@@ -158,12 +161,12 @@ describe.each([
     expect((await scim.deleteGroup(group.id)).status).toBe(204);
     await expectConverged();
     expect(h.emulator.state().groups.filter((g) => g.displayName === "Members")).toEqual([]);
-    expect(h.emulator.state().users.filter((u) => u.userName.endsWith("@members.example"))).toHaveLength(120);
+    expect(platformUsers().filter((u) => u.userName.endsWith("@members.example"))).toHaveLength(120);
   });
 
   it("bulkUsers DEACTIVATE and ACTIVATE: every user of the call ends in the state asked for", async () => {
     const scim = h.scim("okta");
-    const users = [];
+    const users: Array<{ id: string; userName: string }> = [];
     for (const n of ["eve", "fay", "gus"]) users.push(await scim.createUser(`${n}@example.com`));
     await expectConverged();
     const active = () => users.map((u) => h.platformUsers().get(u.userName)?.active);
@@ -186,16 +189,16 @@ describe.each([
 
   it("bulkUsers DELETE: the users are gone, their records purged, nothing dead-lettered", async () => {
     const scim = h.scim("purge"); // onDelete: delete
-    const users = [];
+    const users: Array<{ id: string; userName: string }> = [];
     for (const n of ["hal", "ivy"]) users.push(await scim.createUser(`${n}@purge.example`));
     await expectConverged();
-    expect(h.emulator.state().users.filter((u) => u.userName.endsWith("@purge.example"))).toHaveLength(2);
+    expect(platformUsers().filter((u) => u.userName.endsWith("@purge.example"))).toHaveLength(2);
 
     cutOff("bulkUsers");
     for (const u of users) expect((await scim.deleteUser(u.id)).status).toBe(204);
     await expectConverged();
     expect(cutFired("bulkUsers")).toBeGreaterThanOrEqual(1);
-    expect(h.emulator.state().users.filter((u) => u.userName.endsWith("@purge.example"))).toEqual([]);
+    expect(platformUsers().filter((u) => u.userName.endsWith("@purge.example"))).toEqual([]);
     for (const u of users) {
       expect((await h.admin().get(`/sources/purge/users/${u.id}`)).status).toBe(404);
     }
@@ -214,14 +217,14 @@ describe.each([
     await waitFor(() => cutFired("bulkUsers") - before >= 5, { what: "the flush attempt to give up" });
     h.emulator.clearFaults();
     await expectConverged();
-    expect(h.emulator.state().users.filter((u) => u.userName === "jo@purge.example")).toEqual([]);
+    expect(platformUsers().filter((u) => u.userName === "jo@purge.example")).toEqual([]);
     expect(h.platformUsers().get("kim@purge.example")?.active).toBe(false);
     expect((await h.admin().get(`/sources/purge/users/${kept.id}`)).body.state).toBe("synced");
   });
 
   it("embed groups: create, members added in chunks, renamed, members removed, deleted; each write cut off", async () => {
     const scim = h.scim("portal");
-    const people = [];
+    const people: Array<{ id: string; userName: string }> = [];
     for (let i = 0; i < 130; i++) {
       people.push(await scim.createUser(`p${i}@acme.example`, { externalId: `ext-p${i}` }));
     }

@@ -11,6 +11,9 @@ import { waitFor } from "../helpers/redis-test-prefix.js";
  */
 describe("a 429 or 503 with an HTTP-date Retry-After, end to end", () => {
   let h: TestBridge;
+  /** Every platform user (SCIM JSON; userName and the fields these tests read). */
+  const platformUsers = () =>
+    h.emulator.state().users as Array<{ id: string; userName: string } & Record<string, unknown>>;
   beforeAll(async () => {
     h = await startTestBridge("inv-retry-after-date", {
       sources: { okta: { tokens: ["okta-token"] } },
@@ -83,7 +86,7 @@ describe("a 429 or 503 with an HTTP-date Retry-After, end to end", () => {
     expect(pause.later.filter((r) => r.operation === "createUser")).toHaveLength(names.length);
     for (const r of pause.later) expect(arrival(r)).toBeGreaterThanOrEqual(pause.until - SLACK_MS);
 
-    const created = h.emulator.state().users.filter((u) => u.userName.endsWith("@dates.example"));
+    const created = platformUsers().filter((u) => u.userName.endsWith("@dates.example"));
     expect(created.map((u) => u.userName).sort()).toEqual(names);
   });
 
@@ -132,7 +135,7 @@ describe("a 429 or 503 with an HTTP-date Retry-After, end to end", () => {
     for (const pause of pauses) {
       for (const r of pause.later) expect(arrival(r)).toBeGreaterThanOrEqual(pause.until - SLACK_MS);
     }
-    const created = h.emulator.state().users.filter((u) => /^r\d@dates\.example$/.test(u.userName));
+    const created = platformUsers().filter((u) => /^r\d@dates\.example$/.test(u.userName));
     expect(created.map((u) => u.userName).sort()).toEqual(names);
   });
 });
