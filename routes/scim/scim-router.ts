@@ -10,13 +10,19 @@ import { scimAuthentication } from "./scim-auth.js";
 import { scimJsonBody } from "./scim-body.js";
 import { scimErrorHandler, sendScimError } from "./scim-errors.js";
 import { scimBaseUrl } from "./scim-render.js";
+import { createRootHandlers } from "./root-handlers.js";
 import { type ScimRoute, matchScimRoute, scimTargetOf, templateOf } from "./scim-routes.js";
 import { createUserHandlers } from "./user-handlers.js";
 
 export type { ResourceHandlers, ScimRouterDeps };
 
+/** `/scim/v2` and `/scim/v2/`, with or without a query string. */
+const NO_SOURCE = /^\/scim\/v2\/?(?:\?|$)/i;
+
 /** Names a SCIM request for metrics: resource and operation, never ids. */
 export function operationOf(method: string, path: string): { resource: string; operation: string } {
+  // The server root's queries (GET /, POST /.search) span every resource type.
+  if (path === "/" || /^\/\.search\/?$/i.test(path)) return { resource: "root", operation: "list" };
   const [, resource = "unknown", rest] = /^\/([^/]+)(\/.*)?$/.exec(path) ?? [];
   if (rest === "/.search") return { resource, operation: "list" };
   const withId = rest !== undefined && rest !== "/";
@@ -59,6 +65,11 @@ export function createScimRouter(deps: ScimRouterDeps): RequestHandler {
     }
     return chain;
   };
+  const root = createRootHandlers(deps);
+  const rootChains = {
+    list: series([...guard, root.list]),
+    search: series([...guard, body, root.search]),
+  };
   const guarded = (answer: RequestHandler) => series([...guard, answer]);
   const notImplemented = guarded((_req, res) =>
     sendScimError(res, 501, "Not implemented by this service provider"),
@@ -68,7 +79,11 @@ export function createScimRouter(deps: ScimRouterDeps): RequestHandler {
 
   return (req: Request, res: Response, next: NextFunction) => {
     const target = scimTargetOf(req.originalUrl);
-    if (target === undefined) return next();
+    if (target === undefined) {
+      // The SCIM prefix without a source names no service provider: a SCIM 404 all the same.
+      if (NO_SOURCE.test(req.originalUrl)) return sendScimError(res, 404, "No such SCIM endpoint");
+      return next();
+    }
     const { source, rest } = target;
     if (!Object.hasOwn(config.sources, source)) return sendScimError(res, 404, "No such SCIM endpoint");
     const route = matchScimRoute(req.method, rest);
@@ -96,6 +111,8 @@ export function createScimRouter(deps: ScimRouterDeps): RequestHandler {
     switch (route.kind) {
       case "resource":
         return run(chainOf(route));
+      case "root":
+        return run(rootChains[route.action]);
       case "discovery":
         return run((rq, rs) => discovery(rq, rs, source, route));
       case "notAllowed": {

@@ -17,6 +17,8 @@ export type ScimRoute =
       /** Whether the handler reads a JSON body. */
       body: boolean;
     }
+  /** A query at the server root (RFC 7644 §3.4.2.1): GET / (list), POST /.search (search). */
+  | { kind: "root"; action: "list" | "search"; body: boolean }
   /** A known path, a method it does not serve: 405 with `Allow` (`open`: before authentication). */
   | { kind: "notAllowed"; allow: string; open?: boolean }
   /** /Bulk and /Me: 501. */
@@ -56,12 +58,22 @@ const SEARCH_ALLOW = "POST";
 
 /** The route of `method` on `rest` (ScimTarget.rest). */
 export function matchScimRoute(method: string, rest: string): ScimRoute {
+  const verb = method === "HEAD" ? "GET" : method;
+  if (rest === "/") {
+    return verb === "GET"
+      ? { kind: "root", action: "list", body: false }
+      : { kind: "notAllowed", allow: "GET" };
+  }
   // One trailing slash is allowed (express's non-strict routing); "/Users//" is not "/Users".
   const path = rest.length > 1 && rest.endsWith("/") ? rest.slice(0, -1) : rest;
   const segments = path.split("/"); // segments[0] is "" (the path starts with "/")
   const first = segments[1]?.toLowerCase() ?? "";
   const count = segments.length - 1;
-  const verb = method === "HEAD" ? "GET" : method;
+
+  if (count === 1 && first === ".search") {
+    if (verb === "POST") return { kind: "root", action: "search", body: true };
+    return { kind: "notAllowed", allow: SEARCH_ALLOW };
+  }
 
   if (first === "serviceproviderconfig" || first === "resourcetypes" || first === "schemas") {
     const endpoint =
@@ -119,10 +131,13 @@ export function templateOf(route: ScimRoute, rest: string): string | undefined {
       }`;
     case "discovery":
       return `/scim/v2/:source/${route.endpoint}${route.id === undefined ? "" : "/:id"}`;
+    case "root":
+      return route.action === "search" ? "/scim/v2/:source/.search" : "/scim/v2/:source/";
     case "notAllowed":
     case "notImplemented": {
       // Known paths only, so the label set stays bounded.
       const [, first = "", second] = rest.split("/");
+      if (rest === "/") return "/scim/v2/:source/";
       const name = canonicalName(first);
       if (name === undefined) return undefined;
       if (second === undefined || second === "") return `/scim/v2/:source/${name}`;
@@ -134,6 +149,7 @@ export function templateOf(route: ScimRoute, rest: string): string | undefined {
 }
 
 const CANONICAL: Record<string, string> = {
+  ".search": ".search",
   users: "Users",
   groups: "Groups",
   bulk: "Bulk",

@@ -50,7 +50,7 @@ describe("SCIM routing", () => {
     expect(source.status).toBe(404);
     expect(source.body.schemas).toEqual([ERROR]);
     for (const path of [
-      "/scim/v2/okta",
+      "/scim/v2/okta//",
       "/scim/v2/okta/Devices",
       "/scim/v2/okta/Users/a/b",
       "/scim/v2/okta/Users//",

@@ -1,6 +1,7 @@
 /** routes/scim/scim-routes.ts: the SCIM routing table, decided from method and path alone. */
 import { describe, expect, it } from "vitest";
 import { matchScimRoute, scimTargetOf, templateOf } from "../../../routes/scim/scim-routes.js";
+import { operationOf } from "../../../routes/scim/scim-router.js";
 
 describe("scimTargetOf", () => {
   it("splits /scim/v2/<source>/<rest>, the prefix in any case, without the query string", () => {
@@ -85,11 +86,34 @@ describe("matchScimRoute", () => {
   it("answers 501 for /Bulk and /Me, 404 for everything else", () => {
     expect(matchScimRoute("POST", "/Bulk")).toEqual({ kind: "notImplemented" });
     expect(matchScimRoute("GET", "/Me")).toEqual({ kind: "notImplemented" });
-    expect(matchScimRoute("GET", "/")).toEqual({ kind: "notFound" });
+    expect(matchScimRoute("GET", "//")).toEqual({ kind: "notFound" });
     expect(matchScimRoute("GET", "/Users//")).toEqual({ kind: "notFound" });
     expect(matchScimRoute("GET", "/Users/a/b")).toEqual({ kind: "notFound" });
     expect(matchScimRoute("GET", "/Devices")).toEqual({ kind: "notFound" });
     expect(matchScimRoute("GET", "/Me/x")).toEqual({ kind: "notFound" });
+  });
+});
+
+describe("matchScimRoute at the server root (RFC 7644 §3.4.2.1, §3.4.3)", () => {
+  it("GET / is a query of every resource type, POST /.search a search; other methods 405 with Allow", () => {
+    expect(matchScimRoute("GET", "/")).toEqual({ kind: "root", action: "list", body: false });
+    expect(matchScimRoute("HEAD", "/")).toEqual({ kind: "root", action: "list", body: false });
+    expect(matchScimRoute("POST", "/.search")).toEqual({ kind: "root", action: "search", body: true });
+    expect(matchScimRoute("POST", "/.SEARCH/")).toEqual({ kind: "root", action: "search", body: true });
+    expect(matchScimRoute("POST", "/")).toEqual({ kind: "notAllowed", allow: "GET" });
+    expect(matchScimRoute("GET", "/.search")).toEqual({ kind: "notAllowed", allow: "POST" });
+    expect(matchScimRoute("POST", "/.search/x")).toEqual({ kind: "notFound" });
+  });
+
+  it("labels them, and counts them as the root's list operation", () => {
+    const label = (method: string, rest: string) => templateOf(matchScimRoute(method, rest), rest);
+    expect(label("GET", "/")).toBe("/scim/v2/:source/");
+    expect(label("POST", "/.search")).toBe("/scim/v2/:source/.search");
+    expect(label("DELETE", "/")).toBe("/scim/v2/:source/");
+    expect(label("GET", "/.search")).toBe("/scim/v2/:source/.search");
+    expect(operationOf("POST", "/.search")).toEqual({ resource: "root", operation: "list" });
+    expect(operationOf("GET", "/")).toEqual({ resource: "root", operation: "list" });
+    expect(operationOf("POST", "/Users/.search")).toEqual({ resource: "Users", operation: "list" });
   });
 });
 
