@@ -49,7 +49,8 @@ export interface WriteOptions {
  * field `n`, "0" when absent), and then, in the same script, `fields` are set on it, `n` is
  * incremented and its TTL renewed. Otherwise the write changes nothing and throws
  * PreconditionFailedError, and the caller decides again. A write that would change nothing
- * (same document) returns the current record without applying the guard.
+ * (same document, same members: redis-directory-store.ts, unchangedAt) returns the current record
+ * without checking or applying the guard.
  */
 export interface WriteGuard {
   key: string;
@@ -125,7 +126,8 @@ export interface DirectoryStore {
   ): Promise<UserRecord>;
   /**
    * Read-modify-write (PATCH): `mutate` gets the current resource and returns the next one; the
-   * store writes it only if nobody wrote in between (it retries `mutate` on a race).
+   * store writes it only if nobody wrote in between (it retries `mutate` on a race). A write that
+   * changes nothing is not applied (no new version, no sync): the user is returned as it stands.
    */
   updateUser(
     source: string,
@@ -149,7 +151,10 @@ export interface DirectoryStore {
     options?: { guard?: WriteGuard },
   ): Promise<GroupRecord>;
   getGroup(source: string, id: string, options?: { withMembers?: boolean }): Promise<GroupRecord | null>;
-  /** Returns the group with `members` (the ids written, sorted), as createGroup does. */
+  /**
+   * Returns the group with `members` (the ids written, sorted), as createGroup does. The same
+   * document and members change nothing: not applied, the group is returned as it stands.
+   */
   replaceGroup(
     source: string,
     id: string,
@@ -162,6 +167,8 @@ export interface DirectoryStore {
    * change are applied together, atomically. Unknown member ids throw BadRequestError (invalidValue).
    * With `withMembers`, `mutate` sees the members too; the write still applies only if the group's
    * generation (which every membership change bumps) is the one read, else `mutate` runs again.
+   * A change that leaves the document and the members as they are is not applied (no new
+   * version, no sync): the group is returned as read.
    */
   updateGroup(
     source: string,
