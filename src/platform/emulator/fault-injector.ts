@@ -109,6 +109,7 @@ function kindProblem(rule: FaultRule): string | undefined {
   }
 }
 
+/** Why a rule cannot be applied (unknown type, bad status, missing numbers), or undefined. */
 function ruleProblem(rule: FaultRule): string | undefined {
   if (!rule || typeof rule !== "object") return "not an object";
   if (rule.probability !== undefined && !(rule.probability >= 0 && rule.probability <= 1)) {
@@ -118,6 +119,14 @@ function ruleProblem(rule: FaultRule): string | undefined {
     return "count must be a whole number";
   }
   return kindProblem(rule);
+}
+
+/** Throws on the first rule that cannot apply (all or nothing for a list). */
+export function assertRules(rules: readonly FaultRule[]): void {
+  for (const rule of rules) {
+    const problem = ruleProblem(rule);
+    if (problem) throw new Error(`fault rule: ${problem}`);
+  }
 }
 
 export class FaultInjector {
@@ -132,8 +141,7 @@ export class FaultInjector {
 
   /** Adds a rule; throws on a rule it cannot apply (unknown type, bad status, missing numbers). */
   add(rule: FaultRule): void {
-    const problem = ruleProblem(rule);
-    if (problem) throw new Error(`fault rule: ${problem}`);
+    assertRules([rule]);
     this.rules.push({
       rule,
       remaining: rule.count ?? Number.POSITIVE_INFINITY,
@@ -142,7 +150,9 @@ export class FaultInjector {
     });
   }
 
+  /** Replaces every rule; throws, changing nothing, when any of them cannot apply. */
   set(rules: FaultRule[]): void {
+    assertRules(rules);
     this.clear();
     for (const rule of rules) this.add(rule);
   }

@@ -15,7 +15,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { EmulatorError } from "./emulator-error.js";
-import type { FaultRule } from "./fault-injector.js";
+import { assertRules, type FaultRule } from "./fault-injector.js";
 import { errorBody, parseJsonBody, readRawBody, sendJson } from "./http-io.js";
 import type { ContractViolation, RequestLogEntry, RequestStats } from "./request-recorder.js";
 import type { DriftAction, SeedData, SeedResult } from "./state-control.js";
@@ -63,9 +63,12 @@ export async function handleInspection(
       }
       case "GET /_emulator/faults":
         return sendJson(res, 200, { faults: emulator.faults() });
-      case "POST /_emulator/faults":
-        for (const rule of Array.isArray(body) ? body : [body]) emulator.addFault(rule as FaultRule);
+      case "POST /_emulator/faults": {
+        const rules = (Array.isArray(body) ? body : [body]) as FaultRule[];
+        assertRules(rules); // all or nothing
+        for (const rule of rules) emulator.addFault(rule);
         return sendJson(res, 200, { faults: emulator.faults() });
+      }
       case "PUT /_emulator/faults":
         emulator.setFaults((Array.isArray(body) ? body : []) as FaultRule[]);
         return sendJson(res, 200, { faults: emulator.faults() });

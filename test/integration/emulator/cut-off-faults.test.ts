@@ -241,3 +241,31 @@ describe("emulator: Retry-After as an HTTP-date (retryAfterDate)", () => {
     expect(h.emulator.faults()).toEqual([]);
   });
 });
+
+describe("emulator: a list of fault rules is taken all or nothing", () => {
+  const send = (method: string, body: unknown) =>
+    fetch(`${h.url}/_emulator/faults`, {
+      method,
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+  const kept = { type: "error", status: 503, match: { operation: "listUsers" } } as const;
+
+  it("POST of a list with one bad rule adds none of them", async () => {
+    h.emulator.addFault(kept);
+    const res = await send("POST", [{ type: "cutOff" }, { type: "cutOff", contentLength: "no" }]);
+    expect(res.status).toBe(400);
+    expect(h.emulator.faults()).toEqual([kept]);
+  });
+
+  it("PUT (and setFaults) of a list with one bad rule keeps the rules in place", async () => {
+    h.emulator.addFault(kept);
+    const res = await send("PUT", [{ type: "ghost" }, { type: "error", status: 418 }]);
+    expect(res.status).toBe(400);
+    expect(h.emulator.faults()).toEqual([kept]);
+    expect(() => h.emulator.setFaults([{ type: "drop" }, { type: "explode" } as never])).toThrow(
+      /unknown type/,
+    );
+    expect(h.emulator.faults()).toEqual([kept]);
+  });
+});
