@@ -79,7 +79,8 @@ const ASCTIME = new RegExp(`^${DAY} ${MONTH} ([ \\d]\\d) ${TIME} (\\d{4})$`);
  * Parses an HTTP-date (RFC 9110 §5.6.7) in any of its three formats, always as UTC, to epoch ms;
  * undefined for anything else. Not Date.parse: that reads a year out of any text ("foo 2099" is
  * 2099-01-01), impossible dates ("31 Feb") roll over, and asctime is taken as local time.
- * An RFC 850 two-digit year more than 50 years after `nowMs` is taken as the past century.
+ * An RFC 850 two-digit year is the one no more than 50 years ahead of `nowMs` (one more than
+ * 50 years ahead is the previous century's).
  */
 export function parseHttpDate(value: string, nowMs = Date.now()): number | undefined {
   const parts = httpDateParts(value, nowMs);
