@@ -19,8 +19,8 @@ export interface RootHandlers {
  * pages are stable; each carries its `schemas` (returned always) and, unless projected away,
  * `meta.resourceType`. A filter is applied to each type as that type's list applies it: an
  * attribute a type does not have matches none of its resources (`meta.resourceType eq "Group"`
- * selects one type). totalResults counts both types; the two are read one after the other, not as
- * one snapshot, as consecutive pages of one type are.
+ * selects one type). totalResults counts both types. The two types are read one after the other,
+ * not as one snapshot (no more than two pages of one type are).
  */
 export function createRootHandlers({ directory }: ScimRouterDeps): RootHandlers {
   const query = async (req: Request, input: Record<string, unknown>): Promise<JsonObject> => {
