@@ -24,7 +24,8 @@ interface BulkBody {
  * Invariant 2 under a crash in the lifecycle path: a worker process is killed with SIGKILL while
  * a bulk call (POST /api/v1/users/bulk) is out, either still held at the platform (not applied) or
  * applied with its answer never delivered. While no worker runs, the sources take back part of
- * that very call (users it deactivates are active again, others are deleted) and change others.
+ * that very call (users it deactivates are active again, users it activates are deactivated
+ * again, others of it are deleted) and change others.
  * After a restart every platform user is what its source wants, no bulk call named a user its
  * source never asked to change that way, and nothing is left over.
  *
@@ -45,10 +46,15 @@ describe("crash during bulk lifecycle calls (SIGKILL)", () => {
   let deleted: Set<string>;
 
   beforeEach(async () => {
-    h = await startCrashHarness("crash-bulk", {
-      okta: { tokens: ["okta-token"], onDelete: "delete" },
-      hr: { tokens: ["hr-token"], onDelete: "deactivate" },
-    });
+    // A longer batch window fills the bulk calls, so the lost one names many users.
+    h = await startCrashHarness(
+      "crash-bulk",
+      {
+        okta: { tokens: ["okta-token"], onDelete: "delete" },
+        hr: { tokens: ["hr-token"], onDelete: "deactivate" },
+      },
+      { lifecycleBatchWindowMs: 300 },
+    );
     want = new Map();
     askedActive = new Set();
     askedOff = new Set();
@@ -136,6 +142,7 @@ describe("crash during bulk lifecycle calls (SIGKILL)", () => {
       await each(named.slice(5, 10), remove);
     } else if (lost.action === "ACTIVATE") {
       await each(named.slice(0, 5), (u) => setActive(u, false));
+      await each(named.slice(5, 10), remove);
     }
     await each(okta.slice(260, 265), (u) => setActive(u, false));
     await each(hr.slice(30, 35), remove);
@@ -209,25 +216,28 @@ describe("crash during bulk lifecycle calls (SIGKILL)", () => {
     await restartAndCheck();
   }, 60_000);
 
-  it("a bulk call applied whose answer never reached the dying worker converges", async () => {
-    const worker = await setUp();
-    const hold = h.proxy.hold(
-      (c: ProxiedCall) => c.path === BULK_PATH && (c.body as BulkBody).action === "DEACTIVATE",
-    );
-    await makeBulkChanges();
-    const held = await hold.reached;
-    await h.kill(worker);
-    hold.release();
-    expect(held.status).toBe(200); // the platform applied it ...
-    const lost = held.body as BulkBody;
-    const platform = new Map(h.emulator.state().users.map((u) => [String(u.id), u]));
-    for (const id of lost.userIds) {
-      expect(platform.get(id)?.["active"]).toBe(false);
-      // ... and the bridge never heard: the change still waits in its batch.
-      expect(await h.state.getLifecycle(id), id).not.toBeNull();
-    }
+  for (const action of ["DEACTIVATE", "ACTIVATE"] as const) {
+    it(`a bulk ${action} applied whose answer never reached the dying worker converges`, async () => {
+      const worker = await setUp();
+      const hold = h.proxy.hold(
+        (c: ProxiedCall) => c.path === BULK_PATH && (c.body as BulkBody).action === action,
+      );
+      await makeBulkChanges();
+      const held = await hold.reached;
+      await h.kill(worker);
+      hold.release();
+      expect(held.status).toBe(200); // the platform applied it ...
+      const lost = held.body as BulkBody;
+      expect(lost.userIds.length).toBeGreaterThanOrEqual(10);
+      const platform = new Map(h.emulator.state().users.map((u) => [String(u.id), u]));
+      for (const id of lost.userIds) {
+        expect(platform.get(id)?.["active"]).toBe(action === "ACTIVATE");
+        // ... and the bridge never heard: the change still waits in its batch.
+        expect(await h.state.getLifecycle(id), id).not.toBeNull();
+      }
 
-    await changesWhileDead(lost);
-    await restartAndCheck();
-  }, 60_000);
+      await changesWhileDead(lost);
+      await restartAndCheck();
+    }, 60_000);
+  }
 });
