@@ -1,4 +1,4 @@
-import { type Queue, Worker } from "bullmq";
+import type { Queue } from "bullmq";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "../src/observability/logger.js";
 import type { RequestBudget } from "../src/platform/client/request-budget.js";
@@ -6,7 +6,7 @@ import { flushLifecycle } from "../src/sync/lifecycle-flusher.js";
 import type { SyncContext } from "../src/sync/sync-context.js";
 import { classifyFailure } from "../src/sync/sync-error.js";
 import type { SyncMetrics } from "./sync-metrics.js";
-import { recordDeadLetter } from "./sync-processor.js";
+import { rateLimited, recordDeadLetter } from "./sync-processor.js";
 
 export interface LifecycleProcessorDeps {
   ctx: SyncContext;
@@ -24,10 +24,7 @@ export function createLifecycleProcessor(deps: LifecycleProcessorDeps) {
   const { ctx, metrics, logger } = deps;
   return async (): Promise<number> => {
     const pausedUntil = await deps.budget.pausedUntil();
-    if (pausedUntil > Date.now()) {
-      await deps.queue.rateLimit(pausedUntil - Date.now());
-      throw Worker.RateLimitError();
-    }
+    if (pausedUntil > Date.now()) return rateLimited(deps, pausedUntil - Date.now());
     try {
       return await flushLifecycle(ctx, {
         windowMs: deps.windowMs,
@@ -47,10 +44,7 @@ export function createLifecycleProcessor(deps: LifecycleProcessorDeps) {
       });
     } catch (err) {
       const fate = classifyFailure(err);
-      if (fate.rateLimitedForMs !== undefined) {
-        await deps.queue.rateLimit(fate.rateLimitedForMs);
-        throw Worker.RateLimitError();
-      }
+      if (fate.rateLimitedForMs !== undefined) return rateLimited(deps, fate.rateLimitedForMs);
       logger.warn({ code: fate.code }, "lifecycle flush failed, will retry");
       throw err;
     }

@@ -54,7 +54,11 @@ export async function recordDeadLetter(
   if (generation !== undefined) await deps.ctx.directory.markClean(ref, generation);
 }
 
-async function rateLimited(deps: SyncProcessorDeps, ms: number): Promise<never> {
+/**
+ * Pauses the queue for `ms` (at least 1 ms: BullMQ's rateLimit(0) is a Redis error) and ends the
+ * job as rate limited (no attempt burned).
+ */
+export async function rateLimited(deps: { queue: Queue }, ms: number): Promise<never> {
   await deps.queue.rateLimit(Math.max(1, Math.ceil(ms)));
   throw Worker.RateLimitError();
 }
