@@ -133,6 +133,20 @@ describe.each([
     }
   });
 
+  it("a read cut off (the lookup of a create whose answer was lost) is read again: the user adopted once", async () => {
+    // The create lands but its answer is lost; the sync looks the user up (listUsers), and that
+    // read's answer is cut off too. A GET is safe to repeat: it was a permanent dead letter.
+    h.emulator.addFault({ type: "ghost", count: 1, match: { operation: "createUser" } });
+    cutOff("listUsers");
+    const user = await h.scim("okta").createUser("cid@example.com", { displayName: "Cid" });
+    await expectConverged();
+    expect(cutFired("listUsers")).toBe(1);
+    const users = platformUsers().filter((u) => u.userName === "cid@example.com");
+    expect(users).toHaveLength(1);
+    const status = await h.admin().get(`/sources/okta/users/${user.id}`);
+    expect(status.body).toMatchObject({ state: "synced", platformId: users[0]?.id });
+  });
+
   it("createGroup: the group exists once, with its members", async () => {
     const scim = h.scim("okta");
     const cleo = await scim.createUser("cleo@example.com");

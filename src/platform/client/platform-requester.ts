@@ -115,20 +115,18 @@ export class PlatformRequester {
           cause,
         });
       }
-      // A write's 2xx whose body is not JSON (cut off on the way, say) most likely landed, but what
-      // it answered is unknown: retry it like a lost answer (a repeated create gets 409 and the
-      // caller adopts). A GET's is a broken answer, and so is any body of the wrong shape.
-      const unreadableWrite =
-        response !== undefined &&
-        isSuccess(response.status) &&
-        call.method !== "GET" &&
-        !isJsonAnswer(call, response);
-      if (response && isSuccess(response.status) && !unreadableWrite) {
+      // A 2xx whose body is not JSON was most likely cut off on the way. A write most likely
+      // landed, but what it answered is unknown: retry it like a lost answer (a repeated create
+      // gets 409 and the caller adopts). A read is safe to repeat. JSON of the wrong shape is a
+      // contract break, not a transport fault: permanent (#accept).
+      const unreadable =
+        response !== undefined && isSuccess(response.status) && !isJsonAnswer(call, response);
+      if (response && isSuccess(response.status) && !unreadable) {
         return this.#accept(call, response);
       }
       if (response?.status === 404 && call.notFoundIsNull) return null;
 
-      const failure: FailureClass = unreadableWrite
+      const failure: FailureClass = unreadable
         ? { failure: "invalid_response", transient: true }
         : classifyFailure(response ? response.status : failedKind === "timeout" ? "timeout" : "network");
       const retryAfterMs = response
@@ -165,7 +163,7 @@ export class PlatformRequester {
         continue;
       }
 
-      const why = unreadableWrite
+      const why = unreadable
         ? `${response?.status} answer is not JSON`
         : response
           ? `platform answered ${response.status}${describeErrorBody(response)}`

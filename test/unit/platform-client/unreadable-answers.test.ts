@@ -85,13 +85,22 @@ describe("a 2xx answer whose body is not JSON", () => {
     expect(sent).toHaveLength(3);
   });
 
-  it("stays a permanent invalid_response for a read, without a retry", async () => {
+  // Changed on purpose: a read's unreadable 2xx was permanent (one try, then a dead letter). A
+  // cut-off read is a transport fault like a dropped connection, and a GET is safe to repeat.
+  it("is retried for a read too (safe to repeat), and is transient once the retries are used up", async () => {
+    const read = { operation: "getEmbedGroup", method: "GET", path: "/api/v1/x", schema: created } as const;
+    const cut = requesterAnswering([
+      { status: 200, body: '{"id":"g' },
+      { status: 200, body: '{"id":"g1"}' },
+    ]);
+    await expect(cut.requester.call(read)).resolves.toMatchObject({ id: "g1" });
+    expect(cut.sent).toHaveLength(2);
+
     const { requester, sent } = requesterAnswering([{ status: 200, body: "<html>" }]);
-    const err = await failureOf(
-      requester.call({ operation: "getEmbedGroup", method: "GET", path: "/api/v1/x", schema: created }),
-    );
-    expect(err).toMatchObject({ failure: "invalid_response", transient: false });
-    expect(sent).toHaveLength(1);
+    const err = await failureOf(requester.call(read));
+    expect(err).toMatchObject({ failure: "invalid_response", transient: true });
+    expect(err.message).toBe("getEmbedGroup: 200 answer is not JSON; gave up after 3 attempts");
+    expect(sent).toHaveLength(3);
   });
 
   it("leaves a write's JSON answer of the wrong shape permanent (a contract break, not a lost answer)", async () => {
