@@ -11,6 +11,15 @@ import type { Cluster, Redis } from "ioredis";
  * Clients are shared between stores, and custom commands live on the client, so each script has a
  * name of its own (namespaced, e.g. `scimHookSetMarksIf`): two different scripts of one name throw,
  * and so does a name the client already has (a built-in command, or a command defined elsewhere).
+ *
+ * A script is never auto-pipelined (enableAutoPipelining, the intake's store client): it goes out
+ * on its own write. ioredis (6.0.0 and earlier, redis/ioredis#1931) copies a client's custom
+ * commands into an automatic pipeline when it creates the pipeline, so a script defined here while
+ * commands of the same turn of the event loop wait in one was missing from it: the script rejected
+ * with "pipeline[functionName] is not a function", and the pipeline's replies no longer matched
+ * its callers ("results[i] is not iterable", thrown out of ioredis). Other commands still share
+ * writes. Sent on its own, a script may reach Redis before commands issued just before it that
+ * wait in an automatic pipeline (as a MULTI does); the stores await each call, so their order holds.
  */
 
 export type ScriptArg = string | number;
@@ -41,6 +50,9 @@ export function luaScript<R = unknown>(name: string, lua: string): LuaScript<R> 
     run(redis, keys, args) {
       if (!definedOn.has(redis)) {
         if (name in redis) throw new Error(`the Redis client already has a command named ${name}`);
+        // A new array: ioredis's default one is shared by every client.
+        const ignored = redis.options.autoPipeliningIgnoredCommands ?? [];
+        redis.options.autoPipeliningIgnoredCommands = [...ignored, name];
         // No numberOfKeys: each call passes its own count, so a script may take any number of keys.
         redis.defineCommand(name, { lua });
         definedOn.add(redis);
