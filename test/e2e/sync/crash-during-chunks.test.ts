@@ -156,4 +156,30 @@ describe("crash during a chunked group membership change (SIGKILL)", () => {
     await setMembers(group.resource.id, "new-big", range(50, 400));
     await afterRestart(group.resource.id, "new-big");
   }, 60_000);
+
+  // Last in the file: it deletes users the tests above use.
+  it("members of a lost chunk deleted or deactivated at the source: deleted ones leave, deactivated ones stay", async () => {
+    const { worker, groupId, isPatch } = await bigChange("deleted-members");
+    const hold = h.proxy.hold(isPatch, { skip: 1, until: "answer" });
+    await setMembers(groupId, "deleted-members", range(150, 400));
+    const held = await hold.reached;
+    await h.kill(worker);
+    hold.release();
+    const landedUnseen = addedBy(held).map((pid) => idOf.get(pid) as string);
+    expect(landedUnseen).toHaveLength(CHUNK_SIZE);
+
+    // While no worker runs: ten of that chunk are deleted (onDelete: deactivate), ten deactivated.
+    const deleted = landedUnseen.slice(0, 10);
+    const deactivated = landedUnseen.slice(10, 20);
+    for (const id of deleted) await h.directory.deleteUser("okta", id);
+    for (const id of deactivated) {
+      await h.directory.updateUser("okta", id, (c) => ({ ...c.resource, active: false }));
+    }
+    await afterRestart(groupId, "deleted-members");
+    const members = new Set(platformGroup("deleted-members")?.members);
+    for (const id of deleted) expect(members.has(pidOf.get(id) as string)).toBe(false);
+    for (const id of deactivated) expect(members.has(pidOf.get(id) as string)).toBe(true);
+    const active = new Map(h.emulator.state().users.map((u) => [String(u.id), u["active"]]));
+    for (const id of [...deleted, ...deactivated]) expect(active.get(pidOf.get(id) as string)).toBe(false);
+  }, 60_000);
 });
