@@ -7,15 +7,27 @@ const TRANSIENT_REPLIES =
 /**
  * Maps a failure while talking to Redis: AppErrors pass through; connection failures, timeouts,
  * "offline queue disabled" rejections and transient error replies become ServiceUnavailableError
- * (503, Retry-After 1); any other error reply (a bug in a command or script) is rethrown as is.
+ * (503, Retry-After 1); any other error reply (a bug in a command or script) and a programming
+ * error (TypeError and the like, from our code or a client library's) are rethrown as they are
+ * (500): taken for an outage, a bug would be retried by every client and hidden as a Redis problem.
  */
 export function toStoreError(err: unknown): Error {
   if (isAppError(err)) return err;
   if (err instanceof Error) {
     if (err.name === "ReplyError" && !TRANSIENT_REPLIES.test(err.message)) return err;
+    if (isProgrammingError(err)) return err;
     return new ServiceUnavailableError("The directory store is unavailable", err);
   }
   return new ServiceUnavailableError("The directory store is unavailable", err);
+}
+
+function isProgrammingError(err: Error): boolean {
+  return (
+    err instanceof TypeError ||
+    err instanceof RangeError ||
+    err instanceof ReferenceError ||
+    err instanceof SyntaxError
+  );
 }
 
 /** Runs a Redis operation and maps its failure (see toStoreError). */
