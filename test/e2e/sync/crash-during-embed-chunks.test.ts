@@ -92,7 +92,7 @@ describe("crash during chunked embed-group member adds (SIGKILL)", () => {
     await h.waitIdle("convergence after the restart");
     await h.stop(worker);
     const want = await wanted(groupId);
-    expect(want.length).toBeGreaterThan(350);
+    expect(want.length).toBeGreaterThan(CHUNK_SIZE);
     expect(platformMembers()).toEqual(want);
     expect(embedGroups()).toHaveLength(1);
     expect(h.emulator.state().users).toEqual([]); // embed users never become workspace users
@@ -126,6 +126,36 @@ describe("crash during chunked embed-group member adds (SIGKILL)", () => {
     const lostChunk = (held.body as { users: Array<{ externalId: string }> }).users.map((u) => u.externalId);
 
     await changesWhileDead(group.resource.id, lostChunk);
+    await afterRestart(group.resource.id);
+  }, 60_000);
+
+  it("a removal chunk applied whose answer was lost, then some of it join again", async () => {
+    const worker = await pushLargeGroup();
+    const group = await createStaff();
+    await h.waitIdle("staff synced");
+    expect(platformMembers()).toHaveLength(350);
+    const isRemoval = (c: ProxiedCall) =>
+      c.method === "DELETE" && /^\/api\/v1\/embed-tenants\/acme\/groups\/[^/]+\/users$/.test(c.path);
+    const hold = h.proxy.hold(isRemoval, { skip: 1, until: "answer" });
+    // 0-249 leave (three removal chunks) and 350-399 join.
+    await h.directory.updateGroup("acme", group.resource.id, (current) => ({
+      resource: current.resource,
+      members: { add: ids.slice(350, 400), remove: ids.slice(0, 250) },
+    }));
+    const held = await hold.reached;
+    await h.kill(worker);
+    hold.release();
+    const lostChunk = (held.body as { externalIds: string[] }).externalIds;
+    expect(lostChunk).toHaveLength(CHUNK_SIZE);
+    const onPlatform = new Set(platformMembers());
+    for (const ext of lostChunk) expect(onPlatform.has(ext)).toBe(false); // applied
+
+    // While no worker runs: half of the chunk that left unseen joins again.
+    const back = lostChunk.slice(0, 50).map((ext) => ids[index(ext)] as string);
+    await h.directory.updateGroup("acme", group.resource.id, (current) => ({
+      resource: current.resource,
+      members: { add: back },
+    }));
     await afterRestart(group.resource.id);
   }, 60_000);
 });
