@@ -15,8 +15,8 @@ import {
   parseListParams,
   projectionOf,
 } from "./list-params.js";
-import { etagHeaders, ifMatchOf } from "./preconditions.js";
-import { renderGroup, scimBaseUrl } from "./scim-render.js";
+import { etagHeaders, ifMatchOf, resourceHeaders } from "./preconditions.js";
+import { locationOf, renderGroup, scimBaseUrl } from "./scim-render.js";
 import { type ResourceHandlers, type ScimRouterDeps, requireObjectBody, sendScim } from "./scim-http.js";
 
 /** /Groups (RFC 7644 §3.3-§3.6). Membership changes go through the store as add/remove sets. */
@@ -43,6 +43,12 @@ export function checkGroupName(config: Config, source: string, resource: { displ
 export function createGroupHandlers({ directory, config }: ScimRouterDeps): ResourceHandlers {
   const source = (req: Request) => String(req.params.source);
   const id = (req: Request) => String(req.params.id);
+  /** ETag and Location of an answer that carries the group `record`. */
+  const headersOf = (req: Request, record: GroupRecord) =>
+    resourceHeaders(
+      record.meta.version,
+      locationOf(scimBaseUrl(req, source(req)), "Groups", record.resource.id),
+    );
 
   const listWith = async (req: Request, params: ListParams): Promise<JsonObject> => {
     const base = scimBaseUrl(req, source(req));
@@ -87,14 +93,11 @@ export function createGroupHandlers({ directory, config }: ScimRouterDeps): Reso
       const wanted = projectionOf(req);
       const created = await directory.createGroup(source(req), resource, members);
       const body = rendered(req, wanted, created);
-      sendScim(res, 201, body, {
-        Location: String((body.meta as JsonObject).location),
-        ...etagHeaders(created.meta.version),
-      });
+      sendScim(res, 201, body, headersOf(req, created));
     },
     get: async (req, res) => {
       const { body, record } = await answer(req, projectionOf(req), id(req));
-      sendScim(res, 200, body, etagHeaders(record.meta.version));
+      sendScim(res, 200, body, headersOf(req, record));
     },
     replace: async (req, res) => {
       const body = requireObjectBody(req);
@@ -105,14 +108,14 @@ export function createGroupHandlers({ directory, config }: ScimRouterDeps): Reso
         const replaced = await directory.replaceGroup(source(req), id(req), resource, members, {
           ifMatch: ifMatchOf(req),
         });
-        sendScim(res, 200, rendered(req, wanted, replaced), etagHeaders(replaced.meta.version));
+        sendScim(res, 200, rendered(req, wanted, replaced), headersOf(req, replaced));
         return;
       }
       // No members in the body: the group is replaced, its members stay (statesAttribute).
       await directory.updateGroup(source(req), id(req), () => ({ resource }), { ifMatch: ifMatchOf(req) });
       const read = await directory.getGroup(source(req), id(req), { withMembers: true });
       if (!read) throw new NotFoundError(`Group ${id(req)} not found`);
-      sendScim(res, 200, rendered(req, wanted, read), etagHeaders(read.meta.version));
+      sendScim(res, 200, rendered(req, wanted, read), headersOf(req, read));
     },
     patch: async (req, res) => {
       const operations = normalizePatchRequest(requireObjectBody(req));
@@ -139,7 +142,7 @@ export function createGroupHandlers({ directory, config }: ScimRouterDeps): Reso
         return;
       }
       const { body, record } = await answer(req, wanted, id(req));
-      sendScim(res, 200, body, etagHeaders(record.meta.version));
+      sendScim(res, 200, body, headersOf(req, record));
     },
     remove: async (req, res) => {
       await directory.deleteGroup(source(req), id(req), { ifMatch: ifMatchOf(req) });

@@ -10,3 +10,12 @@ export function ifMatchOf(req: Request): string | undefined {
 export function etagHeaders(version: string): Record<string, string> {
   return { ETag: version };
 }
+
+/**
+ * The headers of an answer that carries one resource: `ETag` (its version, RFC 7644 §3.14) and
+ * `Location` (its `meta.location`; §3.3 for a create, the examples of §3.4.1 and §3.5.1 for GET
+ * and PUT). Both are sent even when `attributes` leaves `meta` out of the body.
+ */
+export function resourceHeaders(version: string, location: string): Record<string, string> {
+  return { Location: location, ETag: version };
+}

@@ -7,13 +7,22 @@ export function scimBaseUrl(req: Request, source: string): string {
   return `${req.protocol}://${req.get("host") ?? "localhost"}/scim/v2/${encodeURIComponent(source)}`;
 }
 
+/**
+ * The URI of one resource (RFC 7643 §3.1 `meta.location`): what its `meta.location` and the
+ * `Location` header of an answer that carries it say (RFC 7644 §3.3, and the examples of §3.4.1
+ * and §3.5.1).
+ */
+export function locationOf(base: string, endpoint: "Users" | "Groups", id: string): string {
+  return `${base}/${endpoint}/${id}`;
+}
+
 /** A stored user as SCIM answers it (RFC 7643 §4.1), with `groups` (read-only) and `meta`. */
 export function renderUser(record: UserRecord, base: string): JsonObject {
   const out: JsonObject = { ...record.resource, id: record.resource.id };
   if (record.groups.length > 0) {
     out.groups = record.groups.map((g) => ({ value: g, $ref: `${base}/Groups/${g}`, type: "direct" }));
   }
-  out.meta = { ...record.meta, location: `${base}/Users/${record.resource.id}` };
+  out.meta = { ...record.meta, location: locationOf(base, "Users", record.resource.id) };
   return out;
 }
 
@@ -28,6 +37,6 @@ export function renderGroup(record: GroupRecord, base: string): JsonObject {
       ...(m.display ? { display: m.display } : {}),
     }));
   }
-  out.meta = { ...record.meta, location: `${base}/Groups/${record.resource.id}` };
+  out.meta = { ...record.meta, location: locationOf(base, "Groups", record.resource.id) };
   return out;
 }

@@ -1,4 +1,5 @@
 import type { Request } from "express";
+import type { UserRecord } from "../../src/directory/directory-types.js";
 import { NotFoundError } from "../../src/errors.js";
 import { normalizePatchRequest } from "../../src/scim/dialects.js";
 import { statesAttribute, toCanonicalUser } from "../../src/scim/canonical-resource.js";
@@ -6,14 +7,20 @@ import { applyUserPatch } from "../../src/scim/patch.js";
 import { projectResource } from "../../src/scim/projection.js";
 import { SCHEMA_LIST, type JsonObject } from "../../src/scim/scim-types.js";
 import { type ListParams, parseListParams, projectionOf } from "./list-params.js";
-import { ifMatchOf, etagHeaders } from "./preconditions.js";
-import { renderUser, scimBaseUrl } from "./scim-render.js";
+import { ifMatchOf, resourceHeaders } from "./preconditions.js";
+import { locationOf, renderUser, scimBaseUrl } from "./scim-render.js";
 import { type ResourceHandlers, type ScimRouterDeps, requireObjectBody, sendScim } from "./scim-http.js";
 
 /** /Users (RFC 7644 §3.3 create, §3.4 query, §3.5 replace/patch, §3.6 delete). */
 export function createUserHandlers({ directory }: ScimRouterDeps): ResourceHandlers {
   const source = (req: Request) => String(req.params.source);
   const id = (req: Request) => String(req.params.id);
+  /** ETag and Location of an answer that carries the user `record`. */
+  const headersOf = (req: Request, record: UserRecord) =>
+    resourceHeaders(
+      record.meta.version,
+      locationOf(scimBaseUrl(req, source(req)), "Users", record.resource.id),
+    );
 
   const listWith = async (req: Request, params: ListParams): Promise<JsonObject> => {
     const base = scimBaseUrl(req, source(req));
@@ -39,10 +46,7 @@ export function createUserHandlers({ directory }: ScimRouterDeps): ResourceHandl
       const wanted = projectionOf(req);
       const record = await directory.createUser(source(req), resource);
       const out = renderUser(record, scimBaseUrl(req, source(req)));
-      sendScim(res, 201, projectResource(out, wanted), {
-        Location: String((out.meta as JsonObject).location),
-        ...etagHeaders(record.meta.version),
-      });
+      sendScim(res, 201, projectResource(out, wanted), headersOf(req, record));
     },
     get: async (req, res) => {
       const wanted = projectionOf(req);
@@ -52,7 +56,7 @@ export function createUserHandlers({ directory }: ScimRouterDeps): ResourceHandl
         res,
         200,
         projectResource(renderUser(record, scimBaseUrl(req, source(req))), wanted),
-        etagHeaders(record.meta.version),
+        headersOf(req, record),
       );
     },
     replace: async (req, res) => {
@@ -71,7 +75,7 @@ export function createUserHandlers({ directory }: ScimRouterDeps): ResourceHandl
         res,
         200,
         projectResource(renderUser(record, scimBaseUrl(req, source(req))), wanted),
-        etagHeaders(record.meta.version),
+        headersOf(req, record),
       );
     },
     patch: async (req, res) => {
@@ -89,7 +93,7 @@ export function createUserHandlers({ directory }: ScimRouterDeps): ResourceHandl
         res,
         200,
         projectResource(renderUser(record, scimBaseUrl(req, source(req))), wanted),
-        etagHeaders(record.meta.version),
+        headersOf(req, record),
       );
     },
     remove: async (req, res) => {
