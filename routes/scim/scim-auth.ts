@@ -14,7 +14,8 @@ export interface SourcePrincipal {
  * Bearer authentication for /scim/v2/<source> (no sessions, no cookies, no token in the query
  * string or body). A token belongs to exactly one source, and is compared by hash in constant time
  * (TokenSet); a token of another source, an admin token, or none at all gets a 401 that says
- * nothing about the source's resources.
+ * nothing about the source's resources. The challenge names `invalid_token` when a bearer token
+ * was presented (RFC 6750 §3.1), so a client tells a wrong or revoked token from a missing one.
  *
  * Not passport, unlike the admin API: on the intake's hot path its per-request bookkeeping (five
  * methods set on every request, a strategy object and its closures) was about 7% of a SCIM
@@ -32,7 +33,14 @@ export function scimAuthentication(config: Config): RequestHandler {
       next();
       return;
     }
-    res.setHeader("WWW-Authenticate", 'Bearer realm="scim-bridge"');
+    // RFC 6750 §3.1: a request that presented a bearer token which failed gets error="invalid_token";
+    // one without a bearer token gets the bare challenge (no error code).
+    res.setHeader(
+      "WWW-Authenticate",
+      token === undefined
+        ? 'Bearer realm="scim-bridge"'
+        : 'Bearer realm="scim-bridge", error="invalid_token"',
+    );
     sendScimError(res, 401, "A valid bearer token for this source is required");
   };
 }
