@@ -1,5 +1,5 @@
 import type { NextFunction, Request, RequestHandler, Response } from "express";
-import { MethodNotAllowedError, NotFoundError } from "../../src/errors.js";
+import { ForbiddenError, MethodNotAllowedError, NotFoundError } from "../../src/errors.js";
 import { resourceTypes, schemas, serviceProviderConfig } from "../../src/scim/discovery.js";
 import type { JsonObject } from "../../src/scim/scim-types.js";
 import { setRouteTemplate } from "../middleware/route-template.js";
@@ -8,6 +8,7 @@ import { createGroupHandlers } from "./group-handlers.js";
 import { type ResourceHandlers, type ScimRouterDeps, sendScim } from "./scim-http.js";
 import { scimAuthentication } from "./scim-auth.js";
 import { scimJsonBody } from "./scim-body.js";
+import { listParam } from "./list-params.js";
 import { scimErrorHandler, sendScimError } from "./scim-errors.js";
 import { scimBaseUrl } from "./scim-render.js";
 import { createRootHandlers } from "./root-handlers.js";
@@ -136,13 +137,21 @@ function refuseMethod(req: Request, res: Response, route: Extract<ScimRoute, { k
   );
 }
 
-/** Discovery (RFC 7644 §4): ServiceProviderConfig, ResourceTypes, Schemas; GET only. */
+/**
+ * Discovery (RFC 7644 §4): ServiceProviderConfig, ResourceTypes, Schemas; GET only. Query
+ * parameters are ignored, but a filter is refused with 403, as §4 asks ("SHOULD respond with HTTP
+ * status 403"), so that a client does not take the answer for the filter's matches.
+ */
 function discovery(
   req: Request,
   res: Response,
   source: string,
   route: Extract<ScimRoute, { kind: "discovery" }>,
 ): void {
+  const filter = listParam(req.query as Record<string, unknown>, "filter");
+  if (filter !== undefined && filter !== "") {
+    throw new ForbiddenError("Discovery endpoints take no filter (RFC 7644 §4)");
+  }
   const base = scimBaseUrl(req, source);
   if (route.endpoint === "ServiceProviderConfig") {
     sendScim(res, 200, serviceProviderConfig(base));
