@@ -7,7 +7,9 @@ import { parseArgs } from "node:util";
  */
 export const ADMIN_USAGE = `admin commands (talk to the admin API; --url, --token or SCIM_BRIDGE_ADMIN_TOKEN, --json):
   status                                  exit 0 when idle, 1 when not
+  status SOURCE/user/ID | SOURCE/group/ID one entity's sync status; exit 0 when synced, 1 when not
   resync <source> [--user ID]... [--group ID]... [--wait]
+  resync --show OP | --confirm OP | --discard OP | --list [--source S]
   reconcile <source> [--dry-run] [--wait] exit 1 when the run failed or waits for confirmation
   reconcile --show RUN | --confirm RUN | --discard RUN | --list [--source S]
   dead-letters [list [--source S] | retry [SOURCE/KIND/ID]... | discard SOURCE/KIND/ID]
@@ -121,6 +123,29 @@ function runSummary(run: Record<string, unknown>): string {
       `  guard: ${guard.plannedDeprovisions} of ${guard.ownedUsers} owned users${guard.tripped ? " (tripped)" : ""}`,
     );
   if (run.error) lines.push(`  error: ${run.error}`);
+  if (run.state === "awaiting-confirmation")
+    lines.push(
+      `  held by the deprovisioning guard: scim-bridge reconcile --confirm ${run.runId} (apply) or --discard ${run.runId} (drop)`,
+    );
+  return lines.join("\n");
+}
+
+function resyncSummary(op: Record<string, unknown>): string {
+  // Ids the source does not have are listed by the run as `<kind>/<id>`; an operator must see them.
+  const unknown = Array.isArray(op.unknown) ? (op.unknown as string[]) : [];
+  const guard = op.guard as { plannedDeprovisions: number; ownedUsers: number; tripped: boolean } | undefined;
+  const lines = [
+    `resync ${op.id} (${op.source}): ${op.state}${op.enqueued !== undefined ? `, ${op.enqueued} of ${op.total} enqueued` : ""}`,
+  ];
+  if (unknown.length > 0) lines.push(`  unknown: ${unknown.join(" ")}`);
+  if (guard)
+    lines.push(
+      `  guard: ${guard.plannedDeprovisions} of ${guard.ownedUsers} owned users${guard.tripped ? " (tripped)" : ""}`,
+    );
+  if (op.state === "awaiting-confirmation")
+    lines.push(
+      `  held by the deprovisioning guard: scim-bridge resync --confirm ${op.id} (apply) or --discard ${op.id} (drop)`,
+    );
   return lines.join("\n");
 }
 
@@ -132,33 +157,83 @@ function parseRef(text: string): { source: string; kind: string; id: string } {
   return { source, kind, id: rest.join("/") };
 }
 
-async function status(api: Client, io: CliIo, json: boolean): Promise<number> {
+async function status(api: Client, io: CliIo, json: boolean, positionals: string[]): Promise<number> {
+  if (positionals.length > 1) throw new UsageError("status takes at most one SOURCE/KIND/ID");
+  if (positionals[0] !== undefined) return entityStatus(api, io, json, parseRef(positionals[0]));
   const body = await api.call("GET", "/status");
   show(io, json, body, () => {
     const sources = Object.entries((body.sources ?? {}) as Record<string, Record<string, number>>)
       .map(([id, c]) => `  ${id}: ${c.users} users, ${c.groups} groups, ${c.deadLetters} dead letters`)
       .join("\n");
-    return `idle: ${body.idle}\npending: ${body.pending}\ndead letters: ${body.deadLetters}\n${sources}`;
+    const queues = Object.entries((body.queues ?? {}) as Record<string, Record<string, number>>)
+      .map(
+        ([name, counts]) =>
+          `  ${name}: ${Object.entries(counts)
+            .map(([state, n]) => `${state} ${n}`)
+            .join(", ")}`,
+      )
+      .join("\n");
+    return `idle: ${body.idle}\npending: ${body.pending}\ndead letters: ${body.deadLetters}\nsources:\n${sources}\nqueues:\n${queues}`;
   });
   return body.idle === true ? 0 : 1;
 }
 
+/** One entity's sync status (GET /sources/<source>/users|groups/<id>): exit 0 when synced. */
+async function entityStatus(
+  api: Client,
+  io: CliIo,
+  json: boolean,
+  ref: { source: string; kind: string; id: string },
+): Promise<number> {
+  const body = await api.call(
+    "GET",
+    `/sources/${encodeURIComponent(ref.source)}/${ref.kind}s/${encodeURIComponent(ref.id)}`,
+  );
+  show(io, json, body, () => {
+    const applied = body.lastApplied as { generation: number; at: string | null } | null;
+    const error = body.lastError as { code?: string; message?: string; at?: string } | null;
+    return [
+      `${ref.source}/${ref.kind}/${ref.id}: ${body.state}${body.deletedAtSource ? " (deleted at the source)" : ""}`,
+      `  platform id:  ${body.platformId ?? "none yet"}`,
+      `  generation:   ${body.generation ?? "-"}, last applied: ${applied ? `${applied.generation} at ${applied.at}` : "never"}`,
+      ...(error ? [`  last error:   ${error.code ?? ""} ${error.message ?? ""} (${error.at ?? "?"})`] : []),
+      ...(body.state === "dead"
+        ? [`  retry with:   scim-bridge dead-letters retry ${ref.source}/${ref.kind}/${ref.id}`]
+        : []),
+    ].join("\n");
+  });
+  return body.state === "synced" ? 0 : 1;
+}
+
 async function resync(api: Client, io: CliIo, values: Values, positionals: string[]): Promise<number> {
+  const settle = values.confirm ? "confirm" : values.discard ? "discard" : undefined;
+  if (settle) {
+    const op = await api.call("POST", `/resyncs/${values.confirm ?? values.discard}/${settle}`);
+    show(io, values.json, op, () => resyncSummary(op));
+    return 0;
+  }
+  if (values.show) {
+    const op = await api.call("GET", `/resyncs/${values.show}`);
+    show(io, values.json, op, () => resyncSummary(op));
+    return 0;
+  }
+  if (values.list) {
+    const query = values.source ? `?source=${encodeURIComponent(values.source)}` : "";
+    const page = await api.call("GET", `/resyncs${query}`);
+    const items = (page.items ?? []) as Array<Record<string, unknown>>;
+    show(io, values.json, page, () =>
+      items.map((op) => `${op.id}  ${op.source}  ${op.state}  ${op.createdAt}`).join("\n"),
+    );
+    return 0;
+  }
   const source = positionals[0];
-  if (!source) throw new UsageError("resync needs a source");
+  if (!source) throw new UsageError("resync needs a source (or --show/--confirm/--discard OP, --list)");
   const body = values.user || values.group ? { users: values.user ?? [], groups: values.group ?? [] } : {};
   let op = await api.call("POST", `/sources/${encodeURIComponent(source)}/resync`, body);
   if (values.wait)
     op = await waitSettled(api, `/resyncs/${op.id}`, io, Number(values["timeout-ms"] ?? 600_000));
-  // Ids the source does not have are listed by the run as `<kind>/<id>`; an operator must see them.
   const unknown = Array.isArray(op.unknown) ? (op.unknown as string[]) : [];
-  show(
-    io,
-    values.json,
-    op,
-    () =>
-      `resync ${op.id} (${source}): ${op.state}${op.enqueued !== undefined ? `, ${op.enqueued} of ${op.total} enqueued` : ""}${unknown.length > 0 ? `\n  unknown: ${unknown.join(" ")}` : ""}`,
-  );
+  show(io, values.json, op, () => resyncSummary({ source, ...op }));
   return !values.wait || (op.state === "succeeded" && unknown.length === 0) ? 0 : 1;
 }
 
@@ -259,7 +334,7 @@ export async function runAdminCommand(
     const api = client(values, io);
     switch (command) {
       case "status":
-        return await status(api, io, values.json);
+        return await status(api, io, values.json, positionals);
       case "resync":
         return await resync(api, io, values, positionals);
       case "reconcile":

@@ -117,4 +117,123 @@ describe("runAdminCommand", () => {
     expect(await runAdminCommand("dead-letters", ["discard", "okta/user/u9"], io)).toBe(0);
     expect(calls[1]?.method).toBe("DELETE");
   });
+
+  it("status prints every queue's depth by state in its human form", async () => {
+    const { io, out } = fakeIo({
+      "GET /status": () => ({
+        status: 200,
+        body: {
+          idle: false,
+          pending: 2,
+          deadLetters: 1,
+          queues: { sync: { waiting: 4, active: 1, failed: 1 }, lifecycle: { waiting: 0 } },
+          sources: { okta: { users: 3, groups: 1, deadLetters: 1 } },
+        },
+      }),
+    });
+    expect(await runAdminCommand("status", [], io)).toBe(1);
+    const text = out.join("");
+    expect(text).toContain("sync: waiting 4, active 1, failed 1");
+    expect(text).toContain("lifecycle: waiting 0");
+    expect(text).toContain("okta: 3 users, 1 groups, 1 dead letters");
+  });
+
+  it("status SOURCE/KIND/ID shows one entity's sync status: exit 0 when synced, 1 with its error when not", async () => {
+    const synced = fakeIo({
+      "GET /sources/okta/users/u1": () => ({
+        status: 200,
+        body: {
+          source: "okta",
+          kind: "user",
+          id: "u1",
+          state: "synced",
+          platformId: "p1",
+          generation: 2,
+          lastApplied: { generation: 2, at: "2026-01-01T00:00:00.000Z" },
+          lastError: null,
+        },
+      }),
+    });
+    expect(await runAdminCommand("status", ["okta/user/u1"], synced.io)).toBe(0);
+    expect(synced.out.join("")).toContain("okta/user/u1: synced");
+    expect(synced.out.join("")).toContain("p1");
+
+    const dead = fakeIo({
+      "GET /sources/okta/groups/g1": () => ({
+        status: 200,
+        body: {
+          source: "okta",
+          kind: "group",
+          id: "g1",
+          state: "dead",
+          platformId: null,
+          lastApplied: null,
+          lastError: { code: "ownership_conflict", message: "owned by entra", at: "t" },
+        },
+      }),
+    });
+    expect(await runAdminCommand("status", ["okta/group/g1"], dead.io)).toBe(1);
+    const text = dead.out.join("");
+    expect(text).toContain("ownership_conflict owned by entra");
+    expect(text).toContain("scim-bridge dead-letters retry okta/group/g1");
+    expect(await runAdminCommand("status", ["okta/person/x"], fakeIo({}).io)).toBe(2);
+  });
+
+  it("a run or a resync held by the guard says how to confirm or discard it", async () => {
+    const run = fakeIo({
+      "GET /reconcile-runs/r1": () => ({
+        status: 200,
+        body: { runId: "r1", source: "okta", state: "awaiting-confirmation", dryRun: false, counts: {} },
+      }),
+    });
+    await runAdminCommand("reconcile", ["--show", "r1"], run.io);
+    expect(run.out.join("")).toContain("scim-bridge reconcile --confirm r1");
+
+    const op = fakeIo({
+      "POST /sources/okta/resync": () => ({ status: 202, body: { id: "op1", state: "queued" } }),
+      "GET /resyncs/op1": () => ({
+        status: 200,
+        body: {
+          id: "op1",
+          source: "okta",
+          state: "awaiting-confirmation",
+          total: 3,
+          enqueued: 0,
+          unknown: [],
+          guard: { plannedDeprovisions: 1, ownedUsers: 3, tripped: true },
+        },
+      }),
+    });
+    expect(await runAdminCommand("resync", ["okta", "--wait"], op.io)).toBe(1);
+    expect(op.out.join("")).toContain("guard: 1 of 3 owned users (tripped)");
+    expect(op.out.join("")).toContain("scim-bridge resync --confirm op1");
+  });
+
+  it("resync --confirm, --discard, --show and --list settle and read resync operations", async () => {
+    const settled = (state: string) => () => ({
+      status: 200,
+      body: { id: "op1", source: "okta", state, total: 3, enqueued: 0, unknown: [] },
+    });
+    const { io, out, calls } = fakeIo({
+      "POST /resyncs/op1/confirm": settled("queued"),
+      "POST /resyncs/op1/discard": settled("discarded"),
+      "GET /resyncs/op1": settled("succeeded"),
+      "GET /resyncs": () => ({
+        status: 200,
+        body: { total: 1, items: [{ id: "op1", source: "okta", state: "succeeded", createdAt: "t" }] },
+      }),
+    });
+    expect(await runAdminCommand("resync", ["--confirm", "op1"], io)).toBe(0);
+    expect(await runAdminCommand("resync", ["--discard", "op1"], io)).toBe(0);
+    expect(await runAdminCommand("resync", ["--show", "op1"], io)).toBe(0);
+    expect(await runAdminCommand("resync", ["--list", "--source", "okta"], io)).toBe(0);
+    expect(calls.map((c) => `${c.method} ${new URL(c.url).pathname}${new URL(c.url).search}`)).toEqual([
+      "POST /admin/v1/resyncs/op1/confirm",
+      "POST /admin/v1/resyncs/op1/discard",
+      "GET /admin/v1/resyncs/op1",
+      "GET /admin/v1/resyncs?source=okta",
+    ]);
+    expect(out.join("")).toContain("resync op1 (okta): discarded");
+    expect(await runAdminCommand("resync", [], fakeIo({}).io)).toBe(2);
+  });
 });
