@@ -61,9 +61,14 @@ function valueAt(body: unknown, path: string): unknown {
 function checkRfcInvariants(status: number, headers: Record<string, string>, body: unknown, text: string) {
   if (text.length > 0) expect(headers["content-type"]).toMatch(/^application\/scim\+json/);
   const meta = (body as { meta?: { version?: string; location?: string } } | undefined)?.meta;
-  if (status === 201 || (status === 200 && meta?.location !== undefined && meta.version !== undefined)) {
-    expect(headers.etag, "ETag of a resource answer").toBe(meta?.version);
-    expect(headers.location, "Location of a resource answer").toBe(meta?.location);
+  if (status === 201) {
+    // A create always says where the resource is (§3.3), also when `attributes` projects meta away.
+    expect(headers.location, "Location of a create").toMatch(/^https?:\/\//);
+    expect(headers.etag, "ETag of a create").toMatch(/^W\/"/);
+  }
+  if ((status === 200 || status === 201) && meta?.location !== undefined && meta.version !== undefined) {
+    expect(headers.etag, "ETag of a resource answer").toBe(meta.version);
+    expect(headers.location, "Location of a resource answer").toBe(meta.location);
   }
   if (status >= 400) {
     expect(body).toMatchObject({ schemas: [ERROR_SCHEMA], status: String(status) });
