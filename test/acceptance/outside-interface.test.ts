@@ -6,6 +6,10 @@
  * states. The sandbox's info-level lines carry no personal data, also under platform faults.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { request as httpsRequest } from "node:https";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildConfig } from "../../src/config/load-config.js";
@@ -216,6 +220,39 @@ describe("scim-bridge start, config and emulator as processes", () => {
       expect(listed.status).toBe(200);
     } finally {
       await stop(run);
+    }
+  }, 30_000);
+
+  it("emulator --tls serves HTTPS and writes its certificate for clients to trust (--cert-file)", async () => {
+    const port = await freePort();
+    const dir = mkdtempSync(join(tmpdir(), "emulator-tls-"));
+    const certFile = join(dir, "emulator.pem");
+    const run = spawnCli(
+      ["emulator", "--port", String(port), "--token", "emu-token", "--tls", "--cert-file", certFile],
+      {},
+    );
+    try {
+      const url = await waitFor(() => /listening on (\S+)/.exec(run.output())?.[1], {
+        timeoutMs: 20_000,
+        what: "the emulator's URL",
+      });
+      expect(url).toBe(`https://127.0.0.1:${port}`);
+      const status = await new Promise<number | undefined>((resolve, reject) => {
+        const req = httpsRequest(
+          `${url}/api/scim/v2/Users`,
+          { ca: readFileSync(certFile), headers: { Authorization: "Bearer emu-token" } },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode);
+          },
+        );
+        req.on("error", reject);
+        req.end();
+      });
+      expect(status).toBe(200);
+    } finally {
+      await stop(run);
+      rmSync(dir, { recursive: true, force: true });
     }
   }, 30_000);
 
