@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 import { type Config, processesSchema } from "../config/config-schema.js";
-import { ConfigError, buildConfig, loadConfigFile } from "../config/load-config.js";
+import { ConfigError, loadConfigFile } from "../config/load-config.js";
 // The bridge and the emulator are imported when a process runs them: a cluster primary loads
 // neither (less memory), and a cluster worker serves its metrics to the primary sooner.
 import type { Role, RunningBridge } from "../bridge.js";
@@ -16,86 +16,9 @@ import {
   runClusterPrimary,
   serveMetricsToPrimary,
 } from "../server/cluster-supervisor.js";
-import { Redis } from "ioredis";
-
-export const SANDBOX_SOURCE_TOKEN = "sandbox-demo-token";
-export const SANDBOX_ADMIN_TOKEN = "sandbox-admin-token";
-export const SANDBOX_PLATFORM_TOKEN = "sandbox-platform-token";
-export const SANDBOX_PREFIX = "{scim-bridge-sandbox}";
+import { type Sandbox, SandboxError, startSandbox } from "./sandbox.js";
 
 const ROLES: readonly Role[] = ["all", "api", "worker"];
-
-/** Deletes the sandbox's own keys: its emulator starts empty, so its memory of applied state must too. */
-async function clearSandboxKeys(url: string): Promise<void> {
-  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
-  await redis.connect();
-  try {
-    let cursor = "0";
-    do {
-      const [next, keys] = await redis.scan(
-        cursor,
-        "MATCH",
-        `${SANDBOX_PREFIX.replace(/[{}]/g, "\\$&")}*`,
-        "COUNT",
-        1000,
-      );
-      cursor = next;
-      if (keys.length > 0) await redis.unlink(...keys);
-    } while (cursor !== "0");
-  } finally {
-    redis.disconnect();
-  }
-}
-
-/**
- * The local sandbox: no configuration file, so the bridge runs with the built-in platform
- * emulator, one demo source and an admin token, all printed at start.
- */
-async function startSandbox(
-  env: NodeJS.ProcessEnv,
-): Promise<{ config: Config; close(): Promise<void>; banner: string }> {
-  const { createPlatformEmulator } = await import("../platform/emulator/platform-emulator.js");
-  const emulator = createPlatformEmulator({ token: SANDBOX_PLATFORM_TOKEN });
-  const platformUrl = await emulator.start({
-    port: Number(env.SANDBOX_PLATFORM_PORT ?? 0),
-    host: "127.0.0.1",
-  });
-  const config = buildConfig(
-    {
-      platform: {
-        baseUrl: platformUrl,
-        token: SANDBOX_PLATFORM_TOKEN,
-        allowInsecureHttp: true,
-        requestsPerSecond: 200,
-      },
-      admin: { tokens: [SANDBOX_ADMIN_TOKEN] },
-      redis: { prefix: SANDBOX_PREFIX },
-      server: { port: 8080, host: "127.0.0.1" },
-      reconcile: { schedule: "*/30 * * * *" },
-      sync: { sweepIntervalMs: 2_000, sweepAfterMs: 5_000 },
-      sources: {
-        demo: {
-          tokens: [SANDBOX_SOURCE_TOKEN],
-          attributes: {
-            department: {
-              from: "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:department",
-              type: "string",
-            },
-          },
-        },
-      },
-    },
-    { REDIS_URL: env.REDIS_URL, PORT: env.PORT, LOG_LEVEL: env.LOG_LEVEL },
-  );
-  await clearSandboxKeys(config.redis.url);
-  const banner = [
-    "scim-bridge sandbox (no SCIM_BRIDGE_CONFIG set)",
-    `  platform emulator:  ${platformUrl}   (state: GET ${platformUrl}/_emulator/state)`,
-    `  demo source:        /scim/v2/demo   token: ${SANDBOX_SOURCE_TOKEN}`,
-    `  admin API:          /admin/v1       token: ${SANDBOX_ADMIN_TOKEN}`,
-  ].join("\n");
-  return { config, close: () => emulator.close(), banner };
-}
 
 export async function runStart(args: string[]): Promise<number> {
   if (isClusterWorker()) return runClusterWorker();
@@ -125,7 +48,7 @@ export async function runStart(args: string[]): Promise<number> {
   }
   const file = values.config ?? process.env.SCIM_BRIDGE_CONFIG;
   let config: Config;
-  let sandbox: Awaited<ReturnType<typeof startSandbox>> | undefined;
+  let sandbox: Sandbox | undefined;
   try {
     if (file) {
       config = loadConfigFile(file, process.env);
@@ -134,7 +57,7 @@ export async function runStart(args: string[]): Promise<number> {
       config = sandbox.config;
     }
   } catch (err) {
-    if (err instanceof ConfigError) {
+    if (err instanceof ConfigError || err instanceof SandboxError) {
       process.stderr.write(`${err.message}\n`);
       return 1;
     }
@@ -196,7 +119,7 @@ async function runBridgeProcess(
   config: Config,
   role: Role,
   logger: Logger,
-  sandbox?: Awaited<ReturnType<typeof startSandbox>>,
+  sandbox?: Sandbox,
   inCluster?: InCluster,
 ): Promise<number> {
   const { startBridge } = await import("../bridge.js");
@@ -211,6 +134,14 @@ async function runBridgeProcess(
   } catch (err) {
     // Exit at once, whatever client is still retrying: the orchestrator restarts the process.
     logger.fatal({ err: (err as Error).message }, "scim-bridge could not start");
+    if (sandbox) {
+      if ((err as NodeJS.ErrnoException).code === "EADDRINUSE")
+        process.stderr.write(
+          `port ${config.server.port} is taken (another bridge?): stop that one, or start the sandbox with PORT=<another port>\n`,
+        );
+      // Its Redis claim is released, so that the next start is not refused as a second sandbox.
+      await Promise.race([sandbox.close(), new Promise((resolve) => setTimeout(resolve, 1_000))]);
+    }
     process.exit(1);
   }
   if (sandbox) process.stdout.write(`${sandbox.banner}\n  bridge:             ${bridge.url}\n`);

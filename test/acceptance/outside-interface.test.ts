@@ -8,6 +8,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { request as httpsRequest } from "node:https";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -168,10 +169,64 @@ describe("npm start with no configuration: the local sandbox", () => {
     for (const p of people) {
       for (const value of [p.userName, p.given, p.family, p.email]) expect(lines).not.toContain(value);
     }
-
-    run.child.kill("SIGTERM");
-    expect(await run.exited).toBe(0);
   }, 60_000);
+
+  it("a second sandbox on the same Redis is refused, whatever its PORT, and the first keeps its directory", async () => {
+    const first = sandbox;
+    if (!first) throw new Error("the first test starts the sandbox");
+    const second = spawnCli(["start"], { REDIS_URL: redis.url, PORT: String(await freePort()) });
+    try {
+      expect(await second.exited).toBe(1);
+      expect(second.output()).toMatch(/another sandbox is running/);
+    } finally {
+      await stop(second);
+    }
+    const status = (await (
+      await fetch(`http://127.0.0.1:${port}/admin/v1/status`, {
+        headers: { Authorization: "Bearer sandbox-admin-token" },
+      })
+    ).json()) as { sources: { demo: { users: number } } };
+    expect(status.sources.demo.users).toBe(3);
+  }, 30_000);
+
+  it("stops on SIGTERM with exit 0; a start on a taken port says so, and the next start is not refused", async () => {
+    const first = sandbox;
+    if (!first) throw new Error("the first test starts the sandbox");
+    first.child.kill("SIGTERM");
+    expect(await first.exited).toBe(0);
+
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+    const takenPort = (taken.address() as AddressInfo).port;
+    const clash = spawnCli(["start"], { REDIS_URL: redis.url, PORT: String(takenPort) });
+    try {
+      expect(await clash.exited).toBe(1);
+      expect(clash.output()).toContain(`port ${takenPort} is taken`);
+    } finally {
+      await stop(clash);
+      await new Promise((resolve) => taken.close(resolve));
+    }
+
+    sandbox = spawnCli(["start"], { REDIS_URL: redis.url, PORT: String(await freePort()) });
+    const again = sandbox;
+    await waitFor(() => /bridge:\s+http/.test(again.output()), {
+      timeoutMs: 30_000,
+      what: `a sandbox started again, got: ${again.output()}`,
+    });
+    again.child.kill("SIGTERM");
+    expect(await again.exited).toBe(0);
+  }, 60_000);
+
+  it("without Redis it exits 1 at once and says how to get one", async () => {
+    const run = spawnCli(["start"], { REDIS_URL: `redis://127.0.0.1:${await freePort()}`, PORT: "0" });
+    try {
+      expect(await run.exited).toBe(1);
+      expect(run.output()).toMatch(/the sandbox needs Redis at 127\.0\.0\.1:\d+: .*ECONNREFUSED/);
+      expect(run.output()).toContain("scripts/ensure-redis.sh");
+    } finally {
+      await stop(run);
+    }
+  }, 30_000);
 });
 
 describe("scim-bridge start, config and emulator as processes", () => {
