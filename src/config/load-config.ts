@@ -79,18 +79,38 @@ export function buildConfig(raw: unknown, env: ConfigEnv = {}): Config {
   }
   if (env.LOG_LEVEL) tree.logLevel = env.LOG_LEVEL;
 
+  // A value whose variable is not set has that one problem named, not also the empty string's.
+  const UNSET = ": environment variable ";
+  const unset = new Set(problems.filter((p) => p.includes(UNSET)).map((p) => p.slice(0, p.indexOf(UNSET))));
+  const later: string[] = [];
   const parsed = configSchema.safeParse(tree);
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
       const where = issue.path.length ? issue.path.join(".") : "(root)";
-      problems.push(`${where}: ${issue.message}`);
+      later.push(`${where}: ${issue.message}`);
     }
   }
-  problems.push(...valueProblems(tree));
-  if (parsed.success) problems.push(...semanticProblems(parsed.data));
+  later.push(...valueProblems(tree));
+  if (parsed.success) later.push(...semanticProblems(parsed.data));
+  for (const problem of later) {
+    const where = problem.slice(0, problem.indexOf(": "));
+    if (unset.has(where)) continue;
+    // A value an environment variable gave: name the variable, so that the file is not searched in vain.
+    const variable = Object.entries(ENV_OVERRIDES).find(([, path]) => path === where)?.[0];
+    problems.push(variable && env[variable] ? `${problem} (set by ${variable})` : problem);
+  }
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
   return deepFreeze(parsed.data);
 }
+
+/** The environment variables that override a key of the file, and that key. */
+const ENV_OVERRIDES: Record<string, string> = {
+  REDIS_URL: "redis.url",
+  PLATFORM_BASE_URL: "platform.baseUrl",
+  PLATFORM_TOKEN: "platform.token",
+  PORT: "server.port",
+  LOG_LEVEL: "logLevel",
+};
 
 const field = (value: unknown, key: string): unknown =>
   value !== null && typeof value === "object" && !Array.isArray(value)

@@ -1,6 +1,6 @@
 /**
- * Acceptance checks that fail today because of src/config/load-config.ts and config-schema.ts
- * (outside the acceptance engineer's files). Not committed: the lead commits it with the fix.
+ * Acceptance: what the configuration loader (src/config/load-config.ts, config-schema.ts) tells an
+ * operator about a file: the README's shape loads, and every problem of a bad one is named once.
  */
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -74,5 +74,26 @@ describe("pending: configuration checks", () => {
     } finally {
       await t.close();
     }
+  });
+
+  it("a value from an unset variable is one problem, not also the empty string's; a bad value from the environment names its variable", () => {
+    const problems = problemsOf(() =>
+      loadConfigFile(`${fixtures}good-config.yaml`, {
+        PLATFORM_BASE_URL: "http://platform.example.com",
+        PLATFORM_TOKEN: "platform-secret",
+        OKTA_HOOK_SECRET: "okta-hook-secret",
+        LOG_LEVEL: "verbose",
+      }),
+    );
+    const events = problems.filter((p) => p.includes("sources.okta.hooks.events.secret"));
+    expect(events).toEqual([
+      "  - sources.okta.hooks.events.secret: environment variable EVENTS_SECRET is not set",
+    ]);
+    expect(problems.some((p) => p.includes("logLevel") && p.endsWith("(set by LOG_LEVEL)"))).toBe(true);
+    expect(
+      problems.some((p) => p.includes("platform.baseUrl") && p.endsWith("(set by PLATFORM_BASE_URL)")),
+    ).toBe(true);
+    // The variable is named, never its value.
+    expect(problems.join("\n")).not.toContain("platform-secret");
   });
 });
