@@ -8,12 +8,16 @@ import { principalOf } from "./admin-auth.js";
 import {
   auditEntrySchema,
   deadLetterSchema,
+  discardedSchema,
   entityStatusSchema,
   pageOf,
   pageQuerySchema,
   reconcileRequestSchema,
+  reconcileStartedSchema,
   resyncRequestSchema,
   resyncSchema,
+  resyncStartedSchema,
+  retriedSchema,
   retryRequestSchema,
   runSchema,
   statusResponseSchema,
@@ -92,6 +96,7 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     summary: "Start a reconciliation run (dryRun: report only)",
     role: "admin",
     body: reconcileRequestSchema,
+    response: reconcileStartedSchema,
     status: 202,
     handle: async ({ req, res, body, service }) => {
       const { dryRun } = body as z.output<typeof reconcileRequestSchema>;
@@ -143,6 +148,7 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     summary: "Resync everything ({}) or the named users and groups",
     role: "admin",
     body: resyncRequestSchema,
+    response: resyncStartedSchema,
     status: 202,
     handle: async ({ req, res, body, service }) => {
       const { users, groups } = body as z.output<typeof resyncRequestSchema>;
@@ -199,6 +205,7 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     summary: "Retry all dead letters, or the named ones",
     role: "admin",
     body: retryRequestSchema,
+    response: retriedSchema,
     status: 202,
     handle: ({ res, body, service }) => {
       const { refs } = body as z.output<typeof retryRequestSchema>;
@@ -211,6 +218,7 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     operationId: "retryDeadLetter",
     summary: "Retry one dead letter",
     role: "admin",
+    response: retriedSchema,
     status: 202,
     handle: async ({ req, res, service }) => {
       const ref = entityRef(param(req, "source"), kindParam(req), param(req, "id"));
@@ -225,6 +233,7 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     operationId: "discardDeadLetter",
     summary: "Discard one dead letter",
     role: "admin",
+    response: discardedSchema,
     handle: async ({ req, res, service }) => {
       await service.discardDeadLetter(
         entityRef(param(req, "source"), kindParam(req), param(req, "id")),

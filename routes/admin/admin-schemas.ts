@@ -118,3 +118,21 @@ export const entityStatusSchema = z.object({
   lastApplied: z.object({ generation: z.number(), at: z.string().nullable() }).nullable(),
   lastError: z.record(z.string(), z.unknown()).nullable(),
 });
+
+/** POST /sources/<source>/reconcile (202). */
+export const reconcileStartedSchema = z.object({
+  runId: z.string().describe("GET /reconcile-runs/<runId> follows the run"),
+  state,
+  dryRun: z.boolean(),
+});
+
+/** POST /sources/<source>/resync (202). */
+export const resyncStartedSchema = z.object({
+  id: z.string().describe("GET /resyncs/<id> follows the resync"),
+  operationId: z.string().describe("The same as id"),
+  state,
+});
+
+export const retriedSchema = z.object({ retried: z.number().int().describe("Dead letters taken back") });
+
+export const discardedSchema = z.object({ discarded: z.literal(true) });

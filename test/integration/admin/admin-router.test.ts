@@ -296,6 +296,33 @@ describe("admin API (/admin/v1) against real Redis", () => {
     const reconcile = res.body.paths["/sources/{source}/reconcile"].post;
     expect(reconcile.requestBody.content["application/json"].schema.properties.dryRun.type).toBe("boolean");
     expect(reconcile.responses["202"]).toBeDefined();
+    // The answers the design names are described: {"runId"} of a started run, the resync's id.
+    const started = reconcile.responses["202"].content["application/json"].schema;
+    expect(started.properties.runId.type).toBe("string");
+    expect(started.required).toContain("runId");
+    const resync =
+      res.body.paths["/sources/{source}/resync"].post.responses["202"].content["application/json"];
+    expect(resync.schema.required).toEqual(expect.arrayContaining(["id", "state"]));
+    const run =
+      res.body.paths["/reconcile-runs/{runId}"].get.responses["200"].content["application/json"].schema;
+    expect(run.required).toEqual(expect.arrayContaining(["state", "dryRun", "counts"]));
+    expect(Object.keys(run.properties.counts.properties)).toEqual([
+      "missing",
+      "changed",
+      "activeMismatch",
+      "membership",
+      "attributeValues",
+      "deletedBehind",
+      "orphans",
+    ]);
+    expect(run.properties.state.enum).toEqual([
+      "queued",
+      "running",
+      "succeeded",
+      "failed",
+      "awaiting-confirmation",
+      "discarded",
+    ]);
     expect(res.body.paths["/reconcile-runs/{runId}/confirm"].post["x-required-role"]).toBe("admin");
     expect(res.body.paths["/dead-letters/{source}/{kind}/{id}"].delete).toBeDefined();
   });
