@@ -13,6 +13,7 @@ export const ADMIN_USAGE = `admin commands (talk to the admin API; --url, --toke
   reconcile <source> [--dry-run] [--wait] exit 1 when the run failed or waits for confirmation
   reconcile --show RUN | --confirm RUN | --discard RUN | --list [--source S]
   dead-letters [list [--source S] | retry [SOURCE/KIND/ID]... | discard SOURCE/KIND/ID]
+                                          retry exits 1 when a named one is no dead letter
 `;
 
 export interface CliIo {
@@ -301,8 +302,16 @@ async function deadLetters(api: Client, io: CliIo, values: Values, positionals: 
   if (action === "retry") {
     const body = rest.length > 0 ? { refs: rest.map(parseRef) } : {};
     const result = await api.call("POST", "/dead-letters/retry", body);
-    show(io, values.json, result, () => `retried ${result.retried}`);
-    return 0;
+    // Named references that are no dead letter (a typo, or retried already) are not silently fine.
+    const missed = rest.length > 0 && Number(result.retried) < rest.length;
+    show(
+      io,
+      values.json,
+      result,
+      () =>
+        `retried ${result.retried}${missed ? ` of ${rest.length} named: the others are no dead letter (see dead-letters list)` : ""}`,
+    );
+    return missed ? 1 : 0;
   }
   if (action === "discard") {
     if (rest.length !== 1) throw new UsageError("dead-letters discard needs one SOURCE/KIND/ID");

@@ -236,4 +236,14 @@ describe("runAdminCommand", () => {
     expect(out.join("")).toContain("resync op1 (okta): discarded");
     expect(await runAdminCommand("resync", [], fakeIo({}).io)).toBe(2);
   });
+
+  it("dead-letters retry of a named reference that is no dead letter says so and exits 1", async () => {
+    const { io, out } = fakeIo({
+      "POST /dead-letters/retry": () => ({ status: 202, body: { retried: 1 } }),
+    });
+    expect(await runAdminCommand("dead-letters", ["retry", "okta/user/u1", "okta/user/typo"], io)).toBe(1);
+    expect(out.join("")).toContain("retried 1 of 2 named");
+    const all = fakeIo({ "POST /dead-letters/retry": () => ({ status: 202, body: { retried: 0 } }) });
+    expect(await runAdminCommand("dead-letters", ["retry"], all.io)).toBe(0);
+  });
 });
