@@ -25,6 +25,8 @@ export interface QueueStatus {
    */
   isIdle(): Promise<boolean>;
   countDeadLetters(): Promise<number>;
+  /** The size of each named source's dead-letter list (0 for a source with none). */
+  deadLettersBySource(sources: readonly string[]): Promise<Record<string, number>>;
   close(): Promise<void>;
 }
 
@@ -60,6 +62,12 @@ export function createQueueStatus(options: {
       return true;
     },
     countDeadLetters: () => state.countDeadLetters(),
+    async deadLettersBySource(sources) {
+      const totals = await Promise.all(
+        sources.map(async (source) => (await state.listDeadLetters({ source, offset: 0, limit: 0 })).total),
+      );
+      return Object.fromEntries(sources.map((source, index) => [source, totals[index] ?? 0]));
+    },
     close: () => {
       closing ??= Promise.all(queues.map((q) => q.close())).then(() => undefined);
       return closing;

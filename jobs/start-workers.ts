@@ -9,6 +9,7 @@ import type { PlatformClient } from "../src/platform/platform-types.js";
 import { AttributeDefinitions } from "../src/sync/attribute-definitions.js";
 import { RedisSyncStateStore } from "../src/sync/redis-sync-state-store.js";
 import type { SyncContext } from "../src/sync/sync-context.js";
+import { countJobOutcomes } from "./job-metrics.js";
 import { createLifecycleProcessor } from "./lifecycle-processor.js";
 import { QUEUE_NAMES } from "./queue-names.js";
 import { createQueueStatus } from "./queue-status.js";
@@ -124,6 +125,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     { ...workerOptions, concurrency: 1 },
   );
   for (const w of [syncWorker, lifecycleWorker]) {
+    countJobOutcomes(w, registry);
     w.on("error", (err) => logger.warn({ err: err.message, queue: w.name }, "worker error"));
     w.on("failed", (job, err) => {
       if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) {

@@ -29,7 +29,11 @@ import { intakeRateLimiter } from "../routes/middleware/intake-rate-limiter.js";
 import { createMetricsRouter } from "../routes/middleware/metrics-router.js";
 import { createRequestLogger } from "../routes/middleware/request-logger.js";
 import { securityHeaders } from "../routes/middleware/security-headers.js";
-import { recordScimOperation, setQueueDepthReader } from "./observability/bridge-metrics.js";
+import {
+  recordScimOperation,
+  setDeadLetterReader,
+  setQueueDepthReader,
+} from "./observability/bridge-metrics.js";
 import { Queue } from "bullmq";
 import { QUEUE_NAMES, createQueueStatus, createSyncQueue, startWorkers } from "../jobs/index.js";
 import { HttpPlatformClient } from "./platform/client/http-platform-client.js";
@@ -118,6 +122,7 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
   const status = createQueueStatus({ connection: storeRedis, prefix, directory });
   closers.push(["queue status", () => status.close()]);
   setQueueDepthReader(registry, () => status.queueCounts());
+  setDeadLetterReader(registry, () => status.deadLettersBySource(Object.keys(config.sources)));
 
   let workers: { close(): Promise<void> } | undefined;
   let platform: HttpPlatformClient | undefined;
@@ -187,6 +192,7 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
       queueStatus: status,
       logger,
       platform,
+      registry,
     });
     closers.push(["admin jobs", () => adminJobs.close()]);
     if (role !== "worker") {

@@ -8,6 +8,7 @@ import { ResyncStore } from "../../src/admin/resync-store.js";
 import type { Config } from "../../src/config/config-schema.js";
 import type { DirectoryStore } from "../../src/directory/directory-types.js";
 import type { Logger } from "../../src/observability/logger.js";
+import type { Registry } from "../../src/observability/metrics.js";
 import type { PlatformClient } from "../../src/platform/platform-types.js";
 import type { EntityRef } from "../../src/scim/scim-types.js";
 import type { RedisSyncStateStore } from "../../src/sync/redis-sync-state-store.js";
@@ -32,6 +33,8 @@ export interface AdminJobsOptions {
   /** Register the per-source job schedulers (default: when workers run). */
   schedule?: boolean;
   names?: { reconcile?: string; resync?: string };
+  /** The process's metrics: jobs of the reconcile and resync queues, drift found and repaired. */
+  registry?: Registry;
 }
 
 export interface AdminJobs {
@@ -94,17 +97,20 @@ export async function startAdminJobs(options: AdminJobsOptions): Promise<AdminJo
   if (options.platform) {
     const platform = options.platform;
     const log = logger.child({ module: "admin-jobs" });
+    const registry = options.registry;
     workers.push(
       ...startReconcileWorker({
         connection,
         prefix,
         queue: reconcileQueue,
-        deps: { config, redis, platform, directory, state, requestResync, runs, logger: log },
+        registry,
+        deps: { config, redis, platform, directory, state, requestResync, runs, logger: log, registry },
       }),
       startResyncWorker({
         connection,
         prefix,
         name: names.resync,
+        registry,
         deps: { config, platform, directory, state, requestResync, resyncs, logger: log },
       }),
     );

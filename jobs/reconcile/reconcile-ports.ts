@@ -4,6 +4,7 @@ import type { Config } from "../../src/config/config-schema.js";
 import type { DirectoryStore } from "../../src/directory/directory-types.js";
 import type { AppliedEmbedMember } from "../../src/mapping/plan-types.js";
 import type { Logger } from "../../src/observability/logger.js";
+import type { Registry } from "../../src/observability/metrics.js";
 import type { PlatformClient } from "../../src/platform/platform-types.js";
 import type { EntityRef } from "../../src/scim/scim-types.js";
 import type { OwnerScope } from "../../src/sync/sync-keys.js";
@@ -30,6 +31,8 @@ export interface ReconcileDeps {
   requestResync: ResyncRequester;
   runs: ReconcileRunStore;
   logger: Logger;
+  /** Where drift found and repaired is counted (drift_found_total, drift_repaired_total). */
+  registry?: Registry;
   /** Entities looked at together (one Redis round trip per step). Default 100. */
   pageSize?: number;
   /** Repairs enqueued per chunk. Default 500. */

@@ -1,3 +1,5 @@
+import type { Logger } from "../../src/observability/logger.js";
+import { recordDrift } from "../../src/observability/bridge-metrics.js";
 import { attributeSlices } from "../../src/reconcile/attribute-slices.js";
 import { evaluateGuard } from "../../src/reconcile/deprovision-guard.js";
 import type { ReconcileRun } from "../../src/reconcile/reconcile-run.js";
@@ -16,6 +18,36 @@ async function dropWorkingSets(deps: ReconcileDeps, ctx: RunContext, keepRepairs
   const keys = [ctx.keys.seenUsers, ctx.keys.seenGroups];
   if (!keepRepairs) keys.push(ctx.keys.repairs, ctx.keys.orphans);
   await deps.redis.del(...keys);
+}
+
+/**
+ * Applies a run's planned repairs (at once, or once an admin confirmed them) and counts them in
+ * `drift_repaired_total`: every difference of the run's counts got its resync, except orphans,
+ * which count the users really deactivated (a source may have claimed one meanwhile).
+ */
+async function applyAndCount(
+  deps: ReconcileDeps,
+  ctx: RunContext,
+  run: ReconcileRun,
+  log: Logger,
+): Promise<{ entities: number; orphanDeactivations: number }> {
+  const applied = await applyRepairs({
+    redis: deps.redis,
+    repairsKey: ctx.keys.repairs,
+    orphansKey: ctx.keys.orphans,
+    requestResync: deps.requestResync,
+    platform: deps.platform,
+    state: deps.state,
+    logger: log,
+    chunk: deps.repairChunk ?? 500,
+  });
+  if (deps.registry) {
+    recordDrift(deps.registry, "repaired", run.source, {
+      ...run.counts,
+      orphans: applied.orphanDeactivations,
+    });
+  }
+  return applied;
 }
 
 /**
@@ -78,6 +110,7 @@ export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<
       attributeSlice: ctx.attributeSlice,
       repairs: { entities: repairCount, orphanDeactivations: orphanCount, applied: false },
     };
+    if (deps.registry) recordDrift(deps.registry, "found", run.source, run.counts);
     if (run.dryRun) {
       run = { ...run, state: "succeeded", ...finished(startedMs) };
     } else if (guard.tripped) {
@@ -87,16 +120,7 @@ export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<
       );
       run = { ...run, state: "awaiting-confirmation", ...finished(startedMs) };
     } else {
-      const applied = await applyRepairs({
-        redis: deps.redis,
-        repairsKey: ctx.keys.repairs,
-        orphansKey: ctx.keys.orphans,
-        requestResync: deps.requestResync,
-        platform: deps.platform,
-        state: deps.state,
-        logger: log,
-        chunk: deps.repairChunk ?? 500,
-      });
+      const applied = await applyAndCount(deps, ctx, run, log);
       run = {
         ...run,
         state: "succeeded",
@@ -128,16 +152,7 @@ export async function applyConfirmedRun(deps: ReconcileDeps, runId: string): Pro
   const log = deps.logger.child({ module: "reconcile", runId, source: run.source });
   try {
     const ctx = new RunContext(deps, run);
-    const applied = await applyRepairs({
-      redis: deps.redis,
-      repairsKey: ctx.keys.repairs,
-      orphansKey: ctx.keys.orphans,
-      requestResync: deps.requestResync,
-      platform: deps.platform,
-      state: deps.state,
-      logger: log,
-      chunk: deps.repairChunk ?? 500,
-    });
+    const applied = await applyAndCount(deps, ctx, run, log);
     await deps.runs.dropOwnedKeys(runId);
     run = { ...run, state: "succeeded", repairs: { ...applied, applied: true } };
     log.info({ repairs: run.repairs }, "reconcile: confirmed run applied");

@@ -1,6 +1,8 @@
 import { type Job, Queue, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "../../src/observability/logger.js";
+import type { Registry } from "../../src/observability/metrics.js";
+import { countJobOutcomes } from "../job-metrics.js";
 import { QUEUE_NAMES } from "../queue-names.js";
 import { type ResyncDeps, runResync } from "./resync-runner.js";
 
@@ -58,6 +60,8 @@ export function startResyncWorker(options: {
   deps: ResyncDeps;
   name?: string;
   concurrency?: number;
+  /** Counts the queue's jobs (jobs_total, job_duration_seconds). */
+  registry?: Registry;
 }): Worker<ResyncJobData> {
   const log = options.deps.logger.child({ module: "resync-worker" });
   const worker = new Worker<ResyncJobData>(
@@ -66,6 +70,7 @@ export function startResyncWorker(options: {
       (await runResync(options.deps, job.data.operationId, job.data.phase))?.state ?? "gone",
     { connection: options.connection, prefix: options.prefix, concurrency: options.concurrency ?? 2 },
   );
+  if (options.registry) countJobOutcomes(worker, options.registry);
   worker.on("error", (err) => log.warn({ err: err.message }, "resync worker error"));
   worker.on("failed", (job, err) => log.error({ jobId: job?.id, err: err.message }, "resync job failed"));
   return worker;

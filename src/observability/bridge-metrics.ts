@@ -25,7 +25,7 @@ export interface BridgeMetrics {
   jobs: Counter<"queue" | "outcome">;
   /** `dead_letters_total{source,code}`: entities moved to the dead-letter list, by failure code. */
   deadLetters: Counter<"source" | "code">;
-  /** `dead_letters{source}`: current size of the dead-letter list (set by whoever reads it). */
+  /** `dead_letters{source}`: current size of the dead-letter list, read at scrape time (setDeadLetterReader). */
   deadLettersCurrent: Gauge<"source">;
   /** `drift_found_total{source,kind}`: kind is a reconcile count name (missing, changed, orphans, ...). */
   driftFound: Counter<"source" | "kind">;
@@ -47,6 +47,38 @@ const depthReaders = new WeakMap<Registry, QueueDepthReader>();
 export function setQueueDepthReader(registry: Registry, reader: QueueDepthReader): void {
   bridgeMetrics(registry);
   depthReaders.set(registry, reader);
+}
+
+/** Reads the current number of dead letters of every source: `{source: count}`. */
+export type DeadLetterReader = () => Promise<Record<string, number>>;
+
+const deadLetterReaders = new WeakMap<Registry, DeadLetterReader>();
+
+/**
+ * Makes every scrape of `registry` read the size of each source's dead-letter list into
+ * `dead_letters{source}`. A failing read leaves the last values in place.
+ */
+export function setDeadLetterReader(registry: Registry, reader: DeadLetterReader): void {
+  bridgeMetrics(registry);
+  deadLetterReaders.set(registry, reader);
+}
+
+/** A reconcile run's counts by kind (DriftCounts: missing, changed, ..., orphans). */
+export type DriftKindCounts = Readonly<Record<string, number>>;
+
+/**
+ * Counts a run's differences in `drift_found_total{source,kind}` (when the run has counted them) or
+ * `drift_repaired_total{source,kind}` (when its repairs are applied). Kinds counted 0 are skipped.
+ */
+export function recordDrift(
+  registry: Registry,
+  what: "found" | "repaired",
+  source: string,
+  counts: DriftKindCounts,
+): void {
+  const metrics = bridgeMetrics(registry);
+  const counter = what === "found" ? metrics.driftFound : metrics.driftRepaired;
+  for (const [kind, n] of Object.entries(counts)) if (n > 0) counter.inc({ source, kind }, n);
 }
 
 const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -166,6 +198,16 @@ export function bridgeMetrics(registry: Registry): BridgeMetrics {
           registers,
           // The size of a list in Redis, the same whichever process reads it: never summed.
           aggregator: "max",
+          async collect() {
+            const reader = deadLetterReaders.get(registry);
+            if (!reader) return;
+            try {
+              const counts = await reader();
+              for (const [source, count] of Object.entries(counts)) this.set({ source }, count);
+            } catch {
+              // Redis unavailable: keep the last known sizes; /readyz reports the outage.
+            }
+          },
         }),
     ),
     driftFound: reuse(
