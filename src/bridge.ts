@@ -143,7 +143,9 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
       maxRetries: config.platform.maxRetries,
       budget,
       registry,
-      logger: logger.child({ module: "platform" }),
+      // The client's lines carry module "platform-client" (its own child logger); one more
+      // `module` here would repeat the key in every line.
+      logger,
     });
     const client = platform;
     closers.push(["platform client", async () => client.close()]);

@@ -96,7 +96,8 @@ export async function startAdminJobs(options: AdminJobsOptions): Promise<AdminJo
   const workers: Worker[] = [];
   if (options.platform) {
     const platform = options.platform;
-    const log = logger.child({ module: "admin-jobs" });
+    // Each worker and run adds its own `module` (reconcile-worker, reconcile, resync-worker,
+    // resync): one more here would repeat the key in every line.
     const registry = options.registry;
     workers.push(
       ...startReconcileWorker({
@@ -104,14 +105,14 @@ export async function startAdminJobs(options: AdminJobsOptions): Promise<AdminJo
         prefix,
         queue: reconcileQueue,
         registry,
-        deps: { config, redis, platform, directory, state, requestResync, runs, logger: log, registry },
+        deps: { config, redis, platform, directory, state, requestResync, runs, logger, registry },
       }),
       startResyncWorker({
         connection,
         prefix,
         name: names.resync,
         registry,
-        deps: { config, platform, directory, state, requestResync, resyncs, logger: log },
+        deps: { config, platform, directory, state, requestResync, resyncs, logger },
       }),
     );
   }
