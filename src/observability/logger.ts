@@ -1,3 +1,4 @@
+import { fstatSync, writeSync } from "node:fs";
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from "pino";
 
 /** Paths that never reach a log line. Shared by every logger and by pino-http. */
@@ -38,76 +39,161 @@ export const LOG_WRITE_BYTES = 3072;
 export const LOG_FLUSH_MS = 1000;
 
 /**
- * Stdout, written asynchronously and in batches (pino's sonic-boom with `sync: false` and
- * `minLength`): lines go out once LOG_WRITE_BYTES are waiting, or after LOG_FLUSH_MS, in writes of
- * whole lines of at most LOG_WRITE_MAX_BYTES. A busy intake then makes one write system call per
- * few dozen request lines instead of one per line (measured: about 0.05 ms of CPU less per SCIM
- * create). pino flushes what is waiting synchronously when the process exits (also after
- * `process.exit` and fatal errors); only a SIGKILL can lose the last second's lines. Should
- * stdout's reader stall, at most LOG_BUFFER_LIMIT bytes wait in memory; lines past that are
- * dropped, never the process blocked. A single line longer than LOG_WRITE_MAX_BYTES (a long stack
- * trace) is written whole, and may then interleave with another process's line.
+ * Stdout, written in batches: lines go out once LOG_WRITE_BYTES are waiting, or after LOG_FLUSH_MS,
+ * in writes of whole lines of at most LOG_WRITE_MAX_BYTES. A busy intake then makes one write system
+ * call per few dozen request lines instead of one per line (measured: about 0.05 ms of CPU less per
+ * SCIM create). What waits is written synchronously when the process exits (also after
+ * `process.exit` and fatal errors); only a SIGKILL can lose the last second's lines. Should stdout's
+ * reader stall, at most LOG_BUFFER_LIMIT bytes wait in memory; lines past that are dropped, never
+ * the process blocked. A single line longer than LOG_WRITE_MAX_BYTES (a long stack trace) is
+ * written whole, and may then interleave with another process's line.
+ *
+ * A pipe or socket (a container runtime's, or the one `start --processes N` shares) gets PipeDestination:
+ * every write is made here, on the main thread, so the exit flush always knows what was written.
+ * pino's sonic-boom writes from libuv's thread pool instead; a write there that met a full pipe
+ * (EAGAIN) or still waited when the process exited was lost with its ~30 lines. A file or a
+ * terminal keeps sonic-boom.
  */
 export function stdoutDestination(): DestinationStream {
-  const retry = { waiting: false };
-  const stream = pino.destination({
+  if (isPipe(1)) {
+    // Node's stdout stream makes a pipe or socket non-blocking (as any console.log would): the
+    // destination's writes then never wait.
+    void process.stdout;
+    return new PipeDestination(1);
+  }
+  return pino.destination({
     dest: 1,
     sync: false,
     minLength: LOG_WRITE_BYTES,
     maxWrite: LOG_WRITE_MAX_BYTES,
     maxLength: LOG_BUFFER_LIMIT,
     periodicFlush: LOG_FLUSH_MS,
-    retryEAGAIN: () => {
-      retry.waiting = true;
-      return true;
-    },
   });
-  keepWaitingChunkAtExit(stream, retry);
-  return stream;
 }
 
-/** The parts of sonic-boom (pino.destination's stream) that the exit flush below works with. */
-interface SonicBoomState {
-  _writing: boolean;
-  _writingBuf: string | Buffer;
-  _bufs: Array<string | Buffer>;
-  release: (err: NodeJS.ErrnoException | null, n?: number) => void;
-  flushSync: () => void;
+/** A pipe or a socket (what node:child_process gives a child), not a file or a terminal. */
+function isPipe(fd: number): boolean {
+  try {
+    const stat = fstatSync(fd);
+    return stat.isFIFO() || stat.isSocket();
+  } catch {
+    return false;
+  }
 }
+
+/** How long a write that found the pipe full waits before it tries again. */
+const PIPE_RETRY_MS = 20;
+/** At exit, how long the last lines may wait for a full pipe's reader before they are given up. */
+const EXIT_FLUSH_LIMIT_MS = 10_000;
 
 /**
- * sonic-boom's flushSync (which pino calls at exit) writes every waiting line except the chunk an
- * asynchronous write holds. When stdout's pipe is full that chunk waits for a retry (EAGAIN), and
- * an exit then lost its lines (up to LOG_WRITE_MAX_BYTES: a dozen lines, seen with `start
- * --processes N` sharing one pipe). Here flushSync writes that chunk too when its last attempt got
- * EAGAIN. A write in flight that has not failed is left to finish, as before: writing it again could
- * repeat its lines. Should sonic-boom's internals ever differ, its own flushSync runs unchanged.
+ * Log lines to a pipe, batched into whole-line writes of at most LOG_WRITE_MAX_BYTES (PIPE_BUF: the
+ * kernel writes them whole, so the lines of several processes never interleave). Writes are
+ * synchronous system calls and never wait: stdoutDestination makes the pipe non-blocking, so a full
+ * pipe answers EAGAIN (a blocking one would wait in write). On EAGAIN the lines stay here and the
+ * write is tried again after PIPE_RETRY_MS. At exit everything waiting is written, waiting for the
+ * reader up to EXIT_FLUSH_LIMIT_MS.
  */
-function keepWaitingChunkAtExit(stream: DestinationStream, retry: { waiting: boolean }): void {
-  const state = stream as unknown as SonicBoomState;
-  if (
-    typeof state.release !== "function" ||
-    typeof state.flushSync !== "function" ||
-    !Array.isArray(state._bufs) ||
-    typeof state._writing !== "boolean"
-  ) {
-    return;
+export class PipeDestination implements DestinationStream {
+  readonly #fd: number;
+  #lines: string[] = [];
+  /** Bytes of each waiting line (the same index as #lines). */
+  #sizes: number[] = [];
+  #bytes = 0;
+  /** What a partial write left of the line being written (only a line longer than PIPE_BUF). */
+  #rest: Buffer | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  /** The pipe answered EAGAIN: wait for the retry timer. */
+  #full = false;
+  /** The reader is gone (EPIPE): nothing more is written. */
+  #closed = false;
+
+  constructor(fd: number) {
+    this.#fd = fd;
+    process.on("exit", () => this.flushSync());
   }
-  const release = state.release;
-  state.release = (err, n) => {
-    if (!err) retry.waiting = false;
-    release(err, n);
-  };
-  const flushSync = state.flushSync.bind(stream);
-  state.flushSync = () => {
-    if (retry.waiting && state._writing && state._writingBuf.length > 0) {
-      state._bufs.unshift(state._writingBuf);
-      state._writingBuf = "";
-      state._writing = false;
-      retry.waiting = false;
+
+  write(line: string): boolean {
+    if (this.#closed) return true;
+    const size = Buffer.byteLength(line);
+    if (this.#bytes + size > LOG_BUFFER_LIMIT) return true; // a stalled reader: the line is dropped
+    this.#lines.push(line);
+    this.#sizes.push(size);
+    this.#bytes += size;
+    if (this.#full) return true;
+    if (this.#bytes >= LOG_WRITE_BYTES) this.#writeWaiting();
+    else this.#schedule(LOG_FLUSH_MS);
+    return true;
+  }
+
+  /** Writes what waits now (pino's logger.flush). */
+  flush(cb?: (err?: Error) => void): void {
+    if (!this.#full) this.#writeWaiting();
+    cb?.();
+  }
+
+  /** Writes everything that waits, waiting for a full pipe's reader (bounded): the exit flush. */
+  flushSync(): void {
+    const deadline = Date.now() + EXIT_FLUSH_LIMIT_MS;
+    const pause = new Int32Array(new SharedArrayBuffer(4));
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    while (!this.#writeWaiting() && Date.now() < deadline) Atomics.wait(pause, 0, 0, 5);
+  }
+
+  /** Writes batches until nothing waits (true) or the pipe is full or gone (false). */
+  #writeWaiting(): boolean {
+    this.#full = false;
+    while (!this.#closed && (this.#rest !== undefined || this.#lines.length > 0)) {
+      const chunk = this.#rest ?? this.#takeBatch();
+      let written: number;
+      try {
+        written = writeSync(this.#fd, chunk);
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        this.#rest = chunk;
+        if (code === "EAGAIN") {
+          this.#full = true;
+          this.#schedule(PIPE_RETRY_MS);
+          return false;
+        }
+        // EPIPE (the reader is gone) or another failure of stdout: logging stops, the process goes on.
+        this.#closed = true;
+        this.#lines = [];
+        this.#sizes = [];
+        this.#bytes = 0;
+        this.#rest = undefined;
+        return false;
+      }
+      this.#rest = written < chunk.length ? chunk.subarray(written) : undefined;
     }
-    flushSync();
-  };
+    return !this.#closed;
+  }
+
+  /** The next write: whole lines up to LOG_WRITE_MAX_BYTES, or one longer line alone. */
+  #takeBatch(): Buffer {
+    let count = 0;
+    let bytes = 0;
+    while (count < this.#lines.length) {
+      const size = this.#sizes[count] as number;
+      if (count > 0 && bytes + size > LOG_WRITE_MAX_BYTES) break;
+      bytes += size;
+      count += 1;
+    }
+    const batch = this.#lines.splice(0, count).join("");
+    this.#sizes.splice(0, count);
+    this.#bytes -= bytes;
+    return Buffer.from(batch);
+  }
+
+  #schedule(ms: number): void {
+    if (this.#timer !== undefined) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#writeWaiting();
+    }, ms);
+    this.#timer.unref();
+  }
 }
 
 /** The root logger. `destination` (default: stdoutDestination()) lets tests capture the output. */
