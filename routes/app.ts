@@ -22,6 +22,8 @@ export interface AppParts {
   admin?: Router;
   /** Mounted at /admin/queues (Bull Board). */
   queues?: Router;
+  /** express's "trust proxy" (config server.trustProxy); default false. */
+  trustProxy?: boolean | number | string;
 }
 
 export function createApp(parts: AppParts): Express {
@@ -29,6 +31,7 @@ export function createApp(parts: AppParts): Express {
   app.disable("x-powered-by");
   app.set("etag", false);
   app.set("query parser", "simple");
+  app.set("trust proxy", parts.trustProxy ?? false);
   if (parts.middleware?.length) app.use(series(parts.middleware));
   // The SCIM intake first: it carries the traffic, and no other router's paths overlap it.
   if (parts.scim) app.use(createScimRouter(parts.scim));

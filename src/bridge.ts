@@ -222,6 +222,7 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
   const adminPort = config.admin.port;
   const app = createApp({
     logger,
+    trustProxy: config.server.trustProxy,
     middleware,
     health,
     ...(adminPort === undefined ? adminRouters : {}),
@@ -252,7 +253,7 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
   const adminApp =
     adminPort === undefined || role === "worker"
       ? undefined
-      : createApp({ logger, middleware, health, ...adminRouters });
+      : createApp({ logger, trustProxy: config.server.trustProxy, middleware, health, ...adminRouters });
 
   const listeners: Listener[] = [];
   if (options.listen ?? true) {

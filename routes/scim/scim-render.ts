@@ -2,9 +2,13 @@ import type { Request } from "express";
 import type { GroupRecord, UserRecord } from "../../src/directory/directory-types.js";
 import type { JsonObject } from "../../src/scim/scim-types.js";
 
-/** The SCIM base URL of a source as the caller sees it, for `meta.location` and `Location`. */
+/**
+ * The SCIM base URL of a source as the caller sees it, for `meta.location` and `Location`: scheme
+ * and host from X-Forwarded-Proto / X-Forwarded-Host when server.trustProxy believes the hop they
+ * came from (express's req.protocol and req.host), else the request's own.
+ */
 export function scimBaseUrl(req: Request, source: string): string {
-  return `${req.protocol}://${req.get("host") ?? "localhost"}/scim/v2/${encodeURIComponent(source)}`;
+  return `${req.protocol}://${req.host ?? "localhost"}/scim/v2/${encodeURIComponent(source)}`;
 }
 
 /**

@@ -140,9 +140,23 @@ export const configSchema = z
         drainDelayMs: z.number().int().min(0).optional(),
         /** Bridge processes sharing the port(s) (node:cluster); 1 runs no cluster primary. */
         processes: processesSchema.default(1),
+        /**
+         * Behind a reverse proxy or ingress that terminates TLS: which hops' X-Forwarded-Proto and
+         * X-Forwarded-Host to believe (express's "trust proxy": true, a number of hops, or
+         * addresses/subnets such as "10.0.0.0/8"), so that Location and meta.location say the
+         * address the identity provider called. Default false: the request's own.
+         */
+        trustProxy: z.union([z.boolean(), z.number().int().min(0), z.string().min(1)]).default(false),
       })
       .strict()
-      .default({ port: 8080, host: "0.0.0.0", bodyLimit: "1mb", shutdownTimeoutMs: 10_000, processes: 1 }),
+      .default({
+        port: 8080,
+        host: "0.0.0.0",
+        bodyLimit: "1mb",
+        shutdownTimeoutMs: 10_000,
+        processes: 1,
+        trustProxy: false,
+      }),
     sync: z
       .object({
         concurrency: z.number().int().positive().default(64),

@@ -21,7 +21,11 @@ export async function createScimTestApp(name: string, overrides: Partial<ConfigI
     ...overrides,
   });
   const { redis, directory, notified, logger } = await createRecordingDirectory(prefix);
-  const app = createApp({ logger, scim: { config, directory, logger } });
+  const app = createApp({
+    logger,
+    trustProxy: config.server.trustProxy,
+    scim: { config, directory, logger },
+  });
   const request = supertest(app);
   const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
   return {
