@@ -14,12 +14,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildConfig } from "../../src/config/load-config.js";
-import {
-  E2E_ADMIN_TOKEN,
-  E2E_VIEWER_TOKEN,
-  type TestBridge,
-  startTestBridge,
-} from "../helpers/bridge-harness.js";
+import { E2E_VIEWER_TOKEN, type TestBridge, startTestBridge } from "../helpers/bridge-harness.js";
 import { waitFor } from "../helpers/redis-test-prefix.js";
 import { ThrowawayRedis, freePort } from "../helpers/throwaway-redis.js";
 
