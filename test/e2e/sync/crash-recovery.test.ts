@@ -1,5 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
+import type { ChildProcess } from "node:child_process";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createQueueStatus } from "../../../jobs/queue-status.js";
@@ -14,8 +13,8 @@ import { SCHEMA_GROUP, SCHEMA_USER } from "../../../src/scim/scim-types.js";
 import { createSyncQueue } from "../../../jobs/sync-queue.js";
 import { createLogger } from "../../../src/observability/logger.js";
 import { TEST_REDIS_URL, deleteKeys, testPrefix, waitFor } from "../../helpers/redis-test-prefix.js";
+import { spawnSyncWorker } from "./fixtures/crash-harness.js";
 
-const WORKER = fileURLToPath(new URL("./fixtures/sync-worker.ts", import.meta.url));
 const TOKEN = "crash-token";
 const USERS = 600;
 const GROUPS = 6;
@@ -69,24 +68,7 @@ describe("crash recovery (SIGKILL mid-sync)", () => {
     await queueRedis.quit();
   });
 
-  function spawnWorker(): Promise<ChildProcess> {
-    const child = spawn(process.execPath, ["--import", "tsx", WORKER], {
-      env: {
-        ...process.env,
-        CONFIG_JSON: configJson,
-        TUNING_JSON: JSON.stringify({ backoffMs: 20, lockDurationMs: 2_000, stalledIntervalMs: 500 }),
-      },
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    children.push(child);
-    return new Promise((resolve, reject) => {
-      child.once("error", reject);
-      child.once("exit", (code) => reject(new Error(`worker exited early (${code})`)));
-      child.stdout?.on("data", (chunk: Buffer) => {
-        if (chunk.toString().includes("ready")) resolve(child);
-      });
-    });
-  }
+  const spawnWorker = (): Promise<ChildProcess> => spawnSyncWorker(configJson, children);
 
   it("converges after a worker is killed with SIGKILL in the middle of a large sync", async () => {
     const logger = createLogger("silent");
