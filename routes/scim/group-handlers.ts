@@ -1,4 +1,4 @@
-import type { Request } from "express";
+import type { Request, Response } from "express";
 import type { GroupRecord } from "../../src/directory/directory-types.js";
 import type { Config } from "../../src/config/config-schema.js";
 import { BadRequestError, NotFoundError } from "../../src/errors.js";
@@ -16,7 +16,7 @@ import {
   projectionOf,
 } from "./list-params.js";
 import { etagHeaders, ifMatchOf, resourceHeaders } from "./preconditions.js";
-import { locationOf, renderGroup, scimBaseUrl } from "./scim-render.js";
+import { renderGroup, scimBaseUrl } from "./scim-render.js";
 import { type ResourceHandlers, type ScimRouterDeps, requireObjectBody, sendScim } from "./scim-http.js";
 
 /** /Groups (RFC 7644 §3.3-§3.6). Membership changes go through the store as add/remove sets. */
@@ -43,12 +43,26 @@ export function checkGroupName(config: Config, source: string, resource: { displ
 export function createGroupHandlers({ directory, config }: ScimRouterDeps): ResourceHandlers {
   const source = (req: Request) => String(req.params.source);
   const id = (req: Request) => String(req.params.id);
-  /** ETag and Location of an answer that carries the group `record`. */
-  const headersOf = (req: Request, record: GroupRecord) =>
-    resourceHeaders(
-      record.meta.version,
-      locationOf(scimBaseUrl(req, source(req)), "Groups", record.resource.id),
+  /**
+   * An answer that carries one group: its body (projected as asked; without members when they are
+   * excluded or not asked for), ETag and Location.
+   */
+  const sendGroup = (
+    req: Request,
+    res: Response,
+    status: number,
+    record: GroupRecord,
+    wanted: Projection,
+  ) => {
+    const base = scimBaseUrl(req, source(req));
+    const shown = membersExcluded(wanted) ? { ...record, members: undefined } : record;
+    sendScim(
+      res,
+      status,
+      projectResource(renderGroup(shown, base), wanted),
+      resourceHeaders(base, "Groups", record),
     );
+  };
 
   const listWith = async (req: Request, params: ListParams): Promise<JsonObject> => {
     const base = scimBaseUrl(req, source(req));
@@ -65,19 +79,11 @@ export function createGroupHandlers({ directory, config }: ScimRouterDeps): Reso
     };
   };
 
-  const answer = async (req: Request, wanted: Projection, groupId: string) => {
+  /** The group as stored now, read with its members unless the answer leaves them out. */
+  const read = async (req: Request, wanted: Projection, groupId: string): Promise<GroupRecord> => {
     const record = await directory.getGroup(source(req), groupId, { withMembers: !membersExcluded(wanted) });
     if (!record) throw new NotFoundError(`Group ${groupId} not found`);
-    return { body: projectResource(renderGroup(record, scimBaseUrl(req, source(req))), wanted), record };
-  };
-
-  /**
-   * A create or replace answers from what the write returned (the group's members are exactly the
-   * ones written), without reading the group back.
-   */
-  const rendered = (req: Request, wanted: Projection, record: GroupRecord): JsonObject => {
-    const shown = membersExcluded(wanted) ? { ...record, members: undefined } : record;
-    return projectResource(renderGroup(shown, scimBaseUrl(req, source(req))), wanted);
+    return record;
   };
 
   return {
@@ -91,13 +97,13 @@ export function createGroupHandlers({ directory, config }: ScimRouterDeps): Reso
       const { resource, members } = toCanonicalGroup(requireObjectBody(req));
       checkGroupName(config, source(req), resource);
       const wanted = projectionOf(req);
-      const created = await directory.createGroup(source(req), resource, members);
-      const body = rendered(req, wanted, created);
-      sendScim(res, 201, body, headersOf(req, created));
+      // A create or replace answers from what the write returned (the group's members are exactly
+      // the ones written), without reading the group back.
+      sendGroup(req, res, 201, await directory.createGroup(source(req), resource, members), wanted);
     },
     get: async (req, res) => {
-      const { body, record } = await answer(req, projectionOf(req), id(req));
-      sendScim(res, 200, body, headersOf(req, record));
+      const wanted = projectionOf(req);
+      sendGroup(req, res, 200, await read(req, wanted, id(req)), wanted);
     },
     replace: async (req, res) => {
       const body = requireObjectBody(req);
@@ -108,14 +114,12 @@ export function createGroupHandlers({ directory, config }: ScimRouterDeps): Reso
         const replaced = await directory.replaceGroup(source(req), id(req), resource, members, {
           ifMatch: ifMatchOf(req),
         });
-        sendScim(res, 200, rendered(req, wanted, replaced), headersOf(req, replaced));
+        sendGroup(req, res, 200, replaced, wanted);
         return;
       }
       // No members in the body: the group is replaced, its members stay (statesAttribute).
       await directory.updateGroup(source(req), id(req), () => ({ resource }), { ifMatch: ifMatchOf(req) });
-      const read = await directory.getGroup(source(req), id(req), { withMembers: true });
-      if (!read) throw new NotFoundError(`Group ${id(req)} not found`);
-      sendScim(res, 200, rendered(req, wanted, read), headersOf(req, read));
+      sendGroup(req, res, 200, await read(req, wanted, id(req)), wanted);
     },
     patch: async (req, res) => {
       const operations = normalizePatchRequest(requireObjectBody(req));
@@ -141,8 +145,7 @@ export function createGroupHandlers({ directory, config }: ScimRouterDeps): Reso
         sendScim(res, 204, undefined, etagHeaders(updated.meta.version));
         return;
       }
-      const { body, record } = await answer(req, wanted, id(req));
-      sendScim(res, 200, body, headersOf(req, record));
+      sendGroup(req, res, 200, await read(req, wanted, id(req)), wanted);
     },
     remove: async (req, res) => {
       await directory.deleteGroup(source(req), id(req), { ifMatch: ifMatchOf(req) });

@@ -1,4 +1,5 @@
 import type { Request } from "express";
+import { locationOf } from "./scim-render.js";
 
 /** The If-Match header as the store compares it (RFC 7644 §3.14); `*` matches any version. */
 export function ifMatchOf(req: Request): string | undefined {
@@ -13,9 +14,14 @@ export function etagHeaders(version: string): Record<string, string> {
 
 /**
  * The headers of an answer that carries one resource: `ETag` (its version, RFC 7644 §3.14) and
- * `Location` (its `meta.location`; §3.3 for a create, the examples of §3.4.1 and §3.5.1 for GET
- * and PUT). Both are sent even when `attributes` leaves `meta` out of the body.
+ * `Location` (its `meta.location` under `base`, scimBaseUrl; §3.3 for a create, the examples of
+ * §3.4.1 and §3.5.1 for GET and PUT). Both are sent even when `attributes` leaves `meta` out of the
+ * body.
  */
-export function resourceHeaders(version: string, location: string): Record<string, string> {
-  return { Location: location, ETag: version };
+export function resourceHeaders(
+  base: string,
+  endpoint: "Users" | "Groups",
+  record: { meta: { version: string }; resource: { id: string } },
+): Record<string, string> {
+  return { Location: locationOf(base, endpoint, record.resource.id), ETag: record.meta.version };
 }

@@ -1,4 +1,4 @@
-import type { Request } from "express";
+import type { Request, Response } from "express";
 import type { UserRecord } from "../../src/directory/directory-types.js";
 import { NotFoundError } from "../../src/errors.js";
 import { normalizePatchRequest } from "../../src/scim/dialects.js";
@@ -6,21 +6,25 @@ import { statesAttribute, toCanonicalUser } from "../../src/scim/canonical-resou
 import { applyUserPatch } from "../../src/scim/patch.js";
 import { projectResource } from "../../src/scim/projection.js";
 import { SCHEMA_LIST, type JsonObject } from "../../src/scim/scim-types.js";
-import { type ListParams, parseListParams, projectionOf } from "./list-params.js";
+import { type ListParams, type Projection, parseListParams, projectionOf } from "./list-params.js";
 import { ifMatchOf, resourceHeaders } from "./preconditions.js";
-import { locationOf, renderUser, scimBaseUrl } from "./scim-render.js";
+import { renderUser, scimBaseUrl } from "./scim-render.js";
 import { type ResourceHandlers, type ScimRouterDeps, requireObjectBody, sendScim } from "./scim-http.js";
 
 /** /Users (RFC 7644 §3.3 create, §3.4 query, §3.5 replace/patch, §3.6 delete). */
 export function createUserHandlers({ directory }: ScimRouterDeps): ResourceHandlers {
   const source = (req: Request) => String(req.params.source);
   const id = (req: Request) => String(req.params.id);
-  /** ETag and Location of an answer that carries the user `record`. */
-  const headersOf = (req: Request, record: UserRecord) =>
-    resourceHeaders(
-      record.meta.version,
-      locationOf(scimBaseUrl(req, source(req)), "Users", record.resource.id),
+  /** An answer that carries one user: its body (projected as asked), ETag and Location. */
+  const sendUser = (req: Request, res: Response, status: number, record: UserRecord, wanted: Projection) => {
+    const base = scimBaseUrl(req, source(req));
+    sendScim(
+      res,
+      status,
+      projectResource(renderUser(record, base), wanted),
+      resourceHeaders(base, "Users", record),
     );
+  };
 
   const listWith = async (req: Request, params: ListParams): Promise<JsonObject> => {
     const base = scimBaseUrl(req, source(req));
@@ -44,20 +48,13 @@ export function createUserHandlers({ directory }: ScimRouterDeps): ResourceHandl
     create: async (req, res) => {
       const resource = toCanonicalUser(requireObjectBody(req));
       const wanted = projectionOf(req);
-      const record = await directory.createUser(source(req), resource);
-      const out = renderUser(record, scimBaseUrl(req, source(req)));
-      sendScim(res, 201, projectResource(out, wanted), headersOf(req, record));
+      sendUser(req, res, 201, await directory.createUser(source(req), resource), wanted);
     },
     get: async (req, res) => {
       const wanted = projectionOf(req);
       const record = await directory.getUser(source(req), id(req));
       if (!record) throw new NotFoundError(`User ${id(req)} not found`);
-      sendScim(
-        res,
-        200,
-        projectResource(renderUser(record, scimBaseUrl(req, source(req))), wanted),
-        headersOf(req, record),
-      );
+      sendUser(req, res, 200, record, wanted);
     },
     replace: async (req, res) => {
       const body = requireObjectBody(req);
@@ -71,12 +68,7 @@ export function createUserHandlers({ directory }: ScimRouterDeps): ResourceHandl
         (current) => (keepsActive ? { ...next, active: current.resource.active !== false } : next),
         { ifMatch: ifMatchOf(req) },
       );
-      sendScim(
-        res,
-        200,
-        projectResource(renderUser(record, scimBaseUrl(req, source(req))), wanted),
-        headersOf(req, record),
-      );
+      sendUser(req, res, 200, record, wanted);
     },
     patch: async (req, res) => {
       const operations = normalizePatchRequest(requireObjectBody(req));
@@ -89,12 +81,7 @@ export function createUserHandlers({ directory }: ScimRouterDeps): ResourceHandl
           ifMatch: ifMatchOf(req),
         },
       );
-      sendScim(
-        res,
-        200,
-        projectResource(renderUser(record, scimBaseUrl(req, source(req))), wanted),
-        headersOf(req, record),
-      );
+      sendUser(req, res, 200, record, wanted);
     },
     remove: async (req, res) => {
       await directory.deleteUser(source(req), id(req), { ifMatch: ifMatchOf(req) });
