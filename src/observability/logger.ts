@@ -136,13 +136,14 @@ export class PipeDestination implements DestinationStream {
   flushSync(): void {
     const deadline = Date.now() + EXIT_FLUSH_LIMIT_MS;
     const pause = new Int32Array(new SharedArrayBuffer(4));
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
     while (!this.#writeWaiting() && Date.now() < deadline) Atomics.wait(pause, 0, 0, 5);
   }
 
   /** Writes batches until nothing waits (true) or the pipe is full or gone (false). */
   #writeWaiting(): boolean {
+    // Writing now: a flush timer still armed is moot, and a full pipe must arm the retry's.
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
     this.#full = false;
     while (!this.#closed && (this.#rest !== undefined || this.#lines.length > 0)) {
       const chunk = this.#rest ?? this.#takeBatch();
