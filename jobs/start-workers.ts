@@ -9,7 +9,7 @@ import type { PlatformClient } from "../src/platform/platform-types.js";
 import { AttributeDefinitions } from "../src/sync/attribute-definitions.js";
 import { RedisSyncStateStore } from "../src/sync/redis-sync-state-store.js";
 import type { SyncContext } from "../src/sync/sync-context.js";
-import { countJobOutcomes } from "./job-metrics.js";
+import { countJobOutcomes, failedOutcome } from "./job-metrics.js";
 import { createLifecycleProcessor } from "./lifecycle-processor.js";
 import { QUEUE_NAMES } from "./queue-names.js";
 import { createQueueStatus } from "./queue-status.js";
@@ -128,7 +128,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     countJobOutcomes(w, registry);
     w.on("error", (err) => logger.warn({ err: err.message, queue: w.name }, "worker error"));
     w.on("failed", (job, err) => {
-      if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) {
+      if (job && failedOutcome(job, err) === "dead_lettered") {
         // The reason (which may name a user) is in the dead letter; the log line carries no personal data.
         logger.warn({ queue: w.name, jobId: job.id, error: err.name }, "job failed for good");
       }
