@@ -31,6 +31,10 @@ export function parseJsonBody(raw: string, contentType: string | undefined): unk
   }
 }
 
+function jsonContentType(scim: boolean | undefined): string {
+  return scim ? "application/scim+json; charset=utf-8" : "application/json; charset=utf-8";
+}
+
 export function sendJson(
   res: ServerResponse,
   status: number,
@@ -45,9 +49,7 @@ export function sendJson(
     return;
   }
   const text = JSON.stringify(body);
-  headers["Content-Type"] = options.scim
-    ? "application/scim+json; charset=utf-8"
-    : "application/json; charset=utf-8";
+  headers["Content-Type"] = jsonContentType(options.scim);
   headers["Content-Length"] = String(Buffer.byteLength(text));
   res.writeHead(status, headers);
   res.end(text);
@@ -73,7 +75,7 @@ export function sendCutOff(
   const bytes = Buffer.from(JSON.stringify(body), "utf8");
   const headers: Record<string, string> = {
     ...options.headers,
-    "Content-Type": options.scim ? "application/scim+json; charset=utf-8" : "application/json; charset=utf-8",
+    "Content-Type": jsonContentType(options.scim),
   };
   if (options.contentLength) headers["Content-Length"] = String(bytes.length);
   // Neither sized nor chunked: Node closes the connection after such an answer (Connection: close).
