@@ -206,27 +206,54 @@ async function entityStatus(
   return body.state === "synced" ? 0 : 1;
 }
 
-async function resync(api: Client, io: CliIo, values: Values, positionals: string[]): Promise<number> {
+/**
+ * What `resync` and `reconcile` share for an operation the deprovisioning guard may hold:
+ * `--confirm ID` / `--discard ID` settle it, `--show ID` reads it, `--list [--source S]` lists them.
+ * Answers the exit code, or undefined when none of these was asked.
+ */
+async function heldOperation(
+  api: Client,
+  io: CliIo,
+  values: Values,
+  kind: {
+    /** The admin API's collection, e.g. "/resyncs". */
+    path: string;
+    summary(op: Record<string, unknown>): string;
+    /** What a confirm or discard prints. */
+    settled(op: Record<string, unknown>): string;
+    /** One line of the list. */
+    line(op: Record<string, unknown>): string;
+  },
+): Promise<number | undefined> {
   const settle = values.confirm ? "confirm" : values.discard ? "discard" : undefined;
   if (settle) {
-    const op = await api.call("POST", `/resyncs/${values.confirm ?? values.discard}/${settle}`);
-    show(io, values.json, op, () => resyncSummary(op));
+    const op = await api.call("POST", `${kind.path}/${values.confirm ?? values.discard}/${settle}`);
+    show(io, values.json, op, () => kind.settled(op));
     return 0;
   }
   if (values.show) {
-    const op = await api.call("GET", `/resyncs/${values.show}`);
-    show(io, values.json, op, () => resyncSummary(op));
+    const op = await api.call("GET", `${kind.path}/${values.show}`);
+    show(io, values.json, op, () => kind.summary(op));
     return 0;
   }
   if (values.list) {
     const query = values.source ? `?source=${encodeURIComponent(values.source)}` : "";
-    const page = await api.call("GET", `/resyncs${query}`);
+    const page = await api.call("GET", `${kind.path}${query}`);
     const items = (page.items ?? []) as Array<Record<string, unknown>>;
-    show(io, values.json, page, () =>
-      items.map((op) => `${op.id}  ${op.source}  ${op.state}  ${op.createdAt}`).join("\n"),
-    );
+    show(io, values.json, page, () => items.map(kind.line).join("\n"));
     return 0;
   }
+  return undefined;
+}
+
+async function resync(api: Client, io: CliIo, values: Values, positionals: string[]): Promise<number> {
+  const handled = await heldOperation(api, io, values, {
+    path: "/resyncs",
+    summary: resyncSummary,
+    settled: resyncSummary,
+    line: (op) => `${op.id}  ${op.source}  ${op.state}  ${op.createdAt}`,
+  });
+  if (handled !== undefined) return handled;
   const source = positionals[0];
   if (!source) throw new UsageError("resync needs a source (or --show/--confirm/--discard OP, --list)");
   const body = values.user || values.group ? { users: values.user ?? [], groups: values.group ?? [] } : {};
@@ -239,28 +266,13 @@ async function resync(api: Client, io: CliIo, values: Values, positionals: strin
 }
 
 async function reconcile(api: Client, io: CliIo, values: Values, positionals: string[]): Promise<number> {
-  const settle = values.confirm ? "confirm" : values.discard ? "discard" : undefined;
-  if (settle) {
-    const run = await api.call("POST", `/reconcile-runs/${values.confirm ?? values.discard}/${settle}`);
-    show(io, values.json, run, () => `run ${run.runId}: ${run.state}`);
-    return 0;
-  }
-  if (values.show) {
-    const run = await api.call("GET", `/reconcile-runs/${values.show}`);
-    show(io, values.json, run, () => runSummary(run));
-    return 0;
-  }
-  if (values.list) {
-    const query = values.source ? `?source=${encodeURIComponent(values.source)}` : "";
-    const page = await api.call("GET", `/reconcile-runs${query}`);
-    const items = (page.items ?? []) as Array<Record<string, unknown>>;
-    show(io, values.json, page, () =>
-      items
-        .map((r) => `${r.runId}  ${r.source}  ${r.state}${r.dryRun ? " [dry run]" : ""}  ${r.createdAt}`)
-        .join("\n"),
-    );
-    return 0;
-  }
+  const handled = await heldOperation(api, io, values, {
+    path: "/reconcile-runs",
+    summary: runSummary,
+    settled: (run) => `run ${run.runId}: ${run.state}`,
+    line: (r) => `${r.runId}  ${r.source}  ${r.state}${r.dryRun ? " [dry run]" : ""}  ${r.createdAt}`,
+  });
+  if (handled !== undefined) return handled;
   const source = positionals[0];
   if (!source) throw new UsageError("reconcile needs a source (or --show/--confirm/--discard RUN, --list)");
   const started = await api.call("POST", `/sources/${encodeURIComponent(source)}/reconcile`, {
