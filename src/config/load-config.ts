@@ -69,15 +69,13 @@ export function buildConfig(raw: unknown, env: ConfigEnv = {}): Config {
   const problems: string[] = [];
   const tree = (interpolate(raw ?? {}, env, problems) ?? {}) as Record<string, unknown>;
   if (typeof tree !== "object" || Array.isArray(tree)) throw new ConfigError(["(root): must be a mapping"]);
-  if (env.REDIS_URL) setPath(tree, ["redis", "url"], env.REDIS_URL);
-  if (env.PLATFORM_BASE_URL) setPath(tree, ["platform", "baseUrl"], env.PLATFORM_BASE_URL);
-  if (env.PLATFORM_TOKEN) setPath(tree, ["platform", "token"], env.PLATFORM_TOKEN);
-  if (env.PORT) {
-    const port = Number(env.PORT);
-    if (!Number.isInteger(port)) problems.push(`PORT: "${env.PORT}" is not a port number`);
-    else setPath(tree, ["server", "port"], port);
+  for (const [variable, path] of Object.entries(ENV_OVERRIDES)) {
+    const value = env[variable];
+    if (!value) continue;
+    if (variable !== "PORT") setPath(tree, path.split("."), value);
+    else if (Number.isInteger(Number(value))) setPath(tree, path.split("."), Number(value));
+    else problems.push(`PORT: "${value}" is not a port number`);
   }
-  if (env.LOG_LEVEL) tree.logLevel = env.LOG_LEVEL;
 
   // A value whose variable is not set has that one problem named, not also the empty string's.
   const UNSET = ": environment variable ";
@@ -103,7 +101,10 @@ export function buildConfig(raw: unknown, env: ConfigEnv = {}): Config {
   return deepFreeze(parsed.data);
 }
 
-/** The environment variables that override a key of the file, and that key. */
+/**
+ * The environment variables that override a key of the file, and that key: buildConfig applies
+ * them, and names the variable in a problem with the value it gave.
+ */
 const ENV_OVERRIDES: Record<string, string> = {
   REDIS_URL: "redis.url",
   PLATFORM_BASE_URL: "platform.baseUrl",
