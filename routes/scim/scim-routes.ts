@@ -4,7 +4,11 @@ import type { ResourceHandlers } from "./scim-http.js";
  * Which SCIM route a request is for, decided from its method and path alone (no I/O): the routing
  * table of /scim/v2/<source>. Matching follows express's defaults, which routed these paths before:
  * names case-insensitively, one trailing slash allowed, path parameters percent-decoded, HEAD
- * served as GET.
+ * served as GET. Unlike express, a run of slashes after the source is one slash (`/okta//Users` is
+ * `/okta/Users`, `/Users//` is `/Users/`): identity providers whose base URL ends in "/" send them.
+ * Only literal slashes of the path: not the query string, not `%2F` (ids are decoded per segment,
+ * after the split). A source is still the first segment after `/scim/v2/` (`/scim/v2//okta` is not
+ * a SCIM path).
  */
 export type ScimRoute =
   | { kind: "discovery"; endpoint: "ServiceProviderConfig" | "ResourceTypes" | "Schemas"; id?: string }
@@ -30,7 +34,10 @@ export type ScimRoute =
 /** A SCIM request's target: the source and the path below /scim/v2/<source>. */
 export interface ScimTarget {
   source: string;
-  /** The path after the source, e.g. `/Users/abc` (`/` for the source's root); no query string. */
+  /**
+   * The path after the source, e.g. `/Users/abc` (`/` for the source's root); no query string, and
+   * each run of slashes made one (`//Users` is `/Users`).
+   */
   rest: string;
 }
 
@@ -49,22 +56,28 @@ export function scimTargetOf(url: string): ScimTarget | undefined {
   if (raw === "") return undefined;
   const source = decodeSegment(raw);
   if (source === undefined) return undefined;
-  return { source, rest: slash === -1 ? "/" : path.slice(slash) };
+  return { source, rest: slash === -1 ? "/" : collapseSlashes(path.slice(slash)) };
+}
+
+/** `path` with each run of slashes made one (`//Users//` is `/Users/`); `%2F` is not a slash here. */
+function collapseSlashes(path: string): string {
+  return path.includes("//") ? path.replace(/\/{2,}/g, "/") : path;
 }
 
 const RESOURCE_ALLOW = "GET, POST";
 const ENTITY_ALLOW = "GET, PUT, PATCH, DELETE";
 const SEARCH_ALLOW = "POST";
 
-/** The route of `method` on `rest` (ScimTarget.rest). */
-export function matchScimRoute(method: string, rest: string): ScimRoute {
+/** The route of `method` on `rest` (ScimTarget.rest; runs of slashes count as one). */
+export function matchScimRoute(method: string, target: string): ScimRoute {
   const verb = method === "HEAD" ? "GET" : method;
+  const rest = collapseSlashes(target);
   if (rest === "/") {
     return verb === "GET"
       ? { kind: "root", action: "list", body: false }
       : { kind: "notAllowed", allow: "GET" };
   }
-  // One trailing slash is allowed (express's non-strict routing); "/Users//" is not "/Users".
+  // One trailing slash is allowed (express's non-strict routing); "/Users//" was collapsed to it.
   const path = rest.length > 1 && rest.endsWith("/") ? rest.slice(0, -1) : rest;
   const segments = path.split("/"); // segments[0] is "" (the path starts with "/")
   const first = segments[1]?.toLowerCase() ?? "";
@@ -136,8 +149,9 @@ export function templateOf(route: ScimRoute, rest: string): string | undefined {
     case "notAllowed":
     case "notImplemented": {
       // Known paths only, so the label set stays bounded.
-      const [, first = "", second] = rest.split("/");
-      if (rest === "/") return "/scim/v2/:source/";
+      const path = collapseSlashes(rest);
+      if (path === "/") return "/scim/v2/:source/";
+      const [, first = "", second] = path.split("/");
       const name = canonicalName(first);
       if (name === undefined) return undefined;
       if (second === undefined || second === "") return `/scim/v2/:source/${name}`;

@@ -49,12 +49,8 @@ describe("SCIM routing", () => {
     const source = await t.request.get("/scim/v2/nobody/Users").set(t.okta);
     expect(source.status).toBe(404);
     expect(source.body.schemas).toEqual([ERROR]);
-    for (const path of [
-      "/scim/v2/okta//",
-      "/scim/v2/okta/Devices",
-      "/scim/v2/okta/Users/a/b",
-      "/scim/v2/okta/Users//",
-    ]) {
+    // Runs of slashes count as one (double-slash.test.ts): "/Users//a//b" is still two segments below.
+    for (const path of ["/scim/v2/okta/Devices", "/scim/v2/okta/Users/a/b", "/scim/v2/okta/Users//a//b"]) {
       const res = await t.request.get(path).set(t.okta);
       expect([path, res.status, res.body.schemas]).toEqual([path, 404, [ERROR]]);
     }

@@ -12,9 +12,25 @@ describe("scimTargetOf", () => {
     expect(scimTargetOf("/scim/v2/my%20idp/Groups")).toEqual({ source: "my idp", rest: "/Groups" });
   });
 
+  it("makes each run of slashes after the source one slash, not in the query string nor %2F", () => {
+    // A base URL ending in "/" (Okta and others): /scim/v2/okta/ + /Users.
+    expect(scimTargetOf("/scim/v2/okta//Users?filter=a//b")).toEqual({ source: "okta", rest: "/Users" });
+    expect(scimTargetOf("/scim/v2/okta//Groups/abc")).toEqual({ source: "okta", rest: "/Groups/abc" });
+    expect(scimTargetOf("/scim/v2/okta///Users//abc//")).toEqual({ source: "okta", rest: "/Users/abc/" });
+    expect(scimTargetOf("/scim/v2/okta//")).toEqual({ source: "okta", rest: "/" });
+    expect(scimTargetOf("/scim/v2/okta//?x=1")).toEqual({ source: "okta", rest: "/" });
+    expect(scimTargetOf("/scim/v2/okta/Users/a%2F%2Fb")).toEqual({ source: "okta", rest: "/Users/a%2F%2Fb" });
+    expect(scimTargetOf("/scim/v2/okta/Users?filter=x%20eq%20%22a%2F%2Fb%22")).toEqual({
+      source: "okta",
+      rest: "/Users",
+    });
+  });
+
   it("is undefined for other paths, an empty source, or a source that is not valid percent-encoding", () => {
     expect(scimTargetOf("/scim/v2/")).toBeUndefined();
+    // The source is the first segment after /scim/v2/: an empty one is no source, slashes or not.
     expect(scimTargetOf("/scim/v2//Users")).toBeUndefined();
+    expect(scimTargetOf("/scim/v2//okta/Users")).toBeUndefined();
     expect(scimTargetOf("/scim/v1/okta/Users")).toBeUndefined();
     expect(scimTargetOf("/hooks/okta")).toBeUndefined();
     expect(scimTargetOf("/scim/v2/%E0%A4%A/Users")).toBeUndefined();
@@ -55,6 +71,34 @@ describe("matchScimRoute", () => {
     expect(matchScimRoute("GET", "/Users/%E0%A4%A")).toEqual({ kind: "badPath" });
   });
 
+  it("takes a run of slashes for one, before and after the resource and the id", () => {
+    expect(matchScimRoute("GET", "//Users")).toEqual({
+      kind: "resource",
+      resource: "Users",
+      action: "list",
+      body: false,
+    });
+    expect(matchScimRoute("POST", "//Users")).toMatchObject({ resource: "Users", action: "create" });
+    expect(matchScimRoute("PATCH", "//Groups/abc")).toMatchObject({
+      resource: "Groups",
+      action: "patch",
+      id: "abc",
+    });
+    expect(matchScimRoute("GET", "//Users//abc")).toMatchObject({ action: "get", id: "abc" });
+    expect(matchScimRoute("PUT", "/Users/abc//")).toMatchObject({ action: "replace", id: "abc" });
+    expect(matchScimRoute("GET", "/Users//")).toMatchObject({ resource: "Users", action: "list" });
+    expect(matchScimRoute("POST", "//Users//.search")).toMatchObject({ action: "search" });
+    expect(matchScimRoute("GET", "//ServiceProviderConfig")).toEqual({
+      kind: "discovery",
+      endpoint: "ServiceProviderConfig",
+    });
+    expect(matchScimRoute("GET", "//")).toEqual({ kind: "root", action: "list", body: false });
+    expect(matchScimRoute("POST", "//.search")).toEqual({ kind: "root", action: "search", body: true });
+    // Still one segment each: %2F is part of the id, and slashes never make an empty id.
+    expect(matchScimRoute("GET", "//Users/a%2F%2Fb")).toMatchObject({ action: "get", id: "a//b" });
+    expect(matchScimRoute("GET", "//Users//a//b")).toEqual({ kind: "notFound" });
+  });
+
   it("answers 405 with Allow for a known path and a method it does not serve", () => {
     expect(matchScimRoute("DELETE", "/Users")).toEqual({ kind: "notAllowed", allow: "GET, POST" });
     expect(matchScimRoute("OPTIONS", "/Users/abc")).toEqual({
@@ -86,8 +130,6 @@ describe("matchScimRoute", () => {
   it("answers 501 for /Bulk and /Me, 404 for everything else", () => {
     expect(matchScimRoute("POST", "/Bulk")).toEqual({ kind: "notImplemented" });
     expect(matchScimRoute("GET", "/Me")).toEqual({ kind: "notImplemented" });
-    expect(matchScimRoute("GET", "//")).toEqual({ kind: "notFound" });
-    expect(matchScimRoute("GET", "/Users//")).toEqual({ kind: "notFound" });
     expect(matchScimRoute("GET", "/Users/a/b")).toEqual({ kind: "notFound" });
     expect(matchScimRoute("GET", "/Devices")).toEqual({ kind: "notFound" });
     expect(matchScimRoute("GET", "/Me/x")).toEqual({ kind: "notFound" });
@@ -128,5 +170,9 @@ describe("templateOf", () => {
     expect(label("OPTIONS", "/groups/xyz")).toBe("/scim/v2/:source/Groups/:id");
     expect(label("POST", "/Bulk")).toBe("/scim/v2/:source/Bulk");
     expect(label("GET", "/random-scan/abc")).toBeUndefined();
+    expect(label("GET", "//Users//abc")).toBe("/scim/v2/:source/Users/:id");
+    expect(label("DELETE", "//Users")).toBe("/scim/v2/:source/Users");
+    expect(label("DELETE", "//")).toBe("/scim/v2/:source/");
+    expect(label("GET", "//Me")).toBe("/scim/v2/:source/Me");
   });
 });
