@@ -55,6 +55,23 @@ export async function recordDeadLetter(
 }
 
 /**
+ * Whether the entity's desired state moved on from `generation`, the one the failed sync planned
+ * from (a newer write, or the entity gone). Undefined when the sync failed before its snapshot.
+ */
+async function desiredStateMoved(
+  ctx: SyncProcessorDeps["ctx"],
+  ref: EntityRef,
+  generation: number | undefined,
+): Promise<boolean> {
+  if (generation === undefined) return false;
+  const now =
+    ref.kind === "user"
+      ? await ctx.directory.snapshotUser(ref.source, ref.id)
+      : await ctx.directory.snapshotGroup(ref.source, ref.id);
+  return now === null || now.generation !== generation;
+}
+
+/**
  * Pauses the queue for `ms` (at least 1 ms: BullMQ's rateLimit(0) is a Redis error) and ends the
  * job as rate limited (no attempt burned).
  */
@@ -117,13 +134,22 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         return "blocked";
       }
       const lastAttempt = attempts >= (job.opts.attempts ?? 1);
-      if (fate.permanent || lastAttempt) {
+      // A refusal of a desired state that has changed since (a member deleted meanwhile, say)
+      // says nothing about the new one: the next attempt plans from it.
+      const superseded =
+        fate.permanent && !lastAttempt && (await desiredStateMoved(ctx, ref, progress.generation));
+      if ((fate.permanent && !superseded) || lastAttempt) {
         metrics.jobs.inc({ kind: ref.kind, outcome: "dead" });
         await recordDeadLetter(deps, ref, fate, attempts, progress.generation);
         throw new UnrecoverableError(`${fate.code}: ${fate.message}`);
       }
       metrics.jobs.inc({ kind: ref.kind, outcome: "retry" });
-      logger.warn({ ref, code: fate.code, attempts }, "sync failed, will retry");
+      logger.warn(
+        { ref, code: fate.code, attempts, ...(superseded ? { superseded } : {}) },
+        superseded
+          ? "sync refused, but the desired state changed meanwhile: will retry against the new one"
+          : "sync failed, will retry",
+      );
       await ctx.state.setStatus({
         ...(await ctx.state.getStatus(ref)),
         ref,

@@ -114,6 +114,59 @@ describe("failure handling", () => {
     expect(await metricValue(h, "sync_jobs_total", { kind: "group", outcome: "retry" })).toBe(1);
   });
 
+  it("a refusal of a desired state that has changed meanwhile is retried against the new one, not dead-lettered", async () => {
+    // The group's sync plans "add X"; while its PATCH is on the wire, X is deleted at the source
+    // and deprovisioned on the platform; the platform then refuses the PATCH (400: X is not a
+    // platform user). The refusal is about a desired state that no longer holds: the group's
+    // generation moved, so the next attempt plans from the new one. No dead letter, no alert.
+    h = await startJobsHarness("superseded", { sources: { okta: { tokens: ["t"], onDelete: "delete" } } });
+    const a = await h.directory.createUser("okta", h.user("stays@example.com"));
+    const x = await h.directory.createUser("okta", h.user("leaves@example.com"));
+    const g = await h.directory.createGroup("okta", h.group("Team"), [a.resource.id]);
+    await h.waitForIdle();
+    const xPlatformId = h.platformUsers().get("leaves@example.com")?.id as string;
+    expect(xPlatformId).toBeDefined();
+
+    h.emulator.addFault({ type: "slow", delayMs: 1_500, count: 1, match: { operation: "patchGroup" } });
+    await h.directory.replaceGroup("okta", g.resource.id, h.group("Team"), [a.resource.id, x.resource.id]);
+    // The slow rule is used up when the PATCH arrives; the emulator then holds it for 1.5 s.
+    await waitFor(() => h?.emulator.faults().length === 0, { what: "the group's PATCH to arrive" });
+    await h.directory.deleteUser("okta", x.resource.id);
+    await waitFor(() => !h?.platformUsers().has("leaves@example.com"), {
+      what: "the deleted user to be deprovisioned while the PATCH is held",
+    });
+    await h.waitForIdle();
+
+    const refused = h.emulator.requests().filter((r) => r.operation === "patchGroup" && r.status === 400);
+    expect(refused).toHaveLength(1); // the race did happen
+    const aPlatformId = h.platformUsers().get("stays@example.com")?.id;
+    const team = h.platformGroups().get("Team");
+    expect(team?.members).toEqual([aPlatformId]);
+    expect(await h.state.countDeadLetters()).toBe(0);
+    expect(await metricValue(h, "dead_letters_total", { source: "okta", code: "platform_bad_request" })).toBe(
+      0,
+    );
+    expect(await metricValue(h, "sync_jobs_total", { kind: "group", outcome: "dead" })).toBe(0);
+    expect((await h.state.getStatus({ source: "okta", kind: "group", id: g.resource.id }))?.state).toBe(
+      "synced",
+    );
+  });
+
+  it("a refusal of a desired state that did not change is still a dead letter", async () => {
+    // The same 400 with nothing changed at the source: retrying cannot help, so it is permanent.
+    h = await startJobsHarness("not-superseded", { sync: { attempts: 8 } });
+    const a = await h.directory.createUser("okta", h.user("member@example.com"));
+    const g = await h.directory.createGroup("okta", h.group("Solid"), []);
+    await h.waitForIdle();
+    // Deleted behind the bridge's back: the bridge still maps the user to this platform id.
+    await h.platform.deleteUser(h.platformUsers().get("member@example.com")?.id as string);
+    await h.directory.replaceGroup("okta", g.resource.id, h.group("Solid"), [a.resource.id]);
+    await h.waitForIdle();
+    const status = await h.state.getStatus({ source: "okta", kind: "group", id: g.resource.id });
+    expect(status).toMatchObject({ state: "dead", lastError: { code: "platform_bad_request" } });
+    expect(h.emulator.requests().filter((r) => r.operation === "patchGroup")).toHaveLength(1);
+  });
+
   it("a per-user failure in a bulk call is dead-lettered for that user alone", async () => {
     h = await startJobsHarness("bulk-fail");
     const ids: string[] = [];
