@@ -141,6 +141,7 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
       allowInsecureHttp: config.platform.allowInsecureHttp,
       timeoutMs: config.platform.timeoutMs,
       maxRetries: config.platform.maxRetries,
+      retryAfterCapMs: config.platform.retryAfterCapMs,
       budget,
       registry,
       // The client's lines carry module "platform-client" (its own child logger); one more

@@ -82,6 +82,8 @@ export const processesSchema = z.union(
   { error: PROCESSES_ERROR },
 );
 
+const RETRY_AFTER_CAP_ERROR = "must be a whole number of milliseconds, 1 or more (e.g. 300000 for 5 minutes)";
+
 export const configSchema = z
   .object({
     platform: z
@@ -92,6 +94,15 @@ export const configSchema = z
         allowInsecureHttp: z.boolean().default(false),
         timeoutMs: z.number().int().positive().default(10_000),
         maxRetries: z.number().int().min(0).default(5),
+        /**
+         * The longest platform Retry-After honoured, in ms: a 429 (or 503) asking for more pauses
+         * every worker only this long (with a warning), then the next call asks the platform again.
+         */
+        retryAfterCapMs: z
+          .number({ error: RETRY_AFTER_CAP_ERROR })
+          .int({ error: RETRY_AFTER_CAP_ERROR })
+          .min(1, { error: RETRY_AFTER_CAP_ERROR })
+          .default(300_000),
       })
       .strict(),
     admin: z

@@ -24,6 +24,12 @@ export interface HttpPlatformClientOptions {
   backoff?: { baseMs: number; capMs: number };
   /** A Retry-After longer than this is not waited out in-process (default 60 000 ms). */
   maxRetryAfterMs?: number;
+  /**
+   * The longest Retry-After honoured (default 300 000 ms, config `platform.retryAfterCapMs`): a
+   * header asking for more pauses the calls (this one's retry and the shared budget) only this
+   * long, and is logged as a warning.
+   */
+  retryAfterCapMs?: number;
   /** Extra trusted CA (PEM) for https. */
   ca?: string | Buffer;
   /** false accepts any certificate; only allowed with allowInsecureHttp. Default true. */

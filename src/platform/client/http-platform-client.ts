@@ -40,6 +40,10 @@ export class HttpPlatformClient implements PlatformClient {
   constructor(options: HttpPlatformClientOptions) {
     const baseUrl = checkedBaseUrl(options);
     if (options.token === "") throw new Error("platform token is empty");
+    const retryAfterCapMs = options.retryAfterCapMs ?? 300_000;
+    if (!Number.isFinite(retryAfterCapMs) || retryAfterCapMs <= 0) {
+      throw new Error(`retryAfterCapMs must be a positive number of ms (got ${retryAfterCapMs})`);
+    }
     this.#transport = new HttpTransport({
       baseUrl,
       ca: options.ca,
@@ -53,6 +57,7 @@ export class HttpPlatformClient implements PlatformClient {
       maxRetries: options.maxRetries,
       backoff: options.backoff ?? { baseMs: 200, capMs: 30_000 },
       maxRetryAfterMs: options.maxRetryAfterMs ?? 60_000,
+      retryAfterCapMs,
       budget: options.budget,
       metrics: createPlatformMetrics(options.registry),
       logger: (options.logger ?? pino({ level: "silent" })).child({ module: "platform-client" }),

@@ -12,6 +12,7 @@ import type { RequestBudget } from "./request-budget.js";
 import {
   type BackoffOptions,
   type FailureClass,
+  capRetryAfter,
   classifyFailure,
   decideRetry,
   isSharedPause,
@@ -48,6 +49,11 @@ export interface RequesterOptions {
   maxRetries: number;
   backoff: BackoffOptions;
   maxRetryAfterMs: number;
+  /**
+   * The longest `Retry-After` honoured, in ms: a header asking for more is waited (and pauses the
+   * shared budget) only this long, with a warning (config `platform.retryAfterCapMs`).
+   */
+  retryAfterCapMs: number;
   budget: RequestBudget;
   metrics: PlatformMetrics;
   logger: Logger;
@@ -129,9 +135,23 @@ export class PlatformRequester {
       const failure: FailureClass = unreadable
         ? { failure: "invalid_response", transient: true }
         : classifyFailure(response ? response.status : failedKind === "timeout" ? "timeout" : "network");
-      const retryAfterMs = response
-        ? parseRetryAfter(headerValue(response, "retry-after"), o.now())
+      // Capped here, once: the retry's wait, the shared pause and the error's retryAfterMs (which
+      // the job processors turn into the job's delay) all see the capped wait.
+      const retryAfter = response
+        ? capRetryAfter(parseRetryAfter(headerValue(response, "retry-after"), o.now()), o.retryAfterCapMs)
         : undefined;
+      const retryAfterMs = retryAfter?.waitMs;
+      if (retryAfter?.capped) {
+        o.logger.warn(
+          {
+            operation: call.operation,
+            status: response?.status,
+            retryAfterSeconds: Math.ceil(retryAfter.askedMs / 1000),
+            capSeconds: o.retryAfterCapMs / 1000,
+          },
+          "platform Retry-After is longer than platform.retryAfterCapMs: pausing only for the cap, then asking again",
+        );
+      }
       if (response?.status === 429) o.metrics.rateLimited.inc({ operation: call.operation });
       if (response && isSharedPause(response.status, retryAfterMs) && retryAfterMs !== undefined) {
         await o.budget.pauseUntil(o.now() + retryAfterMs);

@@ -63,6 +63,27 @@ export function parseRetryAfter(header: string | null | undefined, nowMs: number
   return date === undefined ? undefined : Math.max(0, date - nowMs);
 }
 
+export interface RetryAfterWait {
+  /** What the header asked for, in ms. */
+  askedMs: number;
+  /** What is waited: `askedMs`, held to at most the cap. */
+  waitMs: number;
+  /** Whether the cap cut the wait short (the header asked for more than `capMs`). */
+  capped: boolean;
+}
+
+/**
+ * Holds the wait a `Retry-After` asks for (`parseRetryAfter`'s result) to at most `capMs`, so that
+ * one broken or far-future header (`Retry-After: 86400`, a date next year) cannot stop every worker
+ * that long: the client waits the cap, then asks the platform again, and a platform still limiting
+ * answers 429 with a fresh `Retry-After`. Undefined when the header asked for nothing.
+ */
+export function capRetryAfter(askedMs: number | undefined, capMs: number): RetryAfterWait | undefined {
+  if (askedMs === undefined) return undefined;
+  const waitMs = Math.min(askedMs, capMs);
+  return { askedMs, waitMs, capped: waitMs < askedMs };
+}
+
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 const DAY = "(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)";
 const LONG_DAY = "(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)";

@@ -100,6 +100,7 @@ describe("a 429 whose Retry-After is garbage", () => {
       maxRetries: 2,
       backoff: { baseMs: 100, capMs: 1_000 },
       maxRetryAfterMs: 60_000,
+      retryAfterCapMs: 300_000,
       budget,
       metrics: createPlatformMetrics(new Registry()),
       logger: pino({ level: "silent" }),

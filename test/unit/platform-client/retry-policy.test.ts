@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   backoffDelay,
+  capRetryAfter,
   classifyFailure,
   decideRetry,
   isSharedPause,
@@ -73,6 +74,51 @@ describe("parseRetryAfter", () => {
     expect(parseRetryAfter("", now)).toBeUndefined();
     expect(parseRetryAfter("soon", now)).toBeUndefined();
     expect(parseRetryAfter("-5", now)).toBeUndefined();
+  });
+});
+
+describe("capRetryAfter", () => {
+  const now = Date.parse("2026-01-01T00:00:00Z");
+  const cap = 300_000;
+
+  it("waits the cap when the header asks for more, and says so", () => {
+    expect(capRetryAfter(parseRetryAfter("86400", now), cap)).toEqual({
+      askedMs: 86_400_000,
+      waitMs: 300_000,
+      capped: true,
+    });
+    expect(capRetryAfter(parseRetryAfter("300.5", now), cap)).toEqual({
+      askedMs: 300_500,
+      waitMs: 300_000,
+      capped: true,
+    });
+  });
+
+  it("leaves a wait at or below the cap as asked", () => {
+    expect(capRetryAfter(parseRetryAfter("3", now), cap)).toEqual({
+      askedMs: 3000,
+      waitMs: 3000,
+      capped: false,
+    });
+    expect(capRetryAfter(parseRetryAfter("300", now), cap)).toEqual({
+      askedMs: 300_000,
+      waitMs: 300_000,
+      capped: false,
+    });
+    expect(capRetryAfter(parseRetryAfter("0", now), cap)).toEqual({ askedMs: 0, waitMs: 0, capped: false });
+  });
+
+  it("caps an HTTP-date far in the future (next year) like delay-seconds", () => {
+    const nextYear = parseRetryAfter("Fri, 01 Jan 2027 00:00:00 GMT", now);
+    expect(nextYear).toBe(365 * 86_400_000);
+    expect(capRetryAfter(nextYear, cap)).toEqual({ askedMs: nextYear, waitMs: 300_000, capped: true });
+    // A date within the cap is waited until, to the second.
+    expect(capRetryAfter(parseRetryAfter("Thu, 01 Jan 2026 00:01:00 GMT", now), cap)?.waitMs).toBe(60_000);
+  });
+
+  it("asks for nothing when the header asked for nothing", () => {
+    expect(capRetryAfter(parseRetryAfter(undefined, now), cap)).toBeUndefined();
+    expect(capRetryAfter(parseRetryAfter("soon", now), cap)).toBeUndefined();
   });
 });
 

@@ -32,6 +32,7 @@ function requesterAnswering(answers: Array<Pick<TransportResponse, "status" | "b
     maxRetries: 2,
     backoff: { baseMs: 1, capMs: 1 },
     maxRetryAfterMs: 60_000,
+    retryAfterCapMs: 300_000,
     budget: new NoopRequestBudget(),
     metrics: createPlatformMetrics(new Registry()),
     logger: pino({ level: "silent" }),
