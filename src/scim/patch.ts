@@ -1,7 +1,7 @@
 import type { MembershipChange } from "../directory/directory-types.js";
 import { BadRequestError } from "../errors.js";
 import { type AttrDef, type AttrTable, GROUP_ATTRS, USER_ATTRS, findKey } from "./attribute-schema.js";
-import { canonicalValue, toCanonicalGroup, toCanonicalUser } from "./canonical-resource.js";
+import { canonicalValue, statesAttribute, toCanonicalGroup, toCanonicalUser } from "./canonical-resource.js";
 import { expandNoPathValue, isJsonObject } from "./dialects.js";
 import { matchesFilterWithin } from "./filter-eval.js";
 import { MembershipAccumulator, memberFilterNeedsList } from "./patch-members.js";
@@ -14,6 +14,8 @@ import type { GroupMember, Json, JsonObject, PatchOperation, ScimGroup, ScimUser
  * remove of something absent (or a filter matching nothing) is a no-op; replace/add of a filtered
  * element that does not exist creates it from the filter's `eq` terms (Entra); several ops on the
  * same filtered element therefore merge into one element. The result is re-validated as a whole.
+ * Operations that leave `active` unassigned (remove, null) keep the user's state, as a PUT without
+ * it does: unassigned is not `true` (RFC 7643 §2.5), and a PATCH must not reactivate a leaver.
  */
 export function applyUserPatch(
   resource: JsonObject,
@@ -21,7 +23,8 @@ export function applyUserPatch(
 ): Omit<ScimUser, "id"> {
   const doc = cloneJson(resource);
   for (const op of operations) applyOperation(doc, op, USER_ATTRS, undefined);
-  return toCanonicalUser(doc, resource);
+  const user = toCanonicalUser(doc, resource);
+  return statesAttribute(doc, "active", "User") ? user : { ...user, active: resource.active !== false };
 }
 
 /**

@@ -77,3 +77,54 @@ describe("PUT without active keeps the user's state", () => {
     expect(invalid.body.schemas).toEqual(["urn:ietf:params:scim:api:messages:2.0:Error"]);
   });
 });
+
+/**
+ * The same rule for PATCH: an operation that leaves `active` unassigned (remove, or null) does not
+ * assert it. Unassigned is not true (RFC 7643 §2.5: null is "unassigned"), so it must not reactivate
+ * a user an admin deactivated, as the POST default of `true` would.
+ */
+describe("PATCH that leaves active unassigned keeps the user's state", () => {
+  const patch = (id: string, operations: unknown[]) =>
+    t.request
+      .patch(`/scim/v2/okta/Users/${id}`)
+      .set(t.okta)
+      .send({ schemas: [PATCH], Operations: operations });
+
+  const cases: Array<[string, unknown[]]> = [
+    ["remove path active", [{ op: "remove", path: "active" }]],
+    ["replace path active with null", [{ op: "replace", path: "active", value: null }]],
+    ["no-path replace with active null", [{ op: "replace", value: { active: null, displayName: "Y" } }]],
+    ["no-path replace with Active null (any case)", [{ op: "Replace", value: { Active: null } }]],
+    [
+      "URN-qualified path, removed",
+      [{ op: "remove", path: "urn:ietf:params:scim:schemas:core:2.0:User:active" }],
+    ],
+  ];
+  for (const [name, operations] of cases) {
+    it(`a deactivated user stays deactivated: ${name}`, async () => {
+      const id = await createUser(`patch-keeps-inactive-${cases.findIndex(([n]) => n === name)}@example.com`);
+      const off = await patch(id, [{ op: "replace", value: { active: false } }]);
+      expect(off.body.active).toBe(false);
+      const res = await patch(id, operations);
+      expect(res.status).toBe(200);
+      expect(res.body.active).toBe(false);
+      const read = await t.request.get(`/scim/v2/okta/Users/${id}`).set(t.okta);
+      expect(read.body.active).toBe(false);
+    });
+  }
+
+  it("an active user stays active when active is removed", async () => {
+    const id = await createUser("patch-keeps-active@example.com");
+    const res = await patch(id, [{ op: "remove", path: "active" }]);
+    expect(res.status).toBe(200);
+    expect(res.body.active).toBe(true);
+  });
+
+  it("a PATCH that states active still sets it", async () => {
+    const id = await createUser("patch-states-active@example.com");
+    const off = await patch(id, [{ op: "replace", path: "active", value: "False" }]);
+    expect(off.body.active).toBe(false);
+    const on = await patch(id, [{ op: "add", path: "active", value: true }]);
+    expect(on.body.active).toBe(true);
+  });
+});
