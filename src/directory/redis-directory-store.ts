@@ -47,6 +47,13 @@ import type {
 import { DirectoryWriter, type PutOutcome } from "./directory-writer.js";
 import { guarded } from "./redis-failure.js";
 import { checkIfMatch, expectedGeneration } from "./if-match.js";
+import {
+  DEFAULT_RACE_RETRY,
+  RACED,
+  type Raced,
+  type RaceRetryPolicy,
+  retryWhileRaced,
+} from "./write-retry.js";
 
 /**
  * The directory in Redis. Key layout: see directory-keys.ts (all under `${prefix}:`, one hash
@@ -82,8 +89,14 @@ export interface RedisDirectoryStoreOptions {
   logger?: Logger;
   /** Evaluates a SCIM filter against a resource plus its meta (src/scim/filter-eval.ts). */
   matchesFilter: (node: FilterNode, resource: JsonObject) => boolean;
-  /** Attempts of a read-modify-write when another writer wins the race. Default 5. */
+  /**
+   * Attempts (the first included) of a read-modify-write (updateUser, updateGroup, replaceUser)
+   * whose write keeps losing the generation race to other writers, before it answers 503.
+   * Default 30 (write-retry.ts).
+   */
   maxAttempts?: number;
+  /** No new attempt of such a write starts later than this many ms after its first. Default 2000. */
+  retryBudgetMs?: number;
   /** Ids read per step of a filter scan. Default 500. */
   scanChunkSize?: number;
   /** How long a user's deletion record is kept (directory-keys.ts). Default 7 days. */
@@ -120,7 +133,7 @@ export class RedisDirectoryStore implements DirectoryStore {
   private readonly notifier: ChangeNotifier;
   private readonly logger?: Logger;
   private readonly matchesFilter: FilterMatcher;
-  private readonly maxAttempts: number;
+  private readonly raceRetry: RaceRetryPolicy;
   private readonly scanChunkSize: number;
   private readonly writer: DirectoryWriter;
   private readonly deletionTtl: number;
@@ -131,7 +144,11 @@ export class RedisDirectoryStore implements DirectoryStore {
     this.notifier = options.notify;
     this.logger = options.logger;
     this.matchesFilter = options.matchesFilter;
-    this.maxAttempts = options.maxAttempts ?? 5;
+    this.raceRetry = {
+      ...DEFAULT_RACE_RETRY,
+      maxAttempts: options.maxAttempts ?? DEFAULT_RACE_RETRY.maxAttempts,
+      budgetMs: options.retryBudgetMs ?? DEFAULT_RACE_RETRY.budgetMs,
+    };
     this.scanChunkSize = options.scanChunkSize ?? 500;
     this.writer = new DirectoryWriter(this.redis, this.prefix);
     this.deletionTtl = options.deletionRecordTtlSeconds ?? DELETION_RECORD_TTL_SECONDS;
@@ -175,34 +192,19 @@ export class RedisDirectoryStore implements DirectoryStore {
     mutate: (current: UserRecord) => Omit<ScimUser, "id">,
     options?: WriteOptions,
   ): Promise<UserRecord> {
-    return guarded(async () => {
-      const base = sourceBase(this.prefix, source);
-      for (let attempt = 0; attempt < this.maxAttempts; attempt += 1) {
-        const current = (await readUsers(this.redis, base, [id]))[0];
-        if (!current) throw new NotFoundError(`User ${id} not found`);
-        checkIfMatch(current.generation, options?.ifMatch);
-        const stored = storedUser(mutate(current));
-        // A user has no membership change: the document decides (unchangedAt).
-        if (unchangedAt("user", current, stored) !== undefined) return current;
-        const expected = String(current.generation);
-        const out = await this.write(
-          "user",
-          source,
-          id,
-          "update",
-          expected,
-          stored,
-          undefined,
-          options?.guard,
-        );
-        if (out.raced) {
-          if (options?.ifMatch) throw new PreconditionFailedError();
-          continue;
-        }
-        await this.notify([{ source, kind: "user", id }]);
-        return userFromWrite(id, stored.doc, out);
-      }
-      throw new ServiceUnavailableError("Too many concurrent writes to this user; retry");
+    const base = sourceBase(this.prefix, source);
+    return this.readModifyWrite("user", id, options?.ifMatch, async () => {
+      const current = (await readUsers(this.redis, base, [id]))[0];
+      if (!current) throw new NotFoundError(`User ${id} not found`);
+      checkIfMatch(current.generation, options?.ifMatch);
+      const stored = storedUser(mutate(current));
+      // A user has no membership change: the document decides (unchangedAt).
+      if (unchangedAt("user", current, stored) !== undefined) return current;
+      const expected = String(current.generation);
+      const out = await this.write("user", source, id, "update", expected, stored, undefined, options?.guard);
+      if (out.raced) return RACED;
+      await this.notify([{ source, kind: "user", id }]);
+      return userFromWrite(id, stored.doc, out);
     });
   }
 
@@ -287,39 +289,33 @@ export class RedisDirectoryStore implements DirectoryStore {
     mutate: (current: GroupRecord) => GroupMutation,
     options?: GroupUpdateOptions,
   ): Promise<GroupRecord> {
-    return guarded(async () => {
-      const base = sourceBase(this.prefix, source);
-      const withMembers = options?.withMembers ?? false;
-      for (let attempt = 0; attempt < this.maxAttempts; attempt += 1) {
-        const current = (await readGroups(this.redis, base, [id], withMembers))[0];
-        if (!current) throw new NotFoundError(`Group ${id} not found`);
-        checkIfMatch(current.generation, options?.ifMatch);
-        const next = mutate(current);
-        const stored = storedGroup(next.resource);
-        const sameAt = unchangedAt("group", current, stored);
-        // Without a membership change the document decides; with one, the script (unchangedAt).
-        if (sameAt !== undefined && !changesMembers(next.members)) return current;
-        const expected = String(current.generation);
-        const out = await this.write(
-          "group",
-          source,
-          id,
-          "update",
-          expected,
-          stored,
-          next.members,
-          options?.guard,
-          sameAt,
-        );
-        if (out.raced) {
-          if (options?.ifMatch) throw new PreconditionFailedError();
-          continue;
-        }
-        if (out.unchanged) return current;
-        await this.notify([{ source, kind: "group", id }]);
-        return groupFromWrite(id, stored.doc, out);
-      }
-      throw new ServiceUnavailableError("Too many concurrent writes to this group; retry");
+    const base = sourceBase(this.prefix, source);
+    const withMembers = options?.withMembers ?? false;
+    return this.readModifyWrite("group", id, options?.ifMatch, async () => {
+      const current = (await readGroups(this.redis, base, [id], withMembers))[0];
+      if (!current) throw new NotFoundError(`Group ${id} not found`);
+      checkIfMatch(current.generation, options?.ifMatch);
+      const next = mutate(current);
+      const stored = storedGroup(next.resource);
+      const sameAt = unchangedAt("group", current, stored);
+      // Without a membership change the document decides; with one, the script (unchangedAt).
+      if (sameAt !== undefined && !changesMembers(next.members)) return current;
+      const expected = String(current.generation);
+      const out = await this.write(
+        "group",
+        source,
+        id,
+        "update",
+        expected,
+        stored,
+        next.members,
+        options?.guard,
+        sameAt,
+      );
+      if (out.raced) return RACED;
+      if (out.unchanged) return current;
+      await this.notify([{ source, kind: "group", id }]);
+      return groupFromWrite(id, stored.doc, out);
     });
   }
 
@@ -403,6 +399,39 @@ export class RedisDirectoryStore implements DirectoryStore {
   }
 
   // --- internals ---
+
+  /**
+   * The optimistic loop of updateUser and updateGroup: `attempt` reads the entity, decides the
+   * write from it and writes only if the generation is still the one read, or returns RACED having
+   * written nothing. A raced write without If-Match runs again on the latest state after a short
+   * random pause (write-retry.ts), until it applies or the attempt budget is spent (503, for
+   * contention that never lets up). A raced write with If-Match is 412 at once: the version the
+   * client named is gone, and running it again would apply it to a state it never saw.
+   */
+  private readModifyWrite<T>(
+    kind: EntityKind,
+    id: string,
+    ifMatch: string | undefined,
+    attempt: () => Promise<T | Raced>,
+  ): Promise<T> {
+    return guarded(() =>
+      retryWhileRaced(
+        this.raceRetry,
+        async () => {
+          const result = await attempt();
+          if (result === RACED && ifMatch) throw new PreconditionFailedError();
+          return result;
+        },
+        (attempts, elapsedMs) => {
+          this.logger?.warn(
+            { kind, id, attempts, elapsedMs },
+            "a directory write kept losing the race to concurrent writers; answering 503",
+          );
+          return new ServiceUnavailableError(`Too many concurrent writes to this ${kind}; retry`);
+        },
+      ),
+    );
+  }
 
   private write(
     kind: EntityKind,
