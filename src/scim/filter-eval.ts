@@ -16,7 +16,9 @@ import type { Json, JsonObject } from "./scim-types.js";
  *   unknown attributes default to caseExact false (RFC 7643 §2.2);
  * - a multi-valued attribute matches when any of its values matches;
  * - `emails eq "x"` on a complex multi-valued attribute compares each element's `value`;
- * - gt/ge/lt/le order strings lexicographically, numbers numerically, dateTimes as instants;
+ * - gt/ge/lt/le order strings lexicographically, numbers numerically, dateTimes as instants (the
+ *   parser has refused a dateTime literal that is not one, and gt/ge/lt/le of a boolean: filterProblem
+ *   in filter-validate.ts);
  * - `pr` is true when the attribute has a non-empty value (not null, "", [] or {});
  * - `ne` is the negation of `eq` (so an absent attribute is `ne` anything); `eq null` matches
  *   an absent attribute;

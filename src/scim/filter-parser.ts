@@ -11,6 +11,7 @@ import {
 } from "./attribute-schema.js";
 import { coerceBoolean } from "./dialects.js";
 import type { CompareOp, FilterNode, FilterValue } from "./filter-types.js";
+import { filterProblem } from "./filter-validate.js";
 
 /**
  * A recursive-descent parser for the filter grammar of RFC 7644 §3.4.2.2 (figure 1):
@@ -258,7 +259,9 @@ export function coerceLiteral(
 }
 
 /**
- * Parses a SCIM filter (RFC 7644 §3.4.2.2); throws BadRequestError("invalidFilter").
+ * Parses a SCIM filter (RFC 7644 §3.4.2.2); throws BadRequestError("invalidFilter"), also for a
+ * filter that parses but compares an attribute in a way its type cannot answer (filterProblem in
+ * filter-validate.ts: `meta.lastModified gt "garbage"`, `active gt "true"`).
  * `resourceType`, when the caller knows it, narrows which `eq`/`ne` literals are trimmed
  * (trimsLiteral): without it a displayName literal is trimmed for Users as well as Groups.
  */
@@ -283,5 +286,10 @@ function parse(
   if (typeof text !== "string") fail("the filter must be a string");
   if (text.length > MAX_LENGTH) fail(`longer than ${MAX_LENGTH} characters`);
   const parser = new Parser(tokenize(text), resourceType);
-  return parser.parse(table, inValuePath);
+  const node = parser.parse(table, inValuePath);
+  // Once per filter, not per resource: a comparison its attribute's type cannot answer
+  // (`meta.lastModified gt "garbage"`, `active gt "true"`) is invalidFilter, not an empty list.
+  const problem = filterProblem(node, table);
+  if (problem !== undefined) fail(problem);
+  return node;
 }

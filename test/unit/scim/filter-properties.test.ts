@@ -25,6 +25,7 @@ const PATHS = [
   "x",
 ];
 const SUB_PATHS = ["type", "value", "primary"];
+const BOOLEAN_PATHS = new Set(["active", "primary"]);
 const OPS: CompareOp[] = ["eq", "ne", "co", "sw", "ew", "gt", "ge", "lt", "le"];
 
 const value: fc.Arbitrary<FilterValue> = fc.oneof(
@@ -45,8 +46,12 @@ function leaf(paths: string[]): fc.Arbitrary<FilterNode> {
         op: fc.constantFrom(...OPS),
         value,
       })
+      // gt/ge/lt/le compare no boolean or null, and no boolean attribute (active, primary): the
+      // parser refuses them (invalidFilter), so no valid filter formats to them.
       .filter(
-        (n) => !["gt", "ge", "lt", "le"].includes(n.op) || (typeof n.value !== "boolean" && n.value !== null),
+        (n) =>
+          !["gt", "ge", "lt", "le"].includes(n.op) ||
+          (typeof n.value !== "boolean" && n.value !== null && !BOOLEAN_PATHS.has(n.path)),
       ),
   );
 }
