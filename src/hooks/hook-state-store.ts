@@ -22,6 +22,8 @@ import type { HookMarks } from "./event-ordering.js";
  * otherwise); else PreconditionFailedError, and the event is decided again on fresh state. So two
  * processes deciding about one entity at the same time cannot both act on the same marks.
  *   ${prefix}:hooks:${source}:events:id:<webhook-id>        STRING  a signed delivery already applied
+ *   ${prefix}:hooks:${source}:events:claim:<webhook-id>     STRING  an attempt applying it now (a lease:
+ *                                                                   its token, expires on its own)
  *
  * A user's deletion is remembered in the directory's deletion records (directory-keys.ts, same TTL),
  * which every intake path's delete writes (SCIM, signed events, Okta), so that a late Okta event
@@ -61,6 +63,30 @@ for _, k in ipairs(KEYS) do recordDeletion(k, ARGV[1], ARGV[2]) end
 return 1
 `,
 );
+
+/**
+ * Claims a signed delivery's webhook-id for one attempt: KEYS[1] the applied marker, KEYS[2] the
+ * claim; ARGV: token, lease ms. "done" when it was applied already, "claimed" when this attempt
+ * holds the claim now, "busy" while another attempt holds it.
+ */
+const CLAIM_WEBHOOK_ID = luaScript<string>(
+  "scimHookClaimWebhookId",
+  `if redis.call('EXISTS', KEYS[1]) == 1 then return 'done' end
+if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then return 'claimed' end
+return 'busy'
+`,
+);
+
+/** Marks the delivery applied and drops the claim, if this attempt's token still holds it. */
+const SETTLE_WEBHOOK_ID = luaScript<number>(
+  "scimHookSettleWebhookId",
+  `if ARGV[2] == 'applied' then redis.call('SET', KEYS[1], '1', 'EX', ARGV[3]) end
+if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
+return 1
+`,
+);
+
+export type WebhookIdClaim = "done" | "claimed" | "busy";
 
 export class HookStateStore {
   private readonly ttl: number;
@@ -202,13 +228,26 @@ export class HookStateStore {
     await guarded(() => RECORD_DELETION.run(this.redis, keys, [String(at), this.ttl]));
   }
 
-  /** True when a signed delivery with this `webhook-id` was already applied. */
-  async seenWebhookId(source: string, id: string): Promise<boolean> {
-    return (await guarded(() => this.redis.exists(`${this.base(source)}:events:id:${id}`))) === 1;
+  private webhookIdKeys(source: string, id: string): [string, string] {
+    return [`${this.base(source)}:events:id:${id}`, `${this.base(source)}:events:claim:${id}`];
   }
 
-  async markWebhookIdSeen(source: string, id: string): Promise<void> {
-    await guarded(() => this.redis.set(`${this.base(source)}:events:id:${id}`, "1", "EX", this.ttl));
+  /**
+   * One attempt at a signed delivery claims its `webhook-id` before applying it, for `leaseMs`
+   * (the lease ends on its own should the process die): "done" when the delivery was applied
+   * already, "busy" while another attempt (any process) holds the claim.
+   */
+  async claimWebhookId(source: string, id: string, token: string, leaseMs: number): Promise<WebhookIdClaim> {
+    const keys = this.webhookIdKeys(source, id);
+    return (await guarded(() => CLAIM_WEBHOOK_ID.run(this.redis, keys, [token, leaseMs]))) as WebhookIdClaim;
+  }
+
+  /** Ends this attempt's claim; `applied` marks the delivery applied (kept for the TTL). */
+  async settleWebhookId(source: string, id: string, token: string, applied: boolean): Promise<void> {
+    const keys = this.webhookIdKeys(source, id);
+    await guarded(() =>
+      SETTLE_WEBHOOK_ID.run(this.redis, keys, [token, applied ? "applied" : "failed", this.ttl]),
+    );
   }
 
   /** Removes every hooks key of a source (tests and source removal). */

@@ -1,5 +1,7 @@
+import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { DirectoryStore } from "../directory/directory-types.js";
-import { ConflictError, NotFoundError } from "../errors.js";
+import { ConflictError, NotFoundError, ServiceUnavailableError } from "../errors.js";
 import type { Logger } from "../observability/logger.js";
 import type { ScimUser } from "../scim/scim-types.js";
 import { DeliveryView } from "./delivery-view.js";
@@ -22,10 +24,18 @@ export interface SignedEventsServiceDeps {
   metrics: HookMetrics;
   logger: Logger;
   canon: Canonicalisers;
+  /** Tests: the webhook-id claim's lease and a retry's wait for it (CLAIM_LEASE_MS, CLAIM_WAIT_MS). */
+  claimLeaseMs?: number;
+  claimWaitMs?: number;
 }
 
 /** How often one event is decided again after losing a race with another writer. */
 const APPLY_ATTEMPTS = 3;
+/** How long an attempt holds a delivery's webhook-id (the lease outlives any delivery's apply). */
+const CLAIM_LEASE_MS = 60_000;
+/** How long a retry waits for an earlier attempt at the same delivery before answering 503. */
+const CLAIM_WAIT_MS = 20_000;
+const CLAIM_POLL_MS = 25;
 
 export interface SignedDeliveryResult {
   /** "duplicate": this webhook-id was applied before; nothing was applied again. */
@@ -47,12 +57,49 @@ function typeOf(event: SignedEvent): string {
 export class SignedEventsService {
   constructor(private readonly deps: SignedEventsServiceDeps) {}
 
+  /**
+   * One attempt at a delivery. It first claims the `webhook-id` (HookStateStore.claimWebhookId): a
+   * retry that arrives while another attempt applies the same delivery waits for it, then answers
+   * `duplicate` without applying anything again. Applying it again after the first attempt was
+   * answered could undo a newer delivery the sender sent in between (a deletion undone by a late
+   * copy of the upsert before it). Should the first attempt fail, or its process die (the claim is
+   * a lease), the waiting one applies the delivery itself.
+   */
   async handleDelivery(source: string, webhookId: string, body: unknown): Promise<SignedDeliveryResult> {
-    const { state, metrics, logger } = this.deps;
-    if (await state.seenWebhookId(source, webhookId)) {
-      metrics.count(source, "events", "(delivery)", "duplicate");
-      return { status: "duplicate", events: 0, changed: 0 };
+    const { state, metrics } = this.deps;
+    const token = randomUUID();
+    const deadline = Date.now() + (this.deps.claimWaitMs ?? CLAIM_WAIT_MS);
+    for (;;) {
+      const claim = await state.claimWebhookId(
+        source,
+        webhookId,
+        token,
+        this.deps.claimLeaseMs ?? CLAIM_LEASE_MS,
+      );
+      if (claim === "done") {
+        metrics.count(source, "events", "(delivery)", "duplicate");
+        return { status: "duplicate", events: 0, changed: 0 };
+      }
+      if (claim === "claimed") break;
+      if (Date.now() >= deadline) {
+        throw new ServiceUnavailableError(
+          "This delivery is still being applied by an earlier attempt; retry",
+        );
+      }
+      await sleep(CLAIM_POLL_MS);
     }
+    let applied = false;
+    try {
+      const result = await this.applyDelivery(source, body);
+      applied = true;
+      return result;
+    } finally {
+      await state.settleWebhookId(source, webhookId, token, applied);
+    }
+  }
+
+  private async applyDelivery(source: string, body: unknown): Promise<SignedDeliveryResult> {
+    const { metrics, logger } = this.deps;
     const { parsed, errors } = parseSignedItems(body, this.deps.canon);
     errors.push(...(await this.validateAgainstDirectory(source, parsed)));
     if (errors.length > 0) throw new InvalidDeliveryError(errors.sort((a, b) => a.index - b.index));
@@ -63,7 +110,6 @@ export class SignedEventsService {
       if (didChange) changed++;
       metrics.count(source, "events", typeOf(event), didChange ? "applied" : "unchanged");
     }
-    await state.markWebhookIdSeen(source, webhookId);
     logger.info({ source, hook: "events", events: events.length, changed }, "signed event delivery applied");
     return { status: "applied", events: events.length, changed };
   }
@@ -156,6 +202,8 @@ export class SignedEventsService {
       case "user.deleted": {
         const id = await directory.findUserId(source, event.key);
         if (!id) return false;
+        const current = await directory.getUser(source, id);
+        if (current && !samePerson(event.key.externalId, current.resource.externalId)) return false;
         await directory.deleteUser(source, id);
         return true;
       }
@@ -193,6 +241,8 @@ export class SignedEventsService {
       case "group.deleted": {
         const id = await directory.findGroupId(source, event.key);
         if (!id) return false;
+        const current = await directory.getGroup(source, id);
+        if (current && !samePerson(event.key.externalId, current.resource.externalId)) return false;
         await directory.deleteGroup(source, id);
         return true;
       }
@@ -206,6 +256,15 @@ function upsertedUser(
   current: ScimUser,
 ): Omit<ScimUser, "id"> {
   return event.activeOmitted ? { ...event.user, active: current.active !== false } : event.user;
+}
+
+/**
+ * Whether a deletion that names `externalId` may take the entity found (by externalId, else by
+ * userName or displayName) that has `stored`: found by name, an entity with another externalId is
+ * someone else who holds the name now, and a deletion of a user that does not exist is no error.
+ */
+function samePerson(externalId: string | undefined, stored: unknown): boolean {
+  return externalId === undefined || stored === undefined || stored === null || stored === externalId;
 }
 
 /** True when a member names a user that exists at this point of the delivery. */

@@ -34,6 +34,59 @@ describe("signed deliveries that race", () => {
     expect((await t.group({ displayName: team }))?.members?.map((m) => m.value)).toEqual([user!.resource.id]);
   });
 
+  it("a retry that arrives while the first attempt applies is not applied again after a newer delivery", async () => {
+    // The sender retries X (its first attempt is slow), gets X's 200, then sends Y, which deletes
+    // the user X reactivated. The retry of X must not apply X again after Y: the user would come
+    // back. It waits for the first attempt and answers `duplicate`.
+    const ext = unique("leaver");
+    const created = await t.postEvents({
+      type: "user.upserted",
+      data: { userName: `${ext}@example.com`, externalId: ext, active: false },
+    });
+    expect(created.status).toBe(200);
+    const filler = Array.from({ length: 150 }, (_, i) => ({
+      type: "user.upserted",
+      data: { userName: `${ext}-f${i}@example.com`, externalId: `${ext}-f${i}` },
+    }));
+    const x = {
+      events: [
+        ...filler,
+        { type: "user.upserted", data: { userName: `${ext}@example.com`, externalId: ext, active: true } },
+      ],
+    };
+    const id = `msg_${ext}`;
+    const first = t.postEvents(x, { id }).then((r) => r);
+    // The first attempt is applying (its first events are stored): the sender's retry comes now.
+    for (let i = 0; i < 400 && !(await t.user({ externalId: `${ext}-f0` })); i++) {
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const retry = t.postEvents(x, { id }).then((r) => r);
+    expect((await first).status).toBe(200);
+    const y = await t.postEvents({ type: "user.deleted", data: { externalId: ext } });
+    expect(y.status).toBe(200);
+    const again = await retry;
+    expect(again.status).toBe(200);
+    expect(again.body.status).toBe("duplicate");
+    expect(await t.user({ externalId: ext })).toBeNull();
+  });
+
+  it("a retry waiting for an attempt that fails applies the delivery itself", async () => {
+    const ext = unique("after-failure");
+    const id = `msg_${ext}`;
+    // An attempt that died mid-way left its claim behind (a lease of its own token).
+    await t.redis.set(`${t.prefix}:hooks:okta:events:claim:${id}`, "dead-attempt", "PX", 300);
+    const started = Date.now();
+    const answer = await t.postEvents(
+      { type: "user.upserted", data: { userName: `${ext}@example.com`, externalId: ext } },
+      { id },
+    );
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ status: "applied", changed: 1 });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+    expect(await t.user({ externalId: ext })).not.toBeNull();
+    expect(await t.redis.exists(`${t.prefix}:hooks:okta:events:claim:${id}`)).toBe(0);
+  });
+
   it("lets two deliveries upsert the same new user and group at once", async () => {
     const name = `${unique("twice")}@example.com`;
     const team = unique("Twice");

@@ -121,6 +121,35 @@ describe("signed change events", () => {
     ]);
   });
 
+  it("a deletion whose externalId is unknown does not take another person who holds the userName", async () => {
+    // hr-1 holds the login; the deletion names hr-2 (gone already) with that login: someone else.
+    const login = `${unique("shared-login")}@example.com`;
+    const team = unique("Kept");
+    await t.postEvents({
+      events: [
+        { type: "user.upserted", data: { userName: login, externalId: `hr-1-${login}` } },
+        { type: "group.upserted", data: { displayName: team, externalId: `g-1-${team}` } },
+      ],
+    });
+    const res = await t.postEvents({
+      events: [
+        { type: "user.deleted", data: { externalId: `hr-2-${login}`, userName: login } },
+        { type: "group.deleted", data: { externalId: `g-2-${team}`, displayName: team } },
+      ],
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: "applied", changed: 0 });
+    expect(await t.user({ userName: login })).not.toBeNull();
+    expect(await t.group({ displayName: team })).not.toBeNull();
+    // Named by the login alone, or with its own externalId, the deletion takes the user.
+    const own = await t.postEvents({
+      type: "user.deleted",
+      data: { externalId: `hr-1-${login}`, userName: login },
+    });
+    expect(own.body).toMatchObject({ changed: 1 });
+    expect(await t.user({ userName: login })).toBeNull();
+  });
+
   it("answers a replayed webhook-id 2xx without applying it again", async () => {
     const name = `${unique("replay")}@example.com`;
     const body = { type: "user.upserted", data: { userName: name } };
