@@ -238,7 +238,8 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
             prefix,
             logger,
             registry,
-            beforeHandlers: [intakeLimit],
+            // The same buckets as SCIM; its 429 in the hooks' JSON error format.
+            beforeHandlers: [intakeLimit.forwardingErrors],
           }),
     scim:
       role === "worker"

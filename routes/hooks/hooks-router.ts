@@ -37,7 +37,13 @@ export interface HooksRouterDeps {
   logger: Logger;
   /** Where the event counter is registered (default: a private registry). */
   registry?: Registry;
-  /** Runs after authentication (Okta) or source lookup (events), before the body is read. */
+  /**
+   * Runs on POSTs after authentication, so that only a source's own callers spend what these
+   * handlers guard (the intake rate limit): after the Okta secret (before the body is read), and
+   * after the signature of signed events (which needs the body). The verification GET and 405s do
+   * not run them. Errors they pass to `next` get the hooks' JSON error format; give the intake
+   * limiter as `forwardingErrors` so its 429 does too.
+   */
   beforeHandlers?: RequestHandler[];
   /** Clock for webhook timestamps (epoch ms); default Date.now. */
   now?: () => number;
@@ -125,7 +131,9 @@ function handle(fn: AsyncHandler): RequestHandler {
  * Webhook intake, mounted at `/hooks`: Okta Event Hooks at `/:source/okta` and signed change
  * events (Standard Webhooks) at `/:source/events`. Bodies are read raw (signatures are over the
  * exact bytes) with the server's body limit; everything is applied to the directory before the
- * answer, so a 2xx means the change is durable.
+ * answer, so a 2xx means the change is durable. A request is authenticated (Okta secret, events
+ * signature) before `beforeHandlers` (the source's intake rate limit) run: a caller without the
+ * secret gets 401 and never spends the source's bucket, which it shares with SCIM.
  */
 export function createHooksRouter(deps: HooksRouterDeps): Router {
   const { config, directory, redis, prefix } = deps;
@@ -146,6 +154,20 @@ export function createHooksRouter(deps: HooksRouterDeps): Router {
   });
   const eventsSource = check((req) => {
     hookConfig(config, req, "events");
+  });
+  // The signature is over the exact body, so this runs after `raw` (bounded by the body limit).
+  const eventsAuth = check((req) => {
+    const hook = hookConfig(config, req, "events");
+    verifyWebhook(
+      hook.secret,
+      {
+        id: req.get("webhook-id"),
+        timestamp: req.get("webhook-timestamp"),
+        signature: req.get("webhook-signature"),
+      },
+      rawBytes(req),
+      now(),
+    );
   });
 
   const router = express.Router();
@@ -177,18 +199,12 @@ export function createHooksRouter(deps: HooksRouterDeps): Router {
   router.post(
     "/:source/events",
     eventsSource,
-    ...before,
     raw,
+    eventsAuth,
+    ...before,
     handle(async (req, res) => {
-      const hook = hookConfig(config, req, "events");
       const body = rawBytes(req);
       const id = req.get("webhook-id");
-      verifyWebhook(
-        hook.secret,
-        { id, timestamp: req.get("webhook-timestamp"), signature: req.get("webhook-signature") },
-        body,
-        now(),
-      );
       if (!id || id.length > MAX_WEBHOOK_ID_LENGTH) {
         throw new BadRequestError(
           `webhook-id must be at most ${MAX_WEBHOOK_ID_LENGTH} characters`,

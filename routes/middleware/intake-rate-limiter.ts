@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import type { Registry } from "prom-client";
+import { TooManyRequestsError } from "../../src/errors.js";
 import type { Logger } from "../../src/observability/logger.js";
 import { bridgeMetrics } from "../../src/observability/bridge-metrics.js";
 import { TokenLease } from "./token-lease.js";
@@ -145,18 +146,49 @@ function settleWithin<T>(
   );
 }
 
+/** How a refused request is answered: the SCIM 429 body, or the router's own error handler. */
+type Refuse = (source: string, retryAfterSeconds: number, res: Response, next: NextFunction) => void;
+
+const refuseWithScimBody: Refuse = (source, retryAfterSeconds, res, next) => {
+  try {
+    res
+      .status(429)
+      .setHeader("Retry-After", String(retryAfterSeconds))
+      .type("application/scim+json")
+      .send(JSON.stringify(tooManyRequestsBody(source, retryAfterSeconds)));
+  } catch (err) {
+    next(err);
+  }
+};
+
+const refuseViaNext: Refuse = (source, retryAfterSeconds, _res, next) => {
+  next(new TooManyRequestsError(tooManyRequestsBody(source, retryAfterSeconds).detail, retryAfterSeconds));
+};
+
+/** The limiter: a SCIM intake handler, and the same buckets for routers with their own error format. */
+export interface IntakeRateLimiter extends RequestHandler {
+  /**
+   * The same limiter (same buckets, same leases), but a refusal is passed on as
+   * `next(TooManyRequestsError)` (status 429, `retryAfter` in seconds) for the router's own error
+   * handler to render: the hooks routes answer their JSON errors, not a SCIM body.
+   */
+  readonly forwardingErrors: RequestHandler;
+}
+
 /**
  * Per-source intake rate limit, so that a runaway identity provider cannot starve the others or
- * fill Redis. Over the limit: 429 with `Retry-After` and a SCIM error body. Redis not ready or slow:
+ * fill Redis. Over the limit: 429 with `Retry-After` and a SCIM error body (`forwardingErrors`: a
+ * TooManyRequestsError for the router's error handler instead). Redis not ready or slow:
  * the request passes (the store then answers 503 at once), so the limiter never hangs a request.
- * Mount it after authentication, so that only a source's own callers spend its bucket; `sourceOf`
- * defaults to the `:source` route parameter (a token belongs to exactly one source).
+ * Mount it after authentication, so that only a source's own callers spend its bucket (an
+ * unauthenticated flood must not stall a source's provisioning); `sourceOf` defaults to the
+ * `:source` route parameter (a token belongs to exactly one source).
  *
  * A busy process takes a few tokens at a time (TokenLease, `leaseMs`): at 1,000 requests a second
  * it calls Redis about once per 20 requests instead of once per request; a quiet one still takes
  * them one at a time.
  */
-export function intakeRateLimiter(options: IntakeRateLimiterOptions): RequestHandler {
+export function intakeRateLimiter(options: IntakeRateLimiterOptions): IntakeRateLimiter {
   const timeoutMs = options.timeoutMs ?? 250;
   const sourceOf = options.sourceOf ?? ((req: Request) => req.params.source as string | undefined);
   const limited = options.registry ? bridgeMetrics(options.registry).intakeRateLimited : undefined;
@@ -171,7 +203,14 @@ export function intakeRateLimiter(options: IntakeRateLimiterOptions): RequestHan
     }
     return entry.lease;
   };
-  const ask = (source: string, rate: number, lease: TokenLease, res: Response, next: NextFunction) => {
+  const ask = (
+    source: string,
+    rate: number,
+    lease: TokenLease,
+    refuse: Refuse,
+    res: Response,
+    next: NextFunction,
+  ) => {
     const burst =
       typeof options.burst === "function" ? options.burst(source) : (options.burst ?? Math.max(1, rate * 2));
     const call = lease.begin();
@@ -188,15 +227,7 @@ export function intakeRateLimiter(options: IntakeRateLimiterOptions): RequestHan
         if (decision.allowed) next();
         else {
           limited?.inc({ source });
-          try {
-            res
-              .status(429)
-              .setHeader("Retry-After", String(decision.retryAfterSeconds))
-              .type("application/scim+json")
-              .send(JSON.stringify(tooManyRequestsBody(source, decision.retryAfterSeconds)));
-          } catch (err) {
-            next(err);
-          }
+          refuse(source, decision.retryAfterSeconds, res, next);
         }
         release(false);
       },
@@ -208,18 +239,21 @@ export function intakeRateLimiter(options: IntakeRateLimiterOptions): RequestHan
       },
     );
   };
-  return (req, res, next) => {
-    const source = sourceOf(req);
-    const rate = source === undefined ? undefined : options.requestsPerSecond(source);
-    if (source === undefined || rate === undefined || !(rate > 0)) return next();
-    if (options.redis.status !== "ready") return next();
-    const lease = leaseOf(source, rate);
-    if (lease.take(performance.now())) return next();
-    if (!lease.refilling) return ask(source, rate, lease, res, next);
-    lease.waiters.push((refillFailed) => {
-      // Redis failed the refill: let the request through, as the limiter does for its own call.
-      if (refillFailed || lease.takeLeased(performance.now())) return next();
-      ask(source, rate, lease, res, next);
-    });
-  };
+  const handler =
+    (refuse: Refuse): RequestHandler =>
+    (req, res, next) => {
+      const source = sourceOf(req);
+      const rate = source === undefined ? undefined : options.requestsPerSecond(source);
+      if (source === undefined || rate === undefined || !(rate > 0)) return next();
+      if (options.redis.status !== "ready") return next();
+      const lease = leaseOf(source, rate);
+      if (lease.take(performance.now())) return next();
+      if (!lease.refilling) return ask(source, rate, lease, refuse, res, next);
+      lease.waiters.push((refillFailed) => {
+        // Redis failed the refill: let the request through, as the limiter does for its own call.
+        if (refillFailed || lease.takeLeased(performance.now())) return next();
+        ask(source, rate, lease, refuse, res, next);
+      });
+    };
+  return Object.assign(handler(refuseWithScimBody), { forwardingErrors: handler(refuseViaNext) });
 }

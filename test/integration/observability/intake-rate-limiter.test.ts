@@ -87,6 +87,31 @@ describe("intakeRateLimiter", () => {
     expect(Date.now() - emptiedAt).toBeGreaterThanOrEqual(800);
   });
 
+  it("forwardingErrors shares the buckets and hands a refusal to the router's error handler", async () => {
+    const limiter = intakeRateLimiter({ redis, prefix, requestsPerSecond: () => 0.5, burst: 2 });
+    const app = express();
+    app.get("/scim/:source", limiter, (_req, res) => {
+      res.json({ ok: true });
+    });
+    app.post("/hooks/:source", limiter.forwardingErrors, (_req, res) => {
+      res.json({ ok: true });
+    });
+    app.use(((err, _req, res, _next) => {
+      res.status(err.status).setHeader("Retry-After", String(err.retryAfter));
+      res.json({ error: { code: err.code, message: err.message } });
+    }) as express.ErrorRequestHandler);
+    await request(app).get("/scim/shared").expect(200);
+    await request(app).post("/hooks/shared").expect(200);
+    const hooks = await request(app).post("/hooks/shared").expect(429);
+    expect(hooks.headers["content-type"]).toMatch(/^application\/json/);
+    expect(Number(hooks.headers["retry-after"])).toBeGreaterThanOrEqual(1);
+    expect(hooks.body).toEqual({
+      error: { code: "rate_limited", message: expect.stringMatching(/shared; retry after \d+ s/) },
+    });
+    const scim = await request(app).get("/scim/shared").expect(429);
+    expect(scim.headers["content-type"]).toContain("application/scim+json");
+  });
+
   it("lets an unknown source through (authentication decides)", async () => {
     const { app } = appWith(redis, {}, 1);
     for (let i = 0; i < 3; i++) await request(app).get("/scim/v2/stranger/Users").expect(200);
