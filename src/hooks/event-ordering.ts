@@ -87,6 +87,13 @@ export function advanceMarks(
 /** Aspect names. */
 export const ASPECT_LIFECYCLE = "lifecycle";
 export const ASPECT_PROFILE = "profile";
+/**
+ * Not a part of the user but a memory kept with its marks: the `published` time of the latest
+ * deactivation received while the bridge held no such user. Nothing is created for it; a user created
+ * afterwards from an older create, or from a membership add, is created inactive
+ * (okta-user-change.ts, newUserActive).
+ */
+export const ASPECT_DEACTIVATED = "deactivated";
 export function membershipAspect(oktaUserId: string): string {
   return `member:${oktaUserId}`;
 }

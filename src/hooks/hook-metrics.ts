@@ -5,6 +5,7 @@ export type HookName = "okta" | "events";
 /**
  * What happened to each received event:
  * applied | unchanged | duplicate | stale | deleted (a late event for a deleted user) |
+ * unknown_user (an Okta event that creates no user, about a user the directory does not hold) |
  * unknown_type | no_target | not_success | malformed | rejected (a permanent error, logged).
  */
 export type HookOutcome =
@@ -13,6 +14,7 @@ export type HookOutcome =
   | "duplicate"
   | "stale"
   | "deleted"
+  | "unknown_user"
   | "unknown_type"
   | "no_target"
   | "not_success"

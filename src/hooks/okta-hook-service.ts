@@ -5,6 +5,8 @@ import { toCanonicalGroup } from "../scim/canonical-resource.js";
 import { SCHEMA_GROUP, type ScimGroup } from "../scim/scim-types.js";
 import { absorbGroupWrites, linkedGroups } from "./group-side-effects.js";
 import {
+  ASPECT_DEACTIVATED,
+  ASPECT_LIFECYCLE,
   advanceMarks,
   blockedByDeletion,
   entityClock,
@@ -14,11 +16,14 @@ import {
 } from "./event-ordering.js";
 import type { HookMetrics, HookOutcome } from "./hook-metrics.js";
 import type { HookStateStore } from "./hook-state-store.js";
-import type { OktaAction, OktaGroupTarget, OktaUserTarget, UserLifecycleOp } from "./okta-event.js";
+import type { OktaAction, OktaGroupTarget, OktaUserTarget } from "./okta-event.js";
 import {
   aspectsOf,
+  aspectsRead,
+  createsUser,
   decidingAspect,
-  initialActive,
+  mayBeOktaEntity,
+  newUserActive,
   newUserFromTarget,
   nextUserResource,
 } from "./okta-user-change.js";
@@ -42,10 +47,26 @@ type MembershipAction = Extract<OktaAction, { kind: "membership" }>;
 type UserAction = Extract<OktaAction, { kind: "user" }>;
 
 /**
+ * The event names, by login (or group name), a stored user (group) of another externalId: a
+ * different person, whom the event must not change. Permanent: the event is rejected, not retried.
+ * The message names neither the login nor the ids (it is logged).
+ */
+class HeldByAnotherError extends ConflictError {
+  constructor(kind: "user" | "group") {
+    super(
+      kind === "user"
+        ? "the event's login is held by a user of another externalId"
+        : "the event's group name is held by a group of another externalId",
+    );
+  }
+}
+
+/**
  * Another writer won: a changed version (If-Match) or a concurrent create of the same unique key.
  * A conflict that outlasts every attempt is a real one (a login held by another user): rethrown.
  */
 function isRace(err: unknown): boolean {
+  if (err instanceof HeldByAnotherError) return false;
   return err instanceof PreconditionFailedError || err instanceof ConflictError;
 }
 
@@ -137,21 +158,65 @@ export class OktaHookService {
   /**
    * Creates the user of an event unless a recorded deletion forbids it, with the user's marks
    * `next` stored in the same script if `read` is still current (else PreconditionFailedError).
+   * `read` holds the aspects newUserActive decides from.
    */
   private async createUser(
     source: string,
     target: OktaUserTarget,
-    op: UserLifecycleOp,
+    cause: "create" | "activate" | "membership",
     published: number,
     read: HookMarks,
     next: HookMarks,
   ): Promise<UserRecord | "deleted" | "no_target"> {
     const { state } = this.deps;
-    const resource = newUserFromTarget(target, initialActive(op));
+    const resource = newUserFromTarget(target, true);
     if (!resource) return "no_target";
-    if (blockedByDeletion(published, await state.deletedAt(source, target))) return "deleted";
+    const deletedAt = await state.deletedAt(source, target);
+    if (blockedByDeletion(published, deletedAt)) return "deleted";
+    resource.active = newUserActive(cause, published, read, deletedAt);
     const guard = state.guard(source, "user", target.oktaId, read, next, true);
     return this.deps.directory.createUser(source, resource, { guard });
+  }
+
+  /**
+   * The directory user an Okta user target names: by externalId (the Okta id), else by login when
+   * the user found has no externalId or this one. A user of another externalId holding the login
+   * is a different person: HeldByAnotherError (the event is rejected and changes nothing).
+   */
+  private async findOktaUser(source: string, target: OktaUserTarget): Promise<UserRecord | null> {
+    const { directory } = this.deps;
+    const id = await directory.findUserId(source, { externalId: target.oktaId, userName: target.login });
+    const record = id ? await directory.getUser(source, id) : null;
+    if (record && !mayBeOktaEntity(record.resource.externalId, target.oktaId))
+      throw new HeldByAnotherError("user");
+    return record;
+  }
+
+  /**
+   * An event about a user the directory does not hold that creates nothing (a profile update, a
+   * deactivation): "unknown_user", or "deleted" when it is published before (or at) the user's
+   * recorded deletion. A deactivation is remembered in the user's marks (lifecycle and
+   * ASPECT_DEACTIVATED), so that older lifecycle events are stale and a user created later from an
+   * older create or a membership add is created inactive. A profile update is not remembered: a
+   * create that arrives after it creates the user with the create's profile. Like "stale", the
+   * answer is given only if the marks did not move since they were read (else decided again).
+   */
+  private async unknownUser(
+    source: string,
+    action: UserAction,
+    marks: HookMarks,
+  ): Promise<HookOutcome | "again"> {
+    const { state } = this.deps;
+    const { user: target, op, published } = action;
+    if (blockedByDeletion(published, await state.deletedAt(source, target))) {
+      return (await state.stillAt(source, "user", target.oktaId, marks)) ? "deleted" : "again";
+    }
+    if (op === "deactivate") {
+      const next = advanceMarks(marks, null, undefined, [ASPECT_LIFECYCLE, ASPECT_DEACTIVATED], published);
+      await state.setMarksIf(source, "user", target.oktaId, marks, next);
+      return "unknown_user";
+    }
+    return (await state.stillAt(source, "user", target.oktaId, marks)) ? "unknown_user" : "again";
   }
 
   private async applyUserEvent(source: string, action: UserAction): Promise<HookOutcome> {
@@ -160,21 +225,26 @@ export class OktaHookService {
     const aspects = aspectsOf(op);
     let lastError: unknown;
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-      const marks = await state.getMarks(source, "user", target.oktaId, aspects);
-      const id = await directory.findUserId(source, { externalId: target.oktaId, userName: target.login });
-      const record = id ? await directory.getUser(source, id) : null;
+      const marks = await state.getMarks(source, "user", target.oktaId, aspectsRead(op));
+      const record = await this.findOktaUser(source, target);
       try {
         if (!record) {
           if (op === "delete") {
-            // The marks' revision moves with the record, so a create decided concurrently from the
-            // same marks (in another process) does not apply and is decided again.
+            // Nothing to delete, but the deletion is remembered (a late create must not bring the
+            // user in). The marks' revision moves with the record, so a create decided concurrently
+            // from the same marks (in another process) does not apply and is decided again.
             const deletion = { user: target, at: published };
             await state.setMarksIf(source, "user", target.oktaId, marks, marks, deletion);
-            return "unchanged";
+            return "unknown_user";
           }
           if (isStale(published, null, marks, decidingAspect(op))) {
             if (await state.stillAt(source, "user", target.oktaId, marks)) return "stale";
             continue;
+          }
+          if (!createsUser(op)) {
+            const outcome = await this.unknownUser(source, action, marks);
+            if (outcome === "again") continue;
+            return outcome;
           }
           const next = advanceMarks(marks, null, undefined, aspects, published);
           const created = await this.createUser(source, target, op, published, marks, next);
@@ -225,24 +295,27 @@ export class OktaHookService {
     throw exhausted(lastError, "user");
   }
 
-  /** The directory user of a membership event; an add creates it (active) unless it was deleted. */
+  /**
+   * The directory user of a membership event (found as findOktaUser finds it); an add creates it
+   * unless it was deleted: active, or inactive after a deactivation received while it was unknown.
+   */
   private async memberUser(
     source: string,
     action: MembershipAction,
-  ): Promise<{ id: string } | { outcome: HookOutcome }> {
-    const { directory, state } = this.deps;
-    const id = await directory.findUserId(source, {
-      externalId: action.user.oktaId,
-      userName: action.user.login,
-    });
-    if (id) return { id };
+  ): Promise<{ record: UserRecord } | { outcome: HookOutcome }> {
+    const { state } = this.deps;
+    const record = await this.findOktaUser(source, action.user);
+    if (record) return { record };
     if (action.op === "remove") return { outcome: "unchanged" };
-    const marks = await state.getMarks(source, "user", action.user.oktaId, []);
+    const marks = await state.getMarks(source, "user", action.user.oktaId, [
+      ASPECT_LIFECYCLE,
+      ASPECT_DEACTIVATED,
+    ]);
     // No aspect is claimed: any lifecycle event of this user, older or newer, still applies.
     const next = advanceMarks(marks, null, undefined, [], action.published);
-    const created = await this.createUser(source, action.user, "activate", action.published, marks, next);
+    const created = await this.createUser(source, action.user, "membership", action.published, marks, next);
     if (typeof created === "string") return { outcome: created };
-    return { id: created.resource.id };
+    return { record: created };
   }
 
   private async applyMembershipEvent(source: string, action: MembershipAction): Promise<HookOutcome> {
@@ -257,6 +330,9 @@ export class OktaHookService {
         displayName: target.displayName,
       });
       const group = groupId ? await directory.getGroup(source, groupId) : null;
+      // Found by name, a group of another externalId is a different group (as a user by login).
+      if (group && !mayBeOktaEntity(group.resource.externalId, target.oktaId))
+        throw new HeldByAnotherError("group");
       const clock = group ? entityClock(group.resource.id, group.meta) : null;
       if (isStale(published, clock, marks, aspect)) {
         if (await state.stillAt(source, "group", target.oktaId, marks)) return "stale";
@@ -293,16 +369,18 @@ export class OktaHookService {
             await save(undefined);
             return "unchanged";
           }
-          await directory.createGroup(source, newGroup(target), [user.id], { guard: guard() });
+          await directory.createGroup(source, newGroup(target), [user.record.resource.id], {
+            guard: guard(),
+          });
           return "applied";
         }
-        const member = await directory.getUser(source, user.id);
-        const isMember = member?.groups.includes(group.resource.id) ?? false;
+        const isMember = user.record.groups.includes(group.resource.id);
         if (isMember === (action.op === "add")) {
           await save(clock?.version);
           return "unchanged";
         }
-        const change = action.op === "add" ? { add: [user.id] } : { remove: [user.id] };
+        const userId = user.record.resource.id;
+        const change = action.op === "add" ? { add: [userId] } : { remove: [userId] };
         await directory.updateGroup(
           source,
           group.resource.id,

@@ -5,7 +5,7 @@
  */
 import { cleanName, toCanonicalUser } from "../scim/canonical-resource.js";
 import { SCHEMA_USER, type ScimUser } from "../scim/scim-types.js";
-import { ASPECT_LIFECYCLE, ASPECT_PROFILE } from "./event-ordering.js";
+import { ASPECT_DEACTIVATED, ASPECT_LIFECYCLE, ASPECT_PROFILE, type HookMarks } from "./event-ordering.js";
 import type { OktaUserTarget, UserLifecycleOp } from "./okta-event.js";
 
 /** The independent parts of a user an operation changes (see event-ordering.ts). */
@@ -25,9 +25,54 @@ export function decidingAspect(op: UserLifecycleOp): string {
   return op === "create" || op === "profile" ? ASPECT_PROFILE : ASPECT_LIFECYCLE;
 }
 
-/** `active` of a user first seen in an event of this kind. */
-export function initialActive(op: UserLifecycleOp): boolean {
-  return op !== "deactivate";
+/**
+ * The aspects whose marks a user event reads: its own, and those newUserActive decides from (a
+ * create or an activation of an unknown user creates it).
+ */
+export function aspectsRead(op: UserLifecycleOp): string[] {
+  return [...new Set([...aspectsOf(op), ASPECT_LIFECYCLE, ASPECT_DEACTIVATED])];
+}
+
+/**
+ * What an event does to a user the directory does not hold (docs/webhooks.md): a create and an
+ * activation create it; a profile update, a deactivation and a deletion create nothing ("unknown").
+ */
+export function createsUser(op: UserLifecycleOp): op is "create" | "activate" {
+  return op === "create" || op === "activate";
+}
+
+/**
+ * `active` of a user created from an event (`cause`: a create, an activation, or a membership add,
+ * published at `published`). It is true, unless the latest lifecycle event received for the Okta id
+ * is a deactivation that found no user (ASPECT_DEACTIVATED, see event-ordering.ts) and that
+ * deactivation is the newer one: published after the create or activation (a tie goes to the
+ * deactivation), or, for a membership add, which says nothing about the lifecycle, whenever it was
+ * published. A deactivation remembered from before the user's last recorded deletion (`deletedAt`)
+ * is about the user that was deleted, not about this one.
+ */
+export function newUserActive(
+  cause: "create" | "activate" | "membership",
+  published: number,
+  marks: HookMarks,
+  deletedAt: number | null,
+): boolean {
+  const deactivated = marks.aspects[ASPECT_DEACTIVATED];
+  if (deactivated === undefined) return true;
+  // A later lifecycle event superseded it (an activation that created the user since).
+  if (deactivated < (marks.aspects[ASPECT_LIFECYCLE] ?? 0)) return true;
+  if (deletedAt !== null && deactivated <= deletedAt) return true;
+  return cause === "membership" ? false : published > deactivated;
+}
+
+/**
+ * Whether a stored user or group (of externalId `storedExternalId`) may be the Okta entity `oktaId`:
+ * it has no externalId (another
+ * client created it; it is adopted) or this one. One of another externalId found by login or by
+ * group name is a different person or group (the rule of signed events' `user.upserted`).
+ */
+export function mayBeOktaEntity(storedExternalId: unknown, oktaId: string): boolean {
+  const held = storedExternalId;
+  return held === undefined || held === null || held === "" || held === oktaId;
 }
 
 /**
@@ -55,7 +100,8 @@ function withoutId(resource: ScimUser | Omit<ScimUser, "id">): Omit<ScimUser, "i
 /**
  * The next state of an existing user after an Okta event, or null when the event changes
  * nothing. Create and profile events refresh userName and displayName and set externalId when the
- * user has none (a user matched by login keeps the externalId another client gave it). The login
+ * user has none (a user another client created without one, matched by login: it is adopted; one of
+ * another externalId is never passed here, see mayBeOktaEntity, and would keep its own). The login
  * gets the userName hygiene of every intake path (cleanName: trimmed; control characters throw
  * BadRequestError), and a changed user is re-canonicalised as a SCIM PATCH is.
  */

@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { BadRequestError } from "../../../src/errors.js";
-import { newUserFromTarget, nextUserResource } from "../../../src/hooks/okta-user-change.js";
+import { ASPECT_DEACTIVATED, ASPECT_LIFECYCLE, type HookMarks } from "../../../src/hooks/event-ordering.js";
+import {
+  createsUser,
+  mayBeOktaEntity,
+  newUserActive,
+  newUserFromTarget,
+  nextUserResource,
+} from "../../../src/hooks/okta-user-change.js";
 import { SCHEMA_USER, type ScimUser } from "../../../src/scim/scim-types.js";
 
 const target = { oktaId: "00u1", login: "sam@example.com", displayName: "Sam" };
@@ -63,5 +70,44 @@ describe("Okta logins get the userName hygiene of every intake path", () => {
       BadRequestError,
     );
     expect(() => newUserFromTarget({ ...target, oktaId: "00u\u00001" }, true)).toThrow(BadRequestError);
+  });
+});
+
+describe("Okta events and users the bridge does not hold", () => {
+  it("only a create and an activation create a user", () => {
+    expect(createsUser("create")).toBe(true);
+    expect(createsUser("activate")).toBe(true);
+    expect(createsUser("profile")).toBe(false);
+    expect(createsUser("deactivate")).toBe(false);
+    expect(createsUser("delete")).toBe(false);
+  });
+
+  it("a new user is active unless a newer deactivation was received while it was unknown", () => {
+    const none: HookMarks = { aspects: {} };
+    expect(newUserActive("create", 1000, none, null)).toBe(true);
+    expect(newUserActive("membership", 1000, none, null)).toBe(true);
+
+    const deactivated: HookMarks = { aspects: { [ASPECT_LIFECYCLE]: 2000, [ASPECT_DEACTIVATED]: 2000 } };
+    expect(newUserActive("create", 1000, deactivated, null)).toBe(false);
+    expect(newUserActive("create", 2000, deactivated, null)).toBe(false);
+    expect(newUserActive("activate", 3000, deactivated, null)).toBe(true);
+    // A membership add says nothing about the lifecycle: the deactivation stands, whenever it was.
+    expect(newUserActive("membership", 1000, deactivated, null)).toBe(false);
+    expect(newUserActive("membership", 3000, deactivated, null)).toBe(false);
+
+    // A later lifecycle event superseded it; a deletion since makes it about another user.
+    const superseded: HookMarks = { aspects: { [ASPECT_LIFECYCLE]: 2500, [ASPECT_DEACTIVATED]: 2000 } };
+    expect(newUserActive("membership", 3000, superseded, null)).toBe(true);
+    expect(newUserActive("membership", 3000, deactivated, 2000)).toBe(true);
+    expect(newUserActive("create", 1000, deactivated, 1999)).toBe(false);
+  });
+
+  it("a stored entity may be the Okta one only when it has no externalId or the same", () => {
+    expect(mayBeOktaEntity(undefined, "00u1")).toBe(true);
+    expect(mayBeOktaEntity(null, "00u1")).toBe(true);
+    expect(mayBeOktaEntity("", "00u1")).toBe(true);
+    expect(mayBeOktaEntity("00u1", "00u1")).toBe(true);
+    expect(mayBeOktaEntity("00U1", "00u1")).toBe(false);
+    expect(mayBeOktaEntity("scim-7", "00u1")).toBe(false);
   });
 });
