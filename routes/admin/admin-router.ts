@@ -36,7 +36,10 @@ function sendError(
 export function createAdminRouter(deps: AdminRouterDeps): Router {
   const router = express.Router();
   const openapi = buildOpenApi(ADMIN_ROUTES, deps.version ?? "1");
-  router.use(express.json({ limit: deps.bodyLimit ?? "1mb" }));
+  // Every body is read as JSON, whatever its Content-Type: `curl -d '{"dryRun":true}'` sends a form
+  // type, and a body skipped for its type would read as `{}`, whose defaults (a real run, every
+  // dead letter, a whole source) do more than asked. A body that is not JSON is a 400.
+  router.use(express.json({ limit: deps.bodyLimit ?? "1mb", type: () => true }));
   // The description holds no data: served without a token, so tools can fetch it.
   router.get("/openapi.json", (_req, res) => {
     res.json(openapi);

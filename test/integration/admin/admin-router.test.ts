@@ -183,6 +183,30 @@ describe("admin API (/admin/v1) against real Redis", () => {
     expect((await http.post(`/admin/v1/reconcile-runs/${runId}/confirm`).set(as(ADMIN))).status).toBe(409);
   });
 
+  it("reads a body as JSON whatever its Content-Type: a dry run sent as curl -d sends it is a dry run", async () => {
+    for (const type of ["application/x-www-form-urlencoded", "text/plain", "application/scim+json"]) {
+      const res = await http
+        .post("/admin/v1/sources/okta/reconcile")
+        .set(as(ADMIN))
+        .set("Content-Type", type)
+        .send('{"dryRun":true}');
+      expect(res.status).toBe(202);
+      const run = await http.get(`/admin/v1/reconcile-runs/${res.body.runId}`).set(as(ADMIN));
+      expect(run.body.dryRun).toBe(true);
+    }
+    // A body that is not JSON is refused, never read as {} (whose defaults would do more).
+    const form = await http
+      .post("/admin/v1/sources/okta/reconcile")
+      .set(as(ADMIN))
+      .set("Content-Type", "application/x-www-form-urlencoded")
+      .send("dryRun=true");
+    expect(form.status).toBe(400);
+    expect(form.body.error.code).toBe("invalid_json");
+    // No body at all is still the empty request.
+    const none = await http.get("/admin/v1/status").set(as(ADMIN));
+    expect(none.status).toBe(200);
+  });
+
   it("confirms or discards a guarded run, once", async () => {
     for (const decision of ["confirm", "discard"] as const) {
       const run = await jobs.runs.createRun({ source: "okta", dryRun: false, trigger: "admin" });
