@@ -21,6 +21,14 @@ export function adminAuthentication(principals: AdminPrincipals): RequestHandler
     }),
   );
   return (req: Request, res: Response, next: NextFunction) => {
+    // passport-http-bearer also takes `access_token` from the query string or the body (RFC 6750
+    // §2.2-2.3). A token in a URL ends up in proxy logs and shell history: only the header counts.
+    if (hasAccessTokenParameter(req)) {
+      res.setHeader("WWW-Authenticate", 'Bearer realm="scim-bridge-admin", error="invalid_request"');
+      return next(
+        new UnauthorizedError("The admin token goes in the Authorization header, not in the URL or the body"),
+      );
+    }
     normalizeBearerHeader(req);
     authenticator.authenticate(
       "admin-bearer",
@@ -36,6 +44,12 @@ export function adminAuthentication(principals: AdminPrincipals): RequestHandler
       },
     )(req, res, next);
   };
+}
+
+function hasAccessTokenParameter(req: Request): boolean {
+  const body = req.body as unknown;
+  const inBody = typeof body === "object" && body !== null && Object.hasOwn(body, "access_token");
+  return Object.hasOwn(req.query as object, "access_token") || inBody;
 }
 
 export function principalOf(res: Response): AdminPrincipal {

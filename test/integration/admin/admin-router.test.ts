@@ -207,6 +207,19 @@ describe("admin API (/admin/v1) against real Redis", () => {
     expect(none.status).toBe(200);
   });
 
+  it("takes the admin token from the Authorization header only, never from the URL or the body", async () => {
+    const inQuery = await http.get(`/admin/v1/status?access_token=${ADMIN}`);
+    expect(inQuery.status).toBe(401);
+    expect(inQuery.body.error.message).toMatch(/Authorization header/);
+    const inBody = await http
+      .post("/admin/v1/sources/okta/reconcile")
+      .send({ access_token: ADMIN, dryRun: true });
+    expect(inBody.status).toBe(401);
+    // Even beside a valid header, a token in the URL is refused (it is in the logs already).
+    expect((await http.get(`/admin/v1/status?access_token=${ADMIN}`).set(as(ADMIN))).status).toBe(401);
+    expect((await http.get("/admin/v1/status").set(as(ADMIN))).status).toBe(200);
+  });
+
   it("confirms or discards a guarded run, once", async () => {
     for (const decision of ["confirm", "discard"] as const) {
       const run = await jobs.runs.createRun({ source: "okta", dryRun: false, trigger: "admin" });
