@@ -3,6 +3,7 @@ import { ZodError } from "zod";
 import { type AdminPrincipals, allows } from "../../src/admin/admin-principals.js";
 import type { AdminService } from "../../src/admin/admin-service.js";
 import type { AuditLog } from "../../src/admin/audit-log.js";
+import { isRedisUnavailable } from "../../src/directory/redis-failure.js";
 import { isAppError } from "../../src/errors.js";
 import type { Logger } from "../../src/observability/logger.js";
 import { adminAuthentication, principalOf } from "./admin-auth.js";
@@ -82,6 +83,10 @@ export function createAdminRouter(deps: AdminRouterDeps): Router {
     if (isAppError(err)) {
       if (err.status >= 500) deps.logger.error({ err }, "admin request failed");
       return sendError(res, err.status, err.code, err.message);
+    }
+    if (isRedisUnavailable(err)) {
+      res.setHeader("Retry-After", "1");
+      return sendError(res, 503, "unavailable", "Redis is unavailable; retry when /readyz answers 200");
     }
     const status =
       typeof err?.status === "number" && err.status >= 400 && err.status < 500 ? err.status : 500;

@@ -16,9 +16,29 @@ export function toStoreError(err: unknown): Error {
   if (err instanceof Error) {
     if (err.name === "ReplyError" && !TRANSIENT_REPLIES.test(err.message)) return err;
     if (isProgrammingError(err)) return err;
-    return new ServiceUnavailableError("The directory store is unavailable", err);
+    return new ServiceUnavailableError("The directory store (Redis) is unavailable", err);
   }
-  return new ServiceUnavailableError("The directory store is unavailable", err);
+  return new ServiceUnavailableError("The directory store (Redis) is unavailable", err);
+}
+
+/**
+ * ioredis's own words for "no connection to Redis now": a client without an offline queue, a
+ * command that ran out of reconnection attempts, a connection closed or refused under it. Code
+ * that talks to Redis outside `guarded` (the admin API's reads of queues and dead letters) answers
+ * 503 for these, not 500.
+ */
+const CONNECTION_FAILURE =
+  /enableOfflineQueue|Connection is closed|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|Command timed out|max retries per request/i;
+
+/**
+ * Whether `err`, a client library's error (an AppError carries its own status), says that Redis
+ * cannot be reached right now (see CONNECTION_FAILURE).
+ */
+export function isRedisUnavailable(err: unknown): boolean {
+  if (isAppError(err) || !(err instanceof Error) || isProgrammingError(err)) return false;
+  if (err.name === "MaxRetriesPerRequestError") return true;
+  if (err.name === "ReplyError") return TRANSIENT_REPLIES.test(err.message);
+  return CONNECTION_FAILURE.test(err.message);
 }
 
 function isProgrammingError(err: Error): boolean {

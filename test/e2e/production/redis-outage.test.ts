@@ -122,6 +122,13 @@ describe("Redis outage", () => {
       expect(Date.now() - started, what).toBeLessThan(500);
       expect(res.status, what).toBe(503);
     }
+    // The admin API says what is wrong: 503 naming Redis, not a 500 "internal".
+    const started = Date.now();
+    const status = await t.admin().get("/status");
+    expect(Date.now() - started, "admin status").toBeLessThan(5_000);
+    expect(status.status).toBe(503);
+    expect(status.body.error).toMatchObject({ code: "unavailable" });
+    expect(status.body.error.message).toMatch(/Redis\)? is unavailable/);
     const ready = await t.http.get("/readyz");
     expect(ready.status).toBe(503);
     expect(ready.body.failing).toContain("redis");

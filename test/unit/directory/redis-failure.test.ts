@@ -35,3 +35,27 @@ describe("toStoreError", () => {
     }
   });
 });
+
+describe("isRedisUnavailable", () => {
+  it("is true for ioredis's words for a missing connection, false for bugs, replies and AppErrors", async () => {
+    const { isRedisUnavailable } = await import("../../../src/directory/redis-failure.js");
+    const { ServiceUnavailableError } = await import("../../../src/errors.js");
+    const named = (name: string, message: string) => Object.assign(new Error(message), { name });
+    expect(
+      isRedisUnavailable(new Error("Stream isn't writeable and enableOfflineQueue options is false")),
+    ).toBe(true);
+    expect(isRedisUnavailable(new Error("Connection is closed."))).toBe(true);
+    expect(isRedisUnavailable(new Error("connect ECONNREFUSED 127.0.0.1:6390"))).toBe(true);
+    expect(
+      isRedisUnavailable(named("MaxRetriesPerRequestError", "Reached the max retries per request limit")),
+    ).toBe(true);
+    expect(isRedisUnavailable(named("ReplyError", "LOADING Redis is loading the dataset in memory"))).toBe(
+      true,
+    );
+    expect(isRedisUnavailable(named("ReplyError", "ERR wrong number of arguments"))).toBe(false);
+    expect(isRedisUnavailable(new TypeError("Connection is closed"))).toBe(false);
+    expect(isRedisUnavailable(new Error("something else"))).toBe(false);
+    expect(isRedisUnavailable(new ServiceUnavailableError("busy"))).toBe(false);
+    expect(isRedisUnavailable("Connection is closed")).toBe(false);
+  });
+});
