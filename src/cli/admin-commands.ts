@@ -5,17 +5,6 @@ import { parseArgs } from "node:util";
  * API over HTTP. Exit codes: 0 ok, 1 failure (or not idle / needs attention where that is the
  * question), 2 usage.
  */
-export const ADMIN_USAGE = `admin commands (talk to the admin API; --url, --token or SCIM_BRIDGE_ADMIN_TOKEN, --json):
-  status                                  exit 0 when idle, 1 when not
-  status SOURCE/user/ID | SOURCE/group/ID one entity's sync status; exit 0 when synced, 1 when not
-  resync <source> [--user ID]... [--group ID]... [--wait]
-  resync --show OP | --confirm OP | --discard OP | --list [--source S]
-  reconcile <source> [--dry-run] [--wait] exit 1 when the run failed or waits for confirmation
-  reconcile --show RUN | --confirm RUN | --discard RUN | --list [--source S]
-  dead-letters [list [--source S] | retry [SOURCE/KIND/ID]... | discard SOURCE/KIND/ID]
-                                          retry exits 1 when a named one is no dead letter
-`;
-
 export interface CliIo {
   stdout: (text: string) => void;
   stderr: (text: string) => void;
@@ -52,6 +41,170 @@ const OPTIONS = {
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>["values"];
+type OptionName = keyof typeof OPTIONS;
+
+/** Options every admin command takes. */
+const COMMON: readonly OptionName[] = ["url", "token", "json"];
+
+/** One way of calling a command: what it takes beyond the common options. */
+interface Form {
+  /** Its line in the usage text (after `scim-bridge `). */
+  usage: string;
+  /** What the usage text says of it. */
+  note?: string;
+  /** The options it takes besides --url, --token and --json. */
+  options: readonly OptionName[];
+  /** How many positional arguments it takes (after the dead-letters action). */
+  positionals: readonly [min: number, max: number];
+}
+
+const HELD = (command: "resync" | "reconcile", id: string): Record<string, Form> => ({
+  show: { usage: `${command} --show ${id}`, options: ["show"], positionals: [0, 0] },
+  confirm: {
+    usage: `${command} --confirm ${id}`,
+    note: "apply what the guard holds",
+    options: ["confirm"],
+    positionals: [0, 0],
+  },
+  discard: {
+    usage: `${command} --discard ${id}`,
+    note: "drop it",
+    options: ["discard"],
+    positionals: [0, 0],
+  },
+  list: { usage: `${command} --list [--source S]`, options: ["list", "source"], positionals: [0, 0] },
+});
+
+/**
+ * Every admin command's forms: the one table both the parser and the usage text read. An option or
+ * a positional argument a form does not take is a usage error (exit 2) before any request: an
+ * operator's typo must never do more than asked (`resync SOURCE --dry-run` is no dry run).
+ */
+const COMMANDS: Record<string, Record<string, Form>> = {
+  status: {
+    all: { usage: "status", note: "exit 0 when idle, 1 when not", options: [], positionals: [0, 0] },
+    entity: {
+      usage: "status SOURCE/user/ID | SOURCE/group/ID",
+      note: "one entity's sync status; exit 0 when synced, 1 when not",
+      options: [],
+      positionals: [1, 1],
+    },
+  },
+  resync: {
+    start: {
+      usage: "resync SOURCE [--user ID]... [--group ID]... [--wait [--timeout-ms N]]",
+      note: "with --wait: exit 1 unless it succeeded",
+      options: ["user", "group", "wait", "timeout-ms"],
+      positionals: [1, 1],
+    },
+    ...HELD("resync", "OP"),
+  },
+  reconcile: {
+    start: {
+      usage: "reconcile SOURCE [--dry-run] [--wait [--timeout-ms N]]",
+      note: "with --wait: exit 1 when it failed or waits for confirmation",
+      options: ["dry-run", "wait", "timeout-ms"],
+      positionals: [1, 1],
+    },
+    ...HELD("reconcile", "RUN"),
+  },
+  "dead-letters": {
+    list: { usage: "dead-letters [list] [--source S]", options: ["source"], positionals: [0, 0] },
+    retry: {
+      usage: "dead-letters retry [SOURCE/KIND/ID]...",
+      note: "all when none is named; exit 1 when a named one is no dead letter",
+      options: [],
+      positionals: [0, Number.POSITIVE_INFINITY],
+    },
+    discard: { usage: "dead-letters discard SOURCE/KIND/ID", options: [], positionals: [1, 1] },
+  },
+};
+
+/** An option that only means something next to another. */
+const REQUIRES: Partial<Record<OptionName, OptionName>> = { "timeout-ms": "wait" };
+
+const COMMON_USAGE =
+  "options of every admin command: --url URL, --token T (or SCIM_BRIDGE_ADMIN_TOKEN), --json";
+
+function formLine(form: Form): string {
+  const usage = `  ${form.usage}`;
+  if (!form.note) return usage;
+  return usage.length < 44 ? `${usage.padEnd(44)}${form.note}` : `${usage}\n${" ".repeat(44)}${form.note}`;
+}
+
+function commandUsage(command: string): string {
+  const forms = Object.values(COMMANDS[command] ?? {});
+  return `usage:\n${forms.map((f) => formLine({ ...f, usage: `scim-bridge ${f.usage}` })).join("\n")}\n${COMMON_USAGE}\n`;
+}
+
+export const ADMIN_USAGE = `admin commands (talk to the admin API; exit 0 ok, 1 failure, 2 usage):
+${Object.values(COMMANDS)
+  .flatMap((forms) => Object.values(forms).map(formLine))
+  .join("\n")}
+${COMMON_USAGE}
+`;
+
+/** Which form of the command the arguments ask for; throws a UsageError for none. */
+function pickForm(command: string, values: Values, positionals: string[]): { form: Form; rest: string[] } {
+  const forms = COMMANDS[command];
+  if (!forms) throw new UsageError(`unknown admin command ${command}`);
+  if (command === "status") {
+    return {
+      form: positionals.length === 0 ? (forms.all as Form) : (forms.entity as Form),
+      rest: positionals,
+    };
+  }
+  if (command === "dead-letters") {
+    const [action = "list", ...rest] = positionals;
+    const form = Object.hasOwn(forms, action) ? forms[action] : undefined;
+    if (!form) throw new UsageError(`dead-letters: unknown action ${action}`);
+    return { form, rest };
+  }
+  // resync, reconcile: --show, --confirm, --discard and --list each select a form; none starts one.
+  const selectors = (["show", "confirm", "discard", "list"] as const).filter(
+    (name) => values[name] !== undefined && values[name] !== false,
+  );
+  if (selectors.length > 1)
+    throw new UsageError(`${command}: --${selectors[0]} and --${selectors[1]} cannot be combined`);
+  return { form: forms[selectors[0] ?? "start"] as Form, rest: positionals };
+}
+
+/** Checks the arguments against the form: its options only, its number of positionals, no empty value. */
+function checkForm(
+  command: string,
+  form: Form,
+  tokens: NonNullable<ReturnType<typeof parseArgs>["tokens"]>,
+  values: Values,
+  rest: string[],
+): void {
+  const given = new Set<string>();
+  for (const token of tokens) {
+    if (token.kind !== "option") continue;
+    const name = token.name as OptionName;
+    if (!COMMON.includes(name) && !form.options.includes(name))
+      throw new UsageError(`${command}: ${token.rawName} does not apply to \`scim-bridge ${form.usage}\``);
+    if (token.value === "") throw new UsageError(`${command}: ${token.rawName} needs a value`);
+    given.add(name);
+  }
+  for (const name of given) {
+    const needed = REQUIRES[name as OptionName];
+    if (needed && !given.has(needed))
+      throw new UsageError(`${command}: --${name} only applies with --${needed}`);
+  }
+  const timeout = values["timeout-ms"];
+  if (timeout !== undefined && !(/^[1-9][0-9]*$/.test(timeout) && Number.isSafeInteger(Number(timeout))))
+    throw new UsageError(
+      `${command}: --timeout-ms takes a positive whole number of milliseconds, not ${timeout}`,
+    );
+  const [min, max] = form.positionals;
+  if (rest.length > max)
+    throw new UsageError(
+      `${command}: unexpected argument${rest.length - max > 1 ? "s" : ""} ${rest.slice(max).join(" ")} for \`scim-bridge ${form.usage}\``,
+    );
+  if (rest.length < min)
+    throw new UsageError(`${command}: \`scim-bridge ${form.usage}\` needs more arguments`);
+  if (rest.some((arg) => arg === "")) throw new UsageError(`${command}: an argument is empty`);
+}
 
 interface Client {
   call(method: string, path: string, body?: unknown): Promise<Record<string, unknown>>;
@@ -89,17 +242,45 @@ function client(values: Values, io: CliIo): Client {
   };
 }
 
+type Shape = Record<string, "string" | "number" | "boolean" | "array">;
+
+/**
+ * The answer, when it has the fields the command reads: anything else (another route's answer, a
+ * proxy's page) is an error (exit 1), never printed as `undefined`.
+ */
+function expectShape(answer: Record<string, unknown>, path: string, shape: Shape): Record<string, unknown> {
+  for (const [field, type] of Object.entries(shape)) {
+    const value = answer[field];
+    const ok =
+      type === "array"
+        ? Array.isArray(value)
+        : type === "string"
+          ? typeof value === "string" && value !== ""
+          : typeof value === type;
+    if (!ok) throw new RequestError(`unexpected answer from ${path}: no ${type} ${field}`);
+  }
+  return answer;
+}
+
+const RUN: Shape = { runId: "string", state: "string" };
+const RESYNC: Shape = { id: "string", state: "string" };
+const PAGE: Shape = { items: "array" };
+
+/** One path segment: an id never reaches another route (`../status`, `x/retry#`). */
+const seg = encodeURIComponent;
+
 const SETTLED = ["succeeded", "failed", "awaiting-confirmation", "discarded"];
 
 async function waitSettled(
   api: Client,
   path: string,
+  shape: Shape,
   io: CliIo,
   timeoutMs: number,
 ): Promise<Record<string, unknown>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const current = await api.call("GET", path);
+    const current = expectShape(await api.call("GET", path), path, shape);
     if (SETTLED.includes(String(current.state))) return current;
     if (Date.now() > deadline) throw new RequestError(`timed out waiting for ${path}`);
     await new Promise((resolve) => setTimeout(resolve, io.pollMs ?? 500));
@@ -152,16 +333,15 @@ function resyncSummary(op: Record<string, unknown>): string {
 
 function parseRef(text: string): { source: string; kind: string; id: string } {
   const [source, kind, ...rest] = text.split("/");
-  if (!source || (kind !== "user" && kind !== "group") || rest.length === 0) {
+  if (!source || (kind !== "user" && kind !== "group") || rest.length === 0 || rest.join("/") === "") {
     throw new UsageError(`a reference is SOURCE/user/ID or SOURCE/group/ID, not ${text}`);
   }
   return { source, kind, id: rest.join("/") };
 }
 
 async function status(api: Client, io: CliIo, json: boolean, positionals: string[]): Promise<number> {
-  if (positionals.length > 1) throw new UsageError("status takes at most one SOURCE/KIND/ID");
   if (positionals[0] !== undefined) return entityStatus(api, io, json, parseRef(positionals[0]));
-  const body = await api.call("GET", "/status");
+  const body = expectShape(await api.call("GET", "/status"), "/status", { idle: "boolean" });
   show(io, json, body, () => {
     const sources = Object.entries((body.sources ?? {}) as Record<string, Record<string, number>>)
       .map(([id, c]) => `  ${id}: ${c.users} users, ${c.groups} groups, ${c.deadLetters} dead letters`)
@@ -186,10 +366,8 @@ async function entityStatus(
   json: boolean,
   ref: { source: string; kind: string; id: string },
 ): Promise<number> {
-  const body = await api.call(
-    "GET",
-    `/sources/${encodeURIComponent(ref.source)}/${ref.kind}s/${encodeURIComponent(ref.id)}`,
-  );
+  const path = `/sources/${seg(ref.source)}/${seg(ref.kind)}s/${seg(ref.id)}`;
+  const body = expectShape(await api.call("GET", path), path, { state: "string" });
   show(io, json, body, () => {
     const applied = body.lastApplied as { generation: number; at: string | null } | null;
     const error = body.lastError as { code?: string; message?: string; at?: string } | null;
@@ -218,6 +396,8 @@ async function heldOperation(
   kind: {
     /** The admin API's collection, e.g. "/resyncs". */
     path: string;
+    /** The fields an operation's answer has. */
+    shape: Shape;
     summary(op: Record<string, unknown>): string;
     /** What a confirm or discard prints. */
     settled(op: Record<string, unknown>): string;
@@ -225,20 +405,23 @@ async function heldOperation(
     line(op: Record<string, unknown>): string;
   },
 ): Promise<number | undefined> {
-  const settle = values.confirm ? "confirm" : values.discard ? "discard" : undefined;
+  const settle =
+    values.confirm !== undefined ? "confirm" : values.discard !== undefined ? "discard" : undefined;
   if (settle) {
-    const op = await api.call("POST", `${kind.path}/${values.confirm ?? values.discard}/${settle}`);
+    const path = `${kind.path}/${seg(values.confirm ?? values.discard ?? "")}/${settle}`;
+    const op = expectShape(await api.call("POST", path), path, kind.shape);
     show(io, values.json, op, () => kind.settled(op));
     return 0;
   }
-  if (values.show) {
-    const op = await api.call("GET", `${kind.path}/${values.show}`);
+  if (values.show !== undefined) {
+    const path = `${kind.path}/${seg(values.show)}`;
+    const op = expectShape(await api.call("GET", path), path, kind.shape);
     show(io, values.json, op, () => kind.summary(op));
     return 0;
   }
   if (values.list) {
-    const query = values.source ? `?source=${encodeURIComponent(values.source)}` : "";
-    const page = await api.call("GET", `${kind.path}${query}`);
+    const query = values.source ? `?source=${seg(values.source)}` : "";
+    const page = expectShape(await api.call("GET", `${kind.path}${query}`), kind.path, PAGE);
     const items = (page.items ?? []) as Array<Record<string, unknown>>;
     show(io, values.json, page, () => items.map(kind.line).join("\n"));
     return 0;
@@ -249,6 +432,7 @@ async function heldOperation(
 async function resync(api: Client, io: CliIo, values: Values, positionals: string[]): Promise<number> {
   const handled = await heldOperation(api, io, values, {
     path: "/resyncs",
+    shape: RESYNC,
     summary: resyncSummary,
     settled: resyncSummary,
     line: (op) => `${op.id}  ${op.source}  ${op.state}  ${op.createdAt}`,
@@ -257,9 +441,10 @@ async function resync(api: Client, io: CliIo, values: Values, positionals: strin
   const source = positionals[0];
   if (!source) throw new UsageError("resync needs a source (or --show/--confirm/--discard OP, --list)");
   const body = values.user || values.group ? { users: values.user ?? [], groups: values.group ?? [] } : {};
-  let op = await api.call("POST", `/sources/${encodeURIComponent(source)}/resync`, body);
+  const path = `/sources/${seg(source)}/resync`;
+  let op = expectShape(await api.call("POST", path, body), path, RESYNC);
   if (values.wait)
-    op = await waitSettled(api, `/resyncs/${op.id}`, io, Number(values["timeout-ms"] ?? 600_000));
+    op = await waitSettled(api, `/resyncs/${seg(String(op.id))}`, RESYNC, io, timeoutMs(values));
   const unknown = Array.isArray(op.unknown) ? (op.unknown as string[]) : [];
   show(io, values.json, op, () => resyncSummary({ source, ...op }));
   return !values.wait || (op.state === "succeeded" && unknown.length === 0) ? 0 : 1;
@@ -268,6 +453,7 @@ async function resync(api: Client, io: CliIo, values: Values, positionals: strin
 async function reconcile(api: Client, io: CliIo, values: Values, positionals: string[]): Promise<number> {
   const handled = await heldOperation(api, io, values, {
     path: "/reconcile-runs",
+    shape: RUN,
     summary: runSummary,
     settled: (run) => `run ${run.runId}: ${run.state}`,
     line: (r) => `${r.runId}  ${r.source}  ${r.state}${r.dryRun ? " [dry run]" : ""}  ${r.createdAt}`,
@@ -275,8 +461,9 @@ async function reconcile(api: Client, io: CliIo, values: Values, positionals: st
   if (handled !== undefined) return handled;
   const source = positionals[0];
   if (!source) throw new UsageError("reconcile needs a source (or --show/--confirm/--discard RUN, --list)");
-  const started = await api.call("POST", `/sources/${encodeURIComponent(source)}/reconcile`, {
-    dryRun: values["dry-run"],
+  const path = `/sources/${seg(source)}/reconcile`;
+  const started = expectShape(await api.call("POST", path, { dryRun: values["dry-run"] }), path, {
+    runId: "string",
   });
   if (!values.wait) {
     show(io, values.json, started, () => `run ${started.runId} queued`);
@@ -284,9 +471,10 @@ async function reconcile(api: Client, io: CliIo, values: Values, positionals: st
   }
   const run = await waitSettled(
     api,
-    `/reconcile-runs/${started.runId}`,
+    `/reconcile-runs/${seg(String(started.runId))}`,
+    RUN,
     io,
-    Number(values["timeout-ms"] ?? 600_000),
+    timeoutMs(values),
   );
   show(io, values.json, run, () => runSummary(run));
   return run.state === "succeeded" ? 0 : 1;
@@ -295,8 +483,8 @@ async function reconcile(api: Client, io: CliIo, values: Values, positionals: st
 async function deadLetters(api: Client, io: CliIo, values: Values, positionals: string[]): Promise<number> {
   const [action = "list", ...rest] = positionals;
   if (action === "list") {
-    const query = values.source ? `?source=${encodeURIComponent(values.source)}&limit=500` : "?limit=500";
-    const page = await api.call("GET", `/dead-letters${query}`);
+    const query = values.source ? `?source=${seg(values.source)}&limit=500` : "?limit=500";
+    const page = expectShape(await api.call("GET", `/dead-letters${query}`), "/dead-letters", PAGE);
     const items = (page.items ?? []) as Array<{
       ref: Record<string, string>;
       code: string;
@@ -313,7 +501,9 @@ async function deadLetters(api: Client, io: CliIo, values: Values, positionals: 
   }
   if (action === "retry") {
     const body = rest.length > 0 ? { refs: rest.map(parseRef) } : {};
-    const result = await api.call("POST", "/dead-letters/retry", body);
+    const result = expectShape(await api.call("POST", "/dead-letters/retry", body), "/dead-letters/retry", {
+      retried: "number",
+    });
     // Named references that are no dead letter (a typo, or retried already) are not silently fine.
     const missed = rest.length > 0 && Number(result.retried) < rest.length;
     show(
@@ -326,11 +516,10 @@ async function deadLetters(api: Client, io: CliIo, values: Values, positionals: 
     return missed ? 1 : 0;
   }
   if (action === "discard") {
-    if (rest.length !== 1) throw new UsageError("dead-letters discard needs one SOURCE/KIND/ID");
     const ref = parseRef(rest[0] as string);
     const result = await api.call(
       "DELETE",
-      `/dead-letters/${ref.source}/${ref.kind}/${encodeURIComponent(ref.id)}`,
+      `/dead-letters/${seg(ref.source)}/${seg(ref.kind)}/${seg(ref.id)}`,
     );
     show(io, values.json, result, () => `discarded ${rest[0]}`);
     return 0;
@@ -338,36 +527,42 @@ async function deadLetters(api: Client, io: CliIo, values: Values, positionals: 
   throw new UsageError(`dead-letters: unknown action ${action}`);
 }
 
+function parse(command: string, args: string[]) {
+  try {
+    return parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true, tokens: true });
+  } catch (err) {
+    throw new UsageError(`${command}: ${(err as Error).message}`);
+  }
+}
+
+/** --timeout-ms (checked by checkForm), 10 minutes by default. */
+function timeoutMs(values: Values): number {
+  return values["timeout-ms"] === undefined ? 600_000 : Number(values["timeout-ms"]);
+}
+
 export async function runAdminCommand(
   command: string,
   args: string[],
   io: CliIo = defaultIo(),
 ): Promise<number> {
-  let values: Values;
-  let positionals: string[];
   try {
-    ({ values, positionals } = parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true }));
-  } catch (err) {
-    io.stderr(`${(err as Error).message}\n${ADMIN_USAGE}`);
-    return 2;
-  }
-  try {
+    const { values, positionals, tokens } = parse(command, args);
+    const { form, rest } = pickForm(command, values, positionals);
+    checkForm(command, form, tokens, values, rest);
     const api = client(values, io);
     switch (command) {
       case "status":
-        return await status(api, io, values.json, positionals);
+        return await status(api, io, values.json, rest);
       case "resync":
-        return await resync(api, io, values, positionals);
+        return await resync(api, io, values, rest);
       case "reconcile":
-        return await reconcile(api, io, values, positionals);
-      case "dead-letters":
-        return await deadLetters(api, io, values, positionals);
+        return await reconcile(api, io, values, rest);
       default:
-        throw new UsageError(`unknown admin command ${command}`);
+        return await deadLetters(api, io, values, positionals);
     }
   } catch (err) {
     if (err instanceof UsageError) {
-      io.stderr(`${err.message}\n${ADMIN_USAGE}`);
+      io.stderr(`${err.message}\n${COMMANDS[command] ? commandUsage(command) : ADMIN_USAGE}`);
       return 2;
     }
     if (err instanceof RequestError) {

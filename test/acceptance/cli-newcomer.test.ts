@@ -112,6 +112,25 @@ describe("scim-bridge CLI, as the README tells a newcomer to use it", () => {
       expect(help.stdout).toContain(cmd);
   });
 
+  it("an admin command refuses an option it does not take (exit 2) before any request", async () => {
+    // Nothing listens on port 1: a request would fail with exit 1, not 2.
+    const admin = ["--url", "http://127.0.0.1:1", "--token", "t"];
+    const [resync, retry, reconcile, timeout] = await Promise.all([
+      cli(["resync", "alpha", "--dry-run", ...admin]),
+      cli(["dead-letters", "retry", "--dry-run", ...admin]),
+      cli(["reconcile", "alpha", "--user", "x", ...admin]),
+      cli(["reconcile", "alpha", "--wait", "--timeout-ms", "abc", ...admin]),
+    ]);
+    for (const run of [resync, retry, reconcile, timeout]) {
+      expect(run.code, run.stderr).toBe(2);
+      expect(run.stderr).not.toMatch(/cannot reach/);
+    }
+    expect(resync.stderr).toMatch(/--dry-run does not apply/);
+    expect(resync.stderr).toContain("usage:\n  scim-bridge resync SOURCE");
+    expect(reconcile.stderr).toMatch(/--user does not apply/);
+    expect(timeout.stderr).toMatch(/--timeout-ms/);
+  });
+
   it("emulator without --token refuses to start (exit 2) and says why", async () => {
     const run = await cli(["emulator", "--port", "0"]);
     expect(run.code).toBe(2);

@@ -247,3 +247,90 @@ describe("runAdminCommand", () => {
     expect(await runAdminCommand("dead-letters", ["retry"], all.io)).toBe(0);
   });
 });
+
+describe("runAdminCommand: a typo never does more than asked", () => {
+  const usageError = async (command: string, args: string[], named?: string) => {
+    const { io, err, calls } = fakeIo({});
+    expect(await runAdminCommand(command, args, io), args.join(" ")).toBe(2);
+    expect(calls, args.join(" ")).toEqual([]);
+    if (named) expect(err.join("")).toContain(named);
+    return err.join("");
+  };
+
+  it("an option of another command is a usage error naming it and the command's usage, before any request", async () => {
+    const text = await usageError("resync", ["alpha", "--dry-run"], "--dry-run");
+    expect(text).toContain("scim-bridge resync SOURCE");
+    expect(text).not.toContain("dead-letters");
+    await usageError("dead-letters", ["retry", "--dry-run"], "--dry-run");
+    await usageError("dead-letters", ["retry", "okta/user/u1", "--source", "okta"], "--source");
+    await usageError("reconcile", ["alpha", "--user", "x"], "--user");
+    await usageError("reconcile", ["alpha", "--group", "x"], "--group");
+    await usageError("status", ["--wait"], "--wait");
+    await usageError("status", ["okta/user/u1", "--source", "okta"], "--source");
+    await usageError("dead-letters", ["discard", "okta/user/u1", "--wait"], "--wait");
+    await usageError("resync", ["--show", "op1", "--wait"], "--wait");
+    await usageError("resync", ["--confirm", "op1", "--user", "u1"], "--user");
+    await usageError("reconcile", ["--list", "--dry-run"], "--dry-run");
+    await usageError("reconcile", ["alpha", "--source", "beta"], "--source");
+    await usageError("resync", ["alpha", "--timeout-ms", "5"], "--timeout-ms");
+  });
+
+  it("positional arguments where none or fewer are taken are a usage error", async () => {
+    await usageError("dead-letters", ["list", "extra", "args"], "extra");
+    await usageError("dead-letters", ["discard", "okta/user/u1", "okta/user/u2"]);
+    await usageError("resync", ["alpha", "beta"], "beta");
+    await usageError("reconcile", ["--show", "r1", "alpha"], "alpha");
+    await usageError("reconcile", ["--confirm", "r1", "--discard", "r1"], "--discard");
+    await usageError("status", ["okta/user/u1", "okta/user/u2"]);
+    await usageError("resync", [""]);
+    await usageError("reconcile", ["--show", ""], "--show");
+  });
+
+  it("--timeout-ms takes a positive whole number of milliseconds", async () => {
+    for (const bad of ["abc", "0", "-5", "1.5", "", "1e3"])
+      await usageError("reconcile", ["alpha", "--wait", `--timeout-ms=${bad}`], "--timeout-ms");
+    let polls = 0;
+    const { io, err } = fakeIo({
+      "POST /sources/alpha/reconcile": () => ({ status: 202, body: { runId: "r1", state: "queued" } }),
+      "GET /reconcile-runs/r1": () => ({ status: 200, body: { runId: "r1", state: "running", n: ++polls } }),
+    });
+    expect(await runAdminCommand("reconcile", ["alpha", "--wait", "--timeout-ms", "20"], io)).toBe(1);
+    expect(err.join("")).toContain("timed out");
+  });
+
+  it("a reference with an empty part is a usage error, not a request", async () => {
+    await usageError("status", ["alpha/user/"], "alpha/user/");
+    await usageError("status", ["/user/u1"]);
+    await usageError("dead-letters", ["retry", "alpha/group/"]);
+  });
+
+  it("ids are encoded as one path segment each; an answer of another shape is an error, not undefined", async () => {
+    const status = () => ({ status: 200, body: { idle: true, pending: 0 } });
+    const show = fakeIo({ "GET /status": status });
+    expect(await runAdminCommand("reconcile", ["--show", "../status"], show.io)).toBe(1);
+    expect(show.calls.map((c) => c.url)).toEqual([
+      "http://127.0.0.1:8080/admin/v1/reconcile-runs/..%2Fstatus",
+    ]);
+    expect(show.out.join("")).not.toContain("undefined");
+
+    const discard = fakeIo({ "POST /dead-letters/retry": () => ({ status: 202, body: { retried: 7 } }) });
+    expect(await runAdminCommand("resync", ["--discard", "../dead-letters/retry#"], discard.io)).toBe(1);
+    expect(discard.calls.map((c) => c.url)).toEqual([
+      "http://127.0.0.1:8080/admin/v1/resyncs/..%2Fdead-letters%2Fretry%23/discard",
+    ]);
+
+    const dl = fakeIo({
+      "DELETE /dead-letters/a%20b/user/u%2F1": () => ({ status: 200, body: { discarded: true } }),
+    });
+    expect(await runAdminCommand("dead-letters", ["discard", "a b/user/u/1"], dl.io)).toBe(0);
+
+    // A 200 that is not a run (a proxy's page, another route) is an error (exit 1).
+    const odd = fakeIo({ "GET /reconcile-runs/r1": status });
+    expect(await runAdminCommand("reconcile", ["--show", "r1"], odd.io)).toBe(1);
+    expect(odd.out.join("")).toBe("");
+    expect(odd.err.join("")).toMatch(/unexpected answer/);
+    const noId = fakeIo({ "POST /sources/okta/resync": () => ({ status: 202, body: {} }) });
+    expect(await runAdminCommand("resync", ["okta", "--wait"], noId.io)).toBe(1);
+    expect(noId.calls).toHaveLength(1);
+  });
+});
