@@ -42,40 +42,66 @@ async function exists(deps: ResyncDeps, source: string, kind: EntityKind, id: st
 }
 
 /**
- * Counts the users a resync would deactivate or delete: users inactive or deleted at the source
- * whose platform user is still there and active (or, with onDelete delete, there at all). Only
- * those are read on the platform. Embed-tenant sources own no platform users.
+ * The users of a chunk a resync would deactivate or delete: users inactive or deleted at the
+ * source whose platform user is still there and active (or, with onDelete delete, there at all).
+ * Only those are read on the platform. Embed-tenant sources own no platform users.
+ */
+async function deprovisionCandidates(
+  deps: ResyncDeps,
+  sourceId: string,
+  ids: readonly string[],
+): Promise<string[]> {
+  const source = deps.config.sources[sourceId];
+  if (source?.target !== "workspace") return [];
+  const snapshots = await Promise.all(ids.map((id) => deps.directory.snapshotUser(sourceId, id)));
+  const candidates = ids.filter((_id, index) => {
+    const snapshot = snapshots[index];
+    return snapshot && (snapshot.desired === null || snapshot.desired.resource.active === false);
+  });
+  if (candidates.length === 0) return [];
+  const pids = await deps.state.getUserPlatformIds(sourceId, candidates);
+  const found = await Promise.all(
+    candidates.map(async (id, index) => {
+      const pid = pids[index];
+      if (!pid) return false;
+      const user = await deps.platform.getUser(pid);
+      if (!user) return false;
+      const tombstone = snapshots[ids.indexOf(id)]?.desired === null;
+      return user.active !== false || (tombstone && source.onDelete === "delete");
+    }),
+  );
+  return candidates.filter((_id, index) => found[index]);
+}
+
+/**
+ * Counts the users a resync would deactivate or delete, and records them on the operation: if it
+ * is held, they are what the admin is shown, and all a confirmation may deprovision.
  */
 async function plannedDeprovisions(deps: ResyncDeps, op: ResyncOperation): Promise<number> {
-  const source = deps.config.sources[op.source];
+  await deps.resyncs.dropOwnedKeys(op.id);
   // Embed-tenant sources own no platform users.
-  if (source?.target !== "workspace") return 0;
+  if (deps.config.sources[op.source]?.target !== "workspace") return 0;
   let planned = 0;
   for await (const ids of targets(deps, op, "user")) {
-    const snapshots = await Promise.all(ids.map((id) => deps.directory.snapshotUser(op.source, id)));
-    const candidates = ids.filter((_id, index) => {
-      const snapshot = snapshots[index];
-      return snapshot && (snapshot.desired === null || snapshot.desired.resource.active === false);
-    });
-    if (candidates.length === 0) continue;
-    const pids = await deps.state.getUserPlatformIds(op.source, candidates);
-    const found = await Promise.all(
-      candidates.map(async (id, index) => {
-        const pid = pids[index];
-        if (!pid) return false;
-        const user = await deps.platform.getUser(pid);
-        if (!user) return false;
-        const tombstone = snapshots[ids.indexOf(id)]?.desired === null;
-        return user.active !== false || (tombstone && source.onDelete === "delete");
-      }),
-    );
-    planned += found.filter(Boolean).length;
+    const found = await deprovisionCandidates(deps, op.source, ids);
+    await deps.resyncs.addHeld(op.id, found);
+    planned += found.length;
   }
   return planned;
 }
 
-async function fanOut(deps: ResyncDeps, op: ResyncOperation): Promise<ResyncOperation> {
+/**
+ * Marks the entities dirty and enqueues their syncs, in chunks. A confirmed resync (`confirmed`)
+ * leaves out the users it would deprovision now that were not in its held set (the admin was not
+ * shown them): they are returned, withheld.
+ */
+async function fanOut(
+  deps: ResyncDeps,
+  op: ResyncOperation,
+  confirmed: boolean,
+): Promise<{ op: ResyncOperation; withheld: string[] }> {
   let current = op;
+  const withheld: string[] = [];
   for (const kind of ["user", "group"] as const) {
     for await (const ids of targets(deps, current, kind)) {
       let known = ids;
@@ -91,19 +117,55 @@ async function fanOut(deps: ResyncDeps, op: ResyncOperation): Promise<ResyncOper
           };
         }
       }
+      if (confirmed && kind === "user" && known.length > 0) {
+        const candidates = await deprovisionCandidates(deps, current.source, known);
+        const shown = await deps.resyncs.heldAmong(current.id, candidates);
+        const excess = new Set(candidates.filter((_id, index) => !shown[index]));
+        if (excess.size > 0) {
+          withheld.push(...excess);
+          known = known.filter((id) => !excess.has(id));
+        }
+      }
       if (known.length > 0)
         await deps.requestResync(known.map((id) => ({ source: current.source, kind, id })));
       current = { ...current, enqueued: current.enqueued + known.length };
       await deps.resyncs.transition(current, ["running"]);
     }
   }
-  return current;
+  return { op: current, withheld };
+}
+
+/**
+ * What a confirmed resync withheld (deprovisionings the admin was not shown) waits in a new resync
+ * of those users, created held with its own guard count: applied only if an admin confirms it.
+ */
+async function holdAgain(
+  deps: ResyncDeps,
+  op: ResyncOperation,
+  withheld: string[],
+  log: Logger,
+): Promise<ResyncOperation> {
+  const owned = await deps.state.countOwnedUsers(op.source);
+  const guard = evaluateGuard(withheld.length, owned, deps.config.reconcile.maxDeprovisionShare);
+  const next = await deps.resyncs.createOperation({
+    source: op.source,
+    scope: { users: withheld, groups: [] },
+    requestedBy: op.requestedBy,
+    held: { guard, users: withheld, from: op.id },
+  });
+  log.warn(
+    { confirmed: op.guard?.plannedDeprovisions, withheld: withheld.length, heldAgainAs: next.id },
+    "resync: more users to deprovision than the admin confirmed; they wait in a new held resync",
+  );
+  return { ...op, withheld: withheld.length, heldAgainAs: next.id };
 }
 
 /**
  * Runs a resync: counts what it would deprovision (invariant 8: above the share it waits for an
  * admin), then marks the entities dirty and enqueues their syncs in resync mode, in chunks, with
- * progress stored on the operation. `apply` runs a confirmed one without asking again.
+ * progress stored on the operation. `apply` runs a confirmed one without asking again, but
+ * deprovisions only the users its guard counted (the held set): any more found now are withheld
+ * and held again in a new resync.
  */
 export async function runResync(
   deps: ResyncDeps,
@@ -149,7 +211,9 @@ export async function runResync(
       }
       await deps.resyncs.transition(op, ["running"]);
     }
-    op = await fanOut(deps, op);
+    const fanned = await fanOut(deps, op, phase === "apply");
+    op = fanned.op;
+    if (fanned.withheld.length > 0) op = await holdAgain(deps, op, fanned.withheld, log);
     op = {
       ...op,
       state: "succeeded",
@@ -162,5 +226,6 @@ export async function runResync(
     log.error({ err: op.error }, "resync: failed");
   }
   await deps.resyncs.transition(op, ["running"]);
+  await deps.resyncs.dropOwnedKeys(id);
   return op;
 }

@@ -35,19 +35,23 @@ return 1
 
 /**
  * Operations kept in Redis: one hash per operation (state + JSON document), a sorted set per
- * source and one for all, ordered by creation time, trimmed to `keep` per source. Keys that hang off
- * an operation (`<key>:<suffix>`) are removed with it.
+ * source and one for all, ordered by creation time, trimmed to `keep` finished operations per
+ * source: an unfinished one (queued, running, held for an admin's confirmation) is never trimmed,
+ * however many operations come after it. Keys that hang off an operation (`<key>:<suffix>`) are
+ * removed with it.
  */
 export class OperationStore<S extends string, T extends StoredOperation<S>> {
   private readonly base: string;
 
   constructor(
-    private readonly redis: Redis,
+    protected readonly redis: Redis,
     prefix: string,
     namespace: string,
     private readonly keep: number,
     /** Suffixes of keys owned by an operation (`<operation key>:<suffix>`), removed with it. */
     private readonly ownedSuffixes: readonly string[] = [],
+    /** States of operations that are not finished: never trimmed (`keep` counts the others). */
+    private readonly unfinished: readonly S[] = [],
   ) {
     this.base = `${prefix}:${namespace}`;
   }
@@ -121,10 +125,18 @@ export class OperationStore<S extends string, T extends StoredOperation<S>> {
     await this.redis.del(...this.ownedSuffixes.map((suffix) => this.key(id, suffix)));
   }
 
+  /**
+   * Removes the oldest finished operations beyond `keep`. Unfinished ones (above all those held for
+   * an admin's confirmation) are skipped: they stay until settled and finished, then age out.
+   */
   private async trim(source: string): Promise<void> {
-    const excess = (await this.redis.zcard(this.indexKey(source))) - this.keep;
-    if (excess <= 0) return;
-    const oldest = await this.redis.zrange(this.indexKey(source), "0", String(excess - 1));
-    for (const id of oldest) await this.remove(id, source);
+    const index = this.indexKey(source);
+    const ids = await this.redis.zrange(index, "0", "-1");
+    if (ids.length <= this.keep) return;
+    const states = await Promise.all(ids.map((id) => this.redis.hget(this.key(id), "state")));
+    const finished = ids.filter((_id, i) => !this.unfinished.includes(states[i] as S));
+    // Finished states are final: an operation found finished here cannot become unfinished again.
+    const excess = finished.length - this.keep;
+    for (const id of finished.slice(0, Math.max(0, excess))) await this.remove(id, source);
   }
 }

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
 import { emptySamples } from "../reconcile/drift-report.js";
 import type { ReconcileRun } from "../reconcile/reconcile-run.js";
-import { emptyCounts, type RunState } from "../reconcile/reconcile-types.js";
+import { emptyCounts, type RunState, UNFINISHED_RUN_STATES } from "../reconcile/reconcile-types.js";
 import { OperationStore } from "./operation-store.js";
 
 /** Keys owned by a run: planned repairs (entity refs, orphan platform ids), ids seen on the platform. */
@@ -13,10 +13,13 @@ export const RUN_KEYS = {
   seenGroups: "seen:group",
 } as const;
 
-/** Reconciliation runs and their reports, retained by count per source (`reconcile.keepRuns`). */
+/**
+ * Reconciliation runs and their reports, the last `reconcile.keepRuns` finished ones per source
+ * (dry runs included); unfinished runs, held ones above all, are never trimmed.
+ */
 export class ReconcileRunStore extends OperationStore<RunState, ReconcileRun> {
   constructor(redis: Redis, prefix: string, keepRuns: number) {
-    super(redis, prefix, "reconcile", keepRuns, Object.values(RUN_KEYS));
+    super(redis, prefix, "reconcile", keepRuns, Object.values(RUN_KEYS), UNFINISHED_RUN_STATES);
   }
 
   async createRun(input: {

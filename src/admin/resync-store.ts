@@ -1,32 +1,55 @@
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
 import type { ResyncOperation, ResyncScope } from "../reconcile/reconcile-run.js";
-import type { RunState } from "../reconcile/reconcile-types.js";
+import { type GuardResult, type RunState, UNFINISHED_RUN_STATES } from "../reconcile/reconcile-types.js";
 import { OperationStore } from "./operation-store.js";
 
-/** Resync operations (fan-outs with progress), the last `keep` per source. */
+/** Keys owned by a resync: the users whose deprovisioning it planned (held for a confirmation). */
+export const RESYNC_KEYS = { held: "held" } as const;
+
+/**
+ * Resync operations (fan-outs with progress), the last `keep` finished ones per source; unfinished
+ * ones, held ones above all, are never trimmed.
+ */
 export class ResyncStore extends OperationStore<RunState, ResyncOperation> {
   constructor(redis: Redis, prefix: string, keep = 50) {
-    super(redis, prefix, "resync", keep);
+    super(redis, prefix, "resync", keep, Object.values(RESYNC_KEYS), UNFINISHED_RUN_STATES);
   }
 
   async createOperation(input: {
     source: string;
     scope: ResyncScope;
     requestedBy?: string;
+    /** A resync created held (what a confirmed one withheld): its guard, its held users, its origin. */
+    held?: { guard: GuardResult; users: string[]; from: string };
   }): Promise<ResyncOperation> {
     const op: ResyncOperation = {
       id: randomUUID(),
       source: input.source,
-      state: "queued",
+      state: input.held ? "awaiting-confirmation" : "queued",
       scope: input.scope,
       requestedBy: input.requestedBy,
       total: "all" in input.scope ? 0 : input.scope.users.length + input.scope.groups.length,
       enqueued: 0,
       unknown: [],
       createdAt: new Date().toISOString(),
+      ...(input.held ? { guard: input.held.guard, heldFrom: input.held.from } : {}),
     };
+    // The held set before the document: a confirmation never finds the operation without it.
+    if (input.held) await this.addHeld(op.id, input.held.users);
     await this.create(op);
     return op;
+  }
+
+  /** Records users whose deprovisioning the resync planned (what a confirmation may apply). */
+  async addHeld(id: string, users: readonly string[]): Promise<void> {
+    if (users.length > 0) await this.redis.sadd(this.key(id, RESYNC_KEYS.held), ...users);
+  }
+
+  /** For each user, whether its deprovisioning was planned (and so shown to the admin). */
+  async heldAmong(id: string, users: readonly string[]): Promise<boolean[]> {
+    if (users.length === 0) return [];
+    const found = await this.redis.smismember(this.key(id, RESYNC_KEYS.held), ...users);
+    return found.map((member) => member === 1);
   }
 }

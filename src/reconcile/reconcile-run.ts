@@ -46,6 +46,15 @@ export interface ResyncOperation {
   /** Ids named in the request that the directory does not know. */
   unknown: string[];
   guard?: GuardResult;
+  /**
+   * A confirmed resync applies only the deprovisionings the admin was shown (its held set): users
+   * it found to deprovision beyond those were not resynced (`withheld`), and wait in a new held
+   * resync (`heldAgainAs`).
+   */
+  withheld?: number;
+  heldAgainAs?: string;
+  /** A resync created held, with what the confirmed resync `heldFrom` withheld. */
+  heldFrom?: string;
   createdAt: string;
   startedAt?: string;
   finishedAt?: string;

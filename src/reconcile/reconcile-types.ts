@@ -34,6 +34,8 @@ export const RUN_STATES = [
   "discarded",
 ] as const;
 export type RunState = (typeof RUN_STATES)[number];
+/** States of a run or resync that is not finished (held ones included): never trimmed by `keepRuns`. */
+export const UNFINISHED_RUN_STATES: readonly RunState[] = ["queued", "running", "awaiting-confirmation"];
 
 /** The mass-deprovisioning guard's view of a run or resync (invariant 8). */
 export interface GuardResult {

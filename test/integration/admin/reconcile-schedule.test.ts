@@ -67,12 +67,16 @@ describe("scheduled reconciliation (BullMQ job schedulers)", () => {
     expect(await processScheduledTick(deps, "gone", queue.enqueue)).toBe("unknown source");
   });
 
-  it("keeps only the newest runs of a source (reconcile.keepRuns)", async () => {
+  it("keeps only the newest finished runs of a source (reconcile.keepRuns)", async () => {
     const made: string[] = [];
-    for (let i = 0; i < 5; i++)
-      made.push((await runs.createRun({ source: "entra", dryRun: true, trigger: "admin" })).runId);
+    for (let i = 0; i < 6; i++) {
+      const run = await runs.createRun({ source: "entra", dryRun: true, trigger: "admin" });
+      await runs.transition({ ...run, state: "succeeded" }, ["queued"]);
+      made.push(run.runId);
+    }
     const listed = await runs.list({ source: "entra", offset: 0, limit: 10 });
-    expect(listed.total).toBe(3);
+    // Trimmed when each run was created (queued, so not counted yet): 3 finished ones before the newest.
+    expect(listed.total).toBe(4);
     expect(listed.items.map((r) => r.runId)).toEqual(made.slice(2).reverse());
     expect(await runs.get(made[0]!)).toBeNull();
   });
