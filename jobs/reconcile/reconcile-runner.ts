@@ -130,6 +130,9 @@ export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<
     }
     await dropWorkingSets(deps, ctx, run.state === "awaiting-confirmation");
     await deps.runs.transition(run, ["running"]);
+    if (run.state === "awaiting-confirmation" && run.trigger === "schedule") {
+      await supersedeHeldScheduledRuns(deps, run, log);
+    }
     log.info({ counts: run.counts, state: run.state, durationMs: run.durationMs }, "reconcile: run finished");
     return run;
   } catch (err) {
@@ -139,6 +142,43 @@ export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<
     run = { ...run, state: "failed", error: message, ...finished(startedMs) };
     await deps.runs.transition(run, ["running"]);
     return run;
+  }
+}
+
+/**
+ * A scheduled run that is held replaces the source's older held scheduled runs: they are
+ * discarded (`supersededBy`), their repair sets dropped. Held runs are never trimmed, so without
+ * this a source whose drift keeps tripping the guard would add a held run, repair sets and all, on
+ * every tick until an admin acts; the newest one shows the drift as it is now. Runs an admin
+ * started are left for the admin.
+ */
+async function supersedeHeldScheduledRuns(
+  deps: ReconcileDeps,
+  run: ReconcileRun,
+  log: Logger,
+): Promise<void> {
+  const { items } = await deps.runs.list({ source: run.source, offset: 0, limit: 500 });
+  for (const older of items) {
+    if (
+      older.runId === run.runId ||
+      older.state !== "awaiting-confirmation" ||
+      older.trigger !== "schedule"
+    ) {
+      continue;
+    }
+    const settled: ReconcileRun = {
+      ...older,
+      state: "discarded",
+      settledBy: "scheduler",
+      settledAt: new Date().toISOString(),
+      supersededBy: run.runId,
+    };
+    if (!(await deps.runs.transition(settled, ["awaiting-confirmation"]))) continue;
+    await deps.runs.dropOwnedKeys(older.runId);
+    log.warn(
+      { supersededRunId: older.runId },
+      "reconcile: an older held scheduled run is superseded by this one",
+    );
   }
 }
 

@@ -29,6 +29,8 @@ export interface ReconcileRun {
   error?: string;
   settledBy?: string;
   settledAt?: string;
+  /** A held scheduled run discarded by a newer held scheduled run of its source (that run's id). */
+  supersededBy?: string;
 }
 
 export type ResyncScope = { all: true } | { users: string[]; groups: string[] };

@@ -139,6 +139,38 @@ describe("held runs and resyncs", () => {
     expect(await jobs.runs.get(held.runId)).toBeNull();
   }, 60_000);
 
+  it("a held scheduled run replaces the older held scheduled runs; a held run an admin started stays", async () => {
+    // Held runs are never trimmed: without this, a source whose drift keeps tripping the guard
+    // would add one held run, repair sets and all, on every scheduled tick.
+    await reactivateBehind(users.slice(0, 3));
+    const scheduled = async () => {
+      const run = await jobs.runs.createRun({ source: "okta", dryRun: false, trigger: "schedule" });
+      await jobs.queues[0]?.add("run", { runId: run.runId, phase: "run" }, { jobId: `run-${run.runId}` });
+      return runSettled(run.runId);
+    };
+    const byAdmin = await runSettled((await jobs.service.triggerReconcile("okta", false, admin)).runId);
+    const first = await scheduled();
+    const second = await scheduled();
+    expect([byAdmin.state, first.state, second.state]).toEqual(Array(3).fill("awaiting-confirmation"));
+    const third = await scheduled();
+    expect(third.state).toBe("awaiting-confirmation");
+    for (const older of [first, second]) {
+      expect(await jobs.runs.get(older.runId)).toMatchObject({
+        state: "discarded",
+        settledBy: "scheduler",
+        supersededBy: expect.any(String),
+      });
+    }
+    expect((await jobs.runs.get(second.runId))?.supersededBy).toBe(third.runId);
+    expect((await jobs.runs.get(byAdmin.runId))?.state).toBe("awaiting-confirmation");
+    // The newest held run still applies what it held; the admin's is settled by the admin.
+    await jobs.service.confirmRun(third.runId, admin);
+    expect(await runSettled(third.runId)).toMatchObject({ state: "succeeded" });
+    await jobs.service.discardRun(byAdmin.runId, admin);
+    await h.waitForIdle();
+    expect(activeOnPlatform()).toEqual(names(15, 20));
+  }, 60_000);
+
   it("a held resync outlives more than keep later resyncs, with its held set", async () => {
     const store = new ResyncStore(h.storeRedis, `${h.config.redis.prefix}:keep`, 2);
     const guard = evaluateGuard(2, 20, 0.1);
