@@ -248,8 +248,16 @@ export class AdminService {
   }
 
   async discardDeadLetter(ref: EntityRef, actor: AdminPrincipal): Promise<void> {
-    const removed = await this.deps.syncState.removeDeadLetter(ref);
+    const { syncState } = this.deps;
+    const removed = await syncState.removeDeadLetter(ref);
     if (!removed) throw new NotFoundError(`No dead letter for ${refLabel(ref)}`);
+    // The entity stays `dead` (nothing reached the platform), and its status says the letter is
+    // gone: a retry of it would find none; a resync of the entity syncs it again.
+    const status = await syncState.getStatus(ref);
+    if (status?.state === "dead" && status.lastError) {
+      const discarded = { discardedBy: actor.name, discardedAt: new Date().toISOString() };
+      await syncState.setStatus({ ...status, lastError: { ...status.lastError, ...discarded } });
+    }
     await this.audit(actor, "dead-letters.discard", refLabel(ref));
   }
 

@@ -370,15 +370,26 @@ async function entityStatus(
   const body = expectShape(await api.call("GET", path), path, { state: "string" });
   show(io, json, body, () => {
     const applied = body.lastApplied as { generation: number; at: string | null } | null;
-    const error = body.lastError as { code?: string; message?: string; at?: string } | null;
+    const error = body.lastError as {
+      code?: string;
+      message?: string;
+      at?: string;
+      discardedBy?: string;
+      discardedAt?: string;
+    } | null;
+    const again =
+      error?.discardedAt !== undefined
+        ? [
+            `  discarded:    by ${error.discardedBy ?? "?"} at ${error.discardedAt}`,
+            `  sync again:   scim-bridge resync ${ref.source} --${ref.kind} ${ref.id}`,
+          ]
+        : [`  retry with:   scim-bridge dead-letters retry ${ref.source}/${ref.kind}/${ref.id}`];
     return [
       `${ref.source}/${ref.kind}/${ref.id}: ${body.state}${body.deletedAtSource ? " (deleted at the source)" : ""}`,
       `  platform id:  ${body.platformId ?? "none yet"}`,
       `  generation:   ${body.generation ?? "-"}, last applied: ${applied ? `${applied.generation} at ${applied.at}` : "never"}`,
       ...(error ? [`  last error:   ${error.code ?? ""} ${error.message ?? ""} (${error.at ?? "?"})`] : []),
-      ...(body.state === "dead"
-        ? [`  retry with:   scim-bridge dead-letters retry ${ref.source}/${ref.kind}/${ref.id}`]
-        : []),
+      ...(body.state === "dead" ? again : []),
     ].join("\n");
   });
   return body.state === "synced" ? 0 : 1;

@@ -14,6 +14,9 @@ export interface SyncErrorInfo {
   operation?: string;
   at: string;
   attempts: number;
+  /** Set when an admin discarded the dead letter of this error: who, and when. */
+  discardedBy?: string;
+  discardedAt?: string;
 }
 
 export interface EntitySyncStatus {
@@ -46,4 +49,5 @@ export interface SyncStateReader {
   countDeadLetters(): Promise<number>;
   /** Removes the dead letter (discard). true if there was one. */
   removeDeadLetter(ref: EntityRef): Promise<boolean>;
+  setStatus(status: EntitySyncStatus): Promise<void>;
 }

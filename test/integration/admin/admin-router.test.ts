@@ -364,6 +364,45 @@ describe("admin API (/admin/v1) against real Redis", () => {
     expect(res.body.paths["/dead-letters/{source}/{kind}/{id}"].delete).toBeDefined();
   });
 
+  it("a discarded dead letter shows on the entity's status, and the CLI points to a resync, not a retry", async () => {
+    const user = await directory.createUser("okta", {
+      schemas: ["urn:ietf:params:scim:schemas:core:2.0:User"],
+      userName: "discarded@example.com",
+      active: true,
+    });
+    const ref = { source: "okta", kind: "user" as const, id: user.resource.id };
+    const at = new Date().toISOString();
+    const lastError = { message: "no", code: "platform_forbidden", at, attempts: 8 };
+    await syncState.setStatus({ ref, state: "dead", lastError });
+    await syncState.addDeadLetter({ ref, reason: "no", code: "platform_forbidden", at, attempts: 8 });
+    expect((await http.delete(`/admin/v1/dead-letters/okta/user/${ref.id}`).set(as(ADMIN))).status).toBe(200);
+    const status = await http.get(`/admin/v1/sources/okta/users/${ref.id}`).set(as(VIEWER));
+    expect(status.body).toMatchObject({
+      state: "dead",
+      lastError: {
+        code: "platform_forbidden",
+        discardedBy: "admin-token-1",
+        discardedAt: expect.any(String),
+      },
+    });
+
+    const server = app.listen(0, "127.0.0.1");
+    await new Promise((resolve) => server.once("listening", resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const out: string[] = [];
+    const io = { stdout: (t: string) => out.push(t), stderr: (t: string) => out.push(t), env: {}, fetch };
+    try {
+      const args = [`okta/user/${ref.id}`, "--url", url, "--token", VIEWER];
+      expect(await runAdminCommand("status", args, io)).toBe(1);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+    const text = out.join("");
+    expect(text).toMatch(/discarded: +by admin-token-1/);
+    expect(text).toContain(`scim-bridge resync okta --user ${ref.id}`);
+    expect(text).not.toContain("dead-letters retry");
+  });
+
   it("the CLI talks to the same API over HTTP, with exit codes", async () => {
     const server = app.listen(0, "127.0.0.1");
     await new Promise((resolve) => server.once("listening", resolve));
