@@ -44,7 +44,17 @@ export function createLifecycleProcessor(deps: LifecycleProcessorDeps) {
       });
     } catch (err) {
       const fate = classifyFailure(err);
-      if (fate.rateLimitedForMs !== undefined) return rateLimited(deps, fate.rateLimitedForMs);
+      if (fate.rateLimitedForMs !== undefined) {
+        logger.warn(
+          {
+            code: fate.code,
+            operation: fate.operation,
+            waitSeconds: Math.ceil(fate.rateLimitedForMs / 1000),
+          },
+          "platform rate limited: the lifecycle queue waits, then the flush runs again",
+        );
+        return rateLimited(deps, fate.rateLimitedForMs);
+      }
       logger.warn({ code: fate.code }, "lifecycle flush failed, will retry");
       throw err;
     }

@@ -97,6 +97,12 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     lockDuration: tuning.lockDurationMs ?? 30_000,
     stalledInterval: tuning.stalledIntervalMs ?? 15_000,
     maxStalledCount: 3,
+    // Never limits by count (the platform's budget paces the calls), but BullMQ's moveToActive
+    // honours the queue's manual rate limit (rateLimited: queue.rateLimit + RateLimitError) only
+    // when a limiter is set: without one, the other fetches took jobs while the queue was paused,
+    // left them unprocessed (their locks unrenewed) until the pause ended, and the locks expired:
+    // "Missing lock for job … moveJobFromActiveToWait", the job run twice, attempts spent.
+    limiter: { max: Number.MAX_SAFE_INTEGER, duration: 1_000 },
   };
   const syncWorker = new Worker<SyncJobData, string>(
     names.sync,

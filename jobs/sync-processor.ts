@@ -113,6 +113,24 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       const attempts = job.attemptsMade + 1;
       if (fate.rateLimitedForMs !== undefined && (await ctx.state.bumpRateLimitLoops(ref)) <= maxLoops) {
         metrics.jobs.inc({ kind: ref.kind, outcome: "rate_limited" });
+        const waitSeconds = Math.ceil(fate.rateLimitedForMs / 1000);
+        logger.warn(
+          { ref, code: fate.code, operation: fate.operation, waitSeconds },
+          "platform rate limited: the sync queue waits, then the job runs again (no attempt spent)",
+        );
+        // The operator sees why the entity waits (as for the other transient failures).
+        await ctx.state.setStatus({
+          ...(await ctx.state.getStatus(ref)),
+          ref,
+          state: "pending",
+          lastError: {
+            message: fate.message,
+            code: fate.code,
+            operation: fate.operation,
+            at: new Date().toISOString(),
+            attempts,
+          },
+        });
         return rateLimited(deps, fate.rateLimitedForMs);
       }
       if (fate.blocked) {

@@ -9,7 +9,7 @@ import { createSyncQueue } from "../../../jobs/sync-queue.js";
 import type { ConfigInput } from "../../../src/config/config-schema.js";
 import { buildConfig } from "../../../src/config/load-config.js";
 import { RedisDirectoryStore } from "../../../src/directory/redis-directory-store.js";
-import { createLogger } from "../../../src/observability/logger.js";
+import { type Logger, createLogger } from "../../../src/observability/logger.js";
 import { createMetricsRegistry } from "../../../src/observability/metrics.js";
 import { HttpPlatformClient } from "../../../src/platform/client/http-platform-client.js";
 import { NoopRequestBudget, type RequestBudget } from "../../../src/platform/client/request-budget.js";
@@ -31,6 +31,10 @@ export interface JobsHarnessOptions {
   workers?: boolean;
   budget?: RequestBudget;
   seed?: number;
+  /** The platform client's longest in-call Retry-After sleep (its default: 60 s). */
+  maxRetryAfterMs?: number;
+  /** The workers' and directory's logger (default: silent, or TEST_LOG_LEVEL). */
+  logger?: Logger;
 }
 
 export async function startJobsHarness(name: string, options: JobsHarnessOptions = {}) {
@@ -57,7 +61,7 @@ export async function startJobsHarness(name: string, options: JobsHarnessOptions
     logLevel: "silent",
     sources: options.sources ?? { okta: { tokens: ["okta-token"] } },
   });
-  const logger = createLogger(process.env.TEST_LOG_LEVEL ?? "silent");
+  const logger = options.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? "silent");
   const storeRedis = new Redis(TEST_REDIS_URL, {
     lazyConnect: true,
     enableOfflineQueue: false,
@@ -88,6 +92,7 @@ export async function startJobsHarness(name: string, options: JobsHarnessOptions
     maxRetries: 3,
     budget,
     backoff: { baseMs: 5, capMs: 50 },
+    ...(options.maxRetryAfterMs !== undefined ? { maxRetryAfterMs: options.maxRetryAfterMs } : {}),
   });
   const registry = createMetricsRegistry({ defaultMetrics: false });
   const status = createQueueStatus({ connection: queueRedis, prefix, directory });
