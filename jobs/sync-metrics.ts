@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+import { scrapeRead, setScrapeRead } from "../src/observability/scrape-reads.js";
 
 export interface SyncMetrics {
   jobs: Counter<"kind" | "outcome">;
@@ -51,6 +52,9 @@ export function syncMetrics(
         registers: [registry],
       }),
   );
+  // Bounded (src/observability/scrape-reads.ts): the workers' connection queues commands while
+  // Redis is away, and a scrape must not wait for it.
+  setScrapeRead(registry, "queue_depth", collectDepth);
   const queueDepth = reuse(
     registry,
     "queue_depth",
@@ -65,13 +69,14 @@ export function syncMetrics(
         aggregator: "max",
         async collect() {
           try {
-            const counts = await collectDepth();
+            const counts = await scrapeRead<Record<string, Record<string, number>>>(registry, "queue_depth");
+            if (!counts) return;
             this.reset();
             for (const [queue, states] of Object.entries(counts)) {
               for (const [state, n] of Object.entries(states)) this.set({ queue, state }, n);
             }
           } catch {
-            // Redis unavailable during a scrape: keep the last values.
+            // Redis unavailable or slow during a scrape: keep the last values; metrics_redis_read_ok says so.
           }
         },
       }),

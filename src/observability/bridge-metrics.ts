@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+import { scrapeRead, setScrapeRead } from "./scrape-reads.js";
 
 /**
  * Every metric the bridge exports, registered once per registry. Modules call
@@ -38,29 +39,27 @@ const cache = new WeakMap<Registry, BridgeMetrics>();
 /** Reads the current job counts of every queue: `{queue: {state: count}}`. */
 export type QueueDepthReader = () => Promise<Record<string, Record<string, number>>>;
 
-const depthReaders = new WeakMap<Registry, QueueDepthReader>();
-
 /**
  * Makes every scrape of `registry` read the queue depths (e.g. BullMQ `queue.getJobCounts()` per
- * queue) into `queue_jobs{queue,state}`. A failing read leaves the last values in place.
+ * queue) into `queue_jobs{queue,state}`. The read is bounded (scrape-reads.ts): a failing or slow
+ * read leaves the last values in place and sets `metrics_redis_read_ok` to 0.
  */
 export function setQueueDepthReader(registry: Registry, reader: QueueDepthReader): void {
   bridgeMetrics(registry);
-  depthReaders.set(registry, reader);
+  setScrapeRead(registry, "queue_jobs", reader);
 }
 
 /** Reads the current number of dead letters of every source: `{source: count}`. */
 export type DeadLetterReader = () => Promise<Record<string, number>>;
 
-const deadLetterReaders = new WeakMap<Registry, DeadLetterReader>();
-
 /**
  * Makes every scrape of `registry` read the size of each source's dead-letter list into
- * `dead_letters{source}`. A failing read leaves the last values in place.
+ * `dead_letters{source}`. Bounded like the queue depths: a failing or slow read leaves the last
+ * values in place and sets `metrics_redis_read_ok` to 0.
  */
 export function setDeadLetterReader(registry: Registry, reader: DeadLetterReader): void {
   bridgeMetrics(registry);
-  deadLetterReaders.set(registry, reader);
+  setScrapeRead(registry, "dead_letters", reader);
 }
 
 /** A reconcile run's counts by kind (DriftCounts: missing, changed, ..., orphans). */
@@ -145,14 +144,13 @@ export function bridgeMetrics(registry: Registry): BridgeMetrics {
           // aggregate (GET /metrics with server.processes > 1) takes one of them, not their sum.
           aggregator: "max",
           async collect() {
-            const reader = depthReaders.get(registry);
-            if (!reader) return;
             try {
-              const counts = await reader();
+              const counts = await scrapeRead<Record<string, Record<string, number>>>(registry, "queue_jobs");
+              if (!counts) return;
               for (const [queue, states] of Object.entries(counts))
                 for (const [state, count] of Object.entries(states)) this.set({ queue, state }, count);
             } catch {
-              // Redis unavailable: keep the last known depths; /readyz reports the outage.
+              // Redis unavailable or slow: keep the last known depths; metrics_redis_read_ok says so.
             }
           },
         }),
@@ -199,13 +197,12 @@ export function bridgeMetrics(registry: Registry): BridgeMetrics {
           // The size of a list in Redis, the same whichever process reads it: never summed.
           aggregator: "max",
           async collect() {
-            const reader = deadLetterReaders.get(registry);
-            if (!reader) return;
             try {
-              const counts = await reader();
+              const counts = await scrapeRead<Record<string, number>>(registry, "dead_letters");
+              if (!counts) return;
               for (const [source, count] of Object.entries(counts)) this.set({ source }, count);
             } catch {
-              // Redis unavailable: keep the last known sizes; /readyz reports the outage.
+              // Redis unavailable or slow: keep the last known sizes; metrics_redis_read_ok says so.
             }
           },
         }),
