@@ -57,6 +57,19 @@ export const statusResponseSchema = z.object({
   deadLetters: z.number().int(),
   queues: z.record(z.string(), z.record(z.string(), z.number().int())),
   sources: z.record(z.string(), z.object({ users: z.number(), groups: z.number(), deadLetters: z.number() })),
+  awaitingConfirmation: z
+    .array(
+      z.object({
+        kind: z.enum(["reconcile", "resync"]),
+        id: z.string(),
+        source: z.string(),
+        plannedDeprovisions: z.number().int().optional(),
+        ownedUsers: z.number().int().optional(),
+      }),
+    )
+    .describe(
+      "Runs and resyncs held by the deprovisioning guard, oldest first (they do not hold idle false)",
+    ),
 });
 
 export const runSchema = z.object({

@@ -2,6 +2,7 @@ import type { Config } from "../config/config-schema.js";
 import type { DirectoryStore } from "../directory/directory-types.js";
 import { AppError, NotFoundError } from "../errors.js";
 import type { ReconcileRun, ResyncOperation, ResyncScope } from "../reconcile/reconcile-run.js";
+import type { GuardResult } from "../reconcile/reconcile-types.js";
 import type { EntityKind, EntityRef } from "../scim/scim-types.js";
 import type { SyncStateReader } from "../sync/sync-state-types.js";
 import type { AdminPrincipal } from "./admin-principals.js";
@@ -35,6 +36,18 @@ export interface AdminServiceDeps {
   /** Names of the reconciliation and resync queues (default "reconcile", "resync"). */
   operationQueues?: string[];
 }
+
+/** A run or resync that waits for an admin's confirmation (GET /status `awaitingConfirmation`). */
+export interface HeldOperation {
+  kind: "reconcile" | "resync";
+  id: string;
+  source: string;
+  plannedDeprovisions?: number;
+  ownedUsers?: number;
+}
+
+/** How many of the newest runs and resyncs GET /status looks through for held ones. */
+const HELD_SCAN = 500;
 
 const BUSY_STATES = ["waiting", "active", "delayed", "prioritized", "waiting-children"];
 
@@ -70,12 +83,14 @@ export class AdminService {
     deadLetters: number;
     queues: QueueCounts;
     sources: Record<string, { users: number; groups: number; deadLetters: number }>;
+    awaitingConfirmation: HeldOperation[];
   }> {
     const { directory, syncState, jobs, config } = this.deps;
-    const [pending, deadLetters, queues] = await Promise.all([
+    const [pending, deadLetters, queues, awaitingConfirmation] = await Promise.all([
       jobs.pending(),
       syncState.countDeadLetters(),
       jobs.queueCounts(),
+      this.heldOperations(),
     ]);
     const idle = isIdle(pending, queues, this.deps.operationQueues ?? ["reconcile", "resync"]);
     const sources: Record<string, { users: number; groups: number; deadLetters: number }> = {};
@@ -89,7 +104,32 @@ export class AdminService {
         sources[source] = { users, groups, deadLetters: dead.total };
       }),
     );
-    return { idle, pending, deadLetters, queues, sources };
+    return { idle, pending, deadLetters, queues, sources, awaitingConfirmation };
+  }
+
+  /**
+   * Reconciliation runs and resyncs held by the deprovisioning guard, oldest first: they do not
+   * hold `idle` false, and nothing of theirs is applied until an admin settles them.
+   */
+  private async heldOperations(): Promise<HeldOperation[]> {
+    const [runs, resyncs] = await Promise.all([
+      this.deps.runs.list({ offset: 0, limit: HELD_SCAN }),
+      this.deps.resyncs.list({ offset: 0, limit: HELD_SCAN }),
+    ]);
+    const held = (kind: HeldOperation["kind"], id: string, op: { source: string; guard?: GuardResult }) => ({
+      kind,
+      id,
+      source: op.source,
+      ...(op.guard
+        ? { plannedDeprovisions: op.guard.plannedDeprovisions, ownedUsers: op.guard.ownedUsers }
+        : {}),
+    });
+    return [
+      ...runs.items
+        .filter((r) => r.state === "awaiting-confirmation")
+        .map((r) => held("reconcile", r.runId, r)),
+      ...resyncs.items.filter((r) => r.state === "awaiting-confirmation").map((r) => held("resync", r.id, r)),
+    ].reverse();
   }
 
   async sources(): Promise<

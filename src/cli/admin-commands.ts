@@ -354,7 +354,17 @@ async function status(api: Client, io: CliIo, json: boolean, positionals: string
             .join(", ")}`,
       )
       .join("\n");
-    return `idle: ${body.idle}\npending: ${body.pending}\ndead letters: ${body.deadLetters}\nsources:\n${sources}\nqueues:\n${queues}`;
+    const held = ((body.awaitingConfirmation ?? []) as Array<Record<string, unknown>>)
+      .map((op) => {
+        const guard =
+          op.plannedDeprovisions === undefined
+            ? ""
+            : `: ${op.plannedDeprovisions} of ${op.ownedUsers} users to deprovision`;
+        const settle = `scim-bridge ${op.kind} --show ${op.id} (then --confirm or --discard)`;
+        return `  ${op.kind} ${op.id} (${op.source})${guard}; ${settle}`;
+      })
+      .join("\n");
+    return `idle: ${body.idle}\npending: ${body.pending}\ndead letters: ${body.deadLetters}\nawaiting confirmation:${held ? `\n${held}` : " none"}\nsources:\n${sources}\nqueues:\n${queues}`;
   });
   return body.idle === true ? 0 : 1;
 }

@@ -171,6 +171,28 @@ describe("held runs and resyncs", () => {
     expect(activeOnPlatform()).toEqual(names(15, 20));
   }, 60_000);
 
+  it("GET /status lists what waits for an admin's confirmation", async () => {
+    await reactivateBehind(users.slice(0, 3));
+    const held = await runSettled((await jobs.service.triggerReconcile("okta", false, admin)).runId);
+    expect(held.state).toBe("awaiting-confirmation");
+    const status = await jobs.service.status();
+    expect(status.awaitingConfirmation).toContainEqual({
+      kind: "reconcile",
+      id: held.runId,
+      source: "okta",
+      plannedDeprovisions: 3,
+      ownedUsers: 20,
+    });
+    await jobs.service.discardRun(held.runId, admin);
+    expect((await jobs.service.status()).awaitingConfirmation.map((op) => op.id)).not.toContain(held.runId);
+    // Left as it was for the next test: the drift is still there, repaired by a confirmed run.
+    const again = await runSettled((await jobs.service.triggerReconcile("okta", false, admin)).runId);
+    await jobs.service.confirmRun(again.runId, admin);
+    await runSettled(again.runId);
+    await h.waitForIdle();
+    expect(activeOnPlatform()).toEqual(names(15, 20));
+  }, 60_000);
+
   it("a held resync outlives more than keep later resyncs, with its held set", async () => {
     const store = new ResyncStore(h.storeRedis, `${h.config.redis.prefix}:keep`, 2);
     const guard = evaluateGuard(2, 20, 0.1);

@@ -46,6 +46,28 @@ describe("runAdminCommand", () => {
     }
   });
 
+  it("status names what waits for an admin's confirmation, and says none when nothing does", async () => {
+    const answer = (awaitingConfirmation: unknown[]) =>
+      fakeIo({
+        "GET /status": () => ({
+          status: 200,
+          body: { idle: true, pending: 0, deadLetters: 0, queues: {}, sources: {}, awaitingConfirmation },
+        }),
+      });
+    const held = answer([
+      { kind: "reconcile", id: "r1", source: "okta", plannedDeprovisions: 3, ownedUsers: 20 },
+      { kind: "resync", id: "s1", source: "entra" },
+    ]);
+    expect(await runAdminCommand("status", [], held.io)).toBe(0);
+    const text = held.out.join("");
+    expect(text).toContain("awaiting confirmation:\n  reconcile r1 (okta): 3 of 20 users to deprovision;");
+    expect(text).toContain("scim-bridge reconcile --show r1");
+    expect(text).toContain("  resync s1 (entra); scim-bridge resync --show s1");
+    const none = answer([]);
+    await runAdminCommand("status", [], none.io);
+    expect(none.out.join("")).toContain("awaiting confirmation: none");
+  });
+
   it("defaults the URL to 127.0.0.1 and PORT, and prints JSON with --json", async () => {
     const { io, out, calls } = fakeIo(
       { "GET /status": () => ({ status: 200, body: { idle: true, pending: 0 } }) },
