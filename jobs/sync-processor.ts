@@ -54,6 +54,23 @@ export async function recordDeadLetter(
   if (generation !== undefined) await deps.ctx.directory.markClean(ref, generation);
 }
 
+/** Records on the entity's status why it is not synced yet (a failure that is not final). */
+async function noteFailure(
+  ctx: SyncProcessorDeps["ctx"],
+  ref: EntityRef,
+  state: "pending" | "retrying",
+  fate: Pick<FailureFate, "code" | "message" | "operation">,
+  attempts: number,
+): Promise<void> {
+  const at = new Date().toISOString();
+  await ctx.state.setStatus({
+    ...(await ctx.state.getStatus(ref)),
+    ref,
+    state,
+    lastError: { message: fate.message, code: fate.code, operation: fate.operation, at, attempts },
+  });
+}
+
 /**
  * Whether the entity's desired state moved on from `generation`, the one the failed sync planned
  * from (a newer write, or the entity gone). Undefined when the sync failed before its snapshot.
@@ -119,36 +136,14 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
           "platform rate limited: the sync queue waits, then the job runs again (no attempt spent)",
         );
         // The operator sees why the entity waits (as for the other transient failures).
-        await ctx.state.setStatus({
-          ...(await ctx.state.getStatus(ref)),
-          ref,
-          state: "pending",
-          lastError: {
-            message: fate.message,
-            code: fate.code,
-            operation: fate.operation,
-            at: new Date().toISOString(),
-            attempts,
-          },
-        });
+        await noteFailure(ctx, ref, "pending", fate, attempts);
         return rateLimited(deps, fate.rateLimitedForMs);
       }
       if (fate.blocked) {
         // Waiting for another entity: stay dirty (the sweeper comes back), burn no attempt.
         metrics.jobs.inc({ kind: ref.kind, outcome: "blocked" });
         logger.info({ ref, code: fate.code }, "sync blocked, will come back");
-        await ctx.state.setStatus({
-          ...(await ctx.state.getStatus(ref)),
-          ref,
-          state: "pending",
-          lastError: {
-            message: fate.message,
-            code: fate.code,
-            operation: fate.operation,
-            at: new Date().toISOString(),
-            attempts,
-          },
-        });
+        await noteFailure(ctx, ref, "pending", fate, attempts);
         return "blocked";
       }
       const lastAttempt = attempts >= (job.opts.attempts ?? 1);
@@ -168,18 +163,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
           ? "sync refused, but the desired state changed meanwhile: will retry against the new one"
           : "sync failed, will retry",
       );
-      await ctx.state.setStatus({
-        ...(await ctx.state.getStatus(ref)),
-        ref,
-        state: "retrying",
-        lastError: {
-          message: fate.message,
-          code: fate.code,
-          operation: fate.operation,
-          at: new Date().toISOString(),
-          attempts,
-        },
-      });
+      await noteFailure(ctx, ref, "retrying", fate, attempts);
       throw err;
     }
     stopTimer();
