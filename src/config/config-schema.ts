@@ -82,6 +82,20 @@ export const processesSchema = z.union(
   { error: PROCESSES_ERROR },
 );
 
+const REDIS_URL_ERROR =
+  "must be a redis:// or rediss:// URL (e.g. redis://127.0.0.1:6379), or a Unix socket path";
+
+/** What ioredis connects to: a redis:// or rediss:// URL with a host, or an absolute socket path. */
+export function isRedisUrl(value: string): boolean {
+  if (value.startsWith("/")) return true;
+  try {
+    const url = new URL(value);
+    return (url.protocol === "redis:" || url.protocol === "rediss:") && url.hostname !== "";
+  } catch {
+    return false;
+  }
+}
+
 const RETRY_AFTER_CAP_ERROR = "must be a whole number of milliseconds, 1 or more (e.g. 300000 for 5 minutes)";
 
 export const configSchema = z
@@ -125,7 +139,7 @@ export const configSchema = z
       .default({ schedule: "*/30 * * * *", orphans: "report", maxDeprovisionShare: 0.1, keepRuns: 50 }),
     redis: z
       .object({
-        url: z.string().default("redis://127.0.0.1:6379"),
+        url: z.string().refine(isRedisUrl, { error: REDIS_URL_ERROR }).default("redis://127.0.0.1:6379"),
         /** Key prefix of every key; the braces make a Redis Cluster hash tag. */
         prefix: z.string().default("{scim-bridge}"),
       })

@@ -51,6 +51,33 @@ describe("config", () => {
     expect(text).toMatch(/bogus/);
   });
 
+  it("refuses a Redis URL ioredis cannot connect to, naming the key", () => {
+    for (const url of ["notaurl", "http://127.0.0.1:6379", "redis://", "127.0.0.1:6379"]) {
+      expect(
+        () =>
+          buildConfig({
+            ...minimal,
+            platform: { baseUrl: "https://a.example.com", token: "x" },
+            redis: { url },
+          }),
+        url,
+      ).toThrow(/redis\.url: must be a redis:\/\/ or rediss:\/\/ URL/);
+    }
+    for (const url of [
+      "redis://10.0.0.1:6380",
+      "rediss://user:pw@redis.example.com:6380/2",
+      "/run/redis.sock",
+    ]) {
+      expect(
+        buildConfig({
+          ...minimal,
+          platform: { baseUrl: "https://a.example.com", token: "x" },
+          redis: { url },
+        }).redis.url,
+      ).toBe(url);
+    }
+  });
+
   it("refuses http:// unless allowInsecureHttp is set", () => {
     expect(() =>
       buildConfig({ ...minimal, platform: { baseUrl: "http://127.0.0.1:1", token: "x" } }),
