@@ -215,7 +215,11 @@ export class AdminService {
       run.state !== "awaiting-confirmation" ||
       !(await this.deps.runs.transition(next, ["awaiting-confirmation"]))
     ) {
-      throw invalidState(`Run ${runId} is ${run.state}, not awaiting-confirmation`);
+      // Refused settlements are audited too: who tried to confirm what, and what it was by then.
+      const current = (await this.deps.runs.get(runId))?.state ?? run.state;
+      const action = state === "queued" ? "reconcile.confirm" : "reconcile.discard";
+      await this.audit(actor, action, run.source, { runId, state: current }, "refused");
+      throw invalidState(`Run ${runId} is ${current}, not awaiting-confirmation`);
     }
     return { run, next };
   }
@@ -253,7 +257,15 @@ export class AdminService {
       op.state !== "awaiting-confirmation" ||
       !(await this.deps.resyncs.transition(next, ["awaiting-confirmation"]))
     ) {
-      throw invalidState(`Resync ${id} is ${op.state}, not awaiting-confirmation`);
+      const current = (await this.deps.resyncs.get(id))?.state ?? op.state;
+      await this.audit(
+        actor,
+        `resync.${decision}`,
+        op.source,
+        { operationId: id, state: current },
+        "refused",
+      );
+      throw invalidState(`Resync ${id} is ${current}, not awaiting-confirmation`);
     }
     if (decision === "confirm") await this.deps.jobs.enqueueResync(id, "apply");
     await this.audit(actor, `resync.${decision}`, op.source, { operationId: id });
@@ -322,13 +334,14 @@ export class AdminService {
     action: string,
     target: string,
     details?: Record<string, string | number | boolean>,
+    outcome: "accepted" | "refused" = "accepted",
   ): Promise<void> {
     await this.deps.audit.record({
       actor: actor.name,
       role: actor.role,
       action,
       target,
-      outcome: "accepted",
+      outcome,
       details,
     });
   }

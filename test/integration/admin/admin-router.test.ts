@@ -230,6 +230,15 @@ describe("admin API (/admin/v1) against real Redis", () => {
       const again = await http.post(`/admin/v1/reconcile-runs/${run.runId}/${decision}`).set(as(ADMIN));
       expect(again.status).toBe(409);
       if (decision === "confirm") expect(await jobs.queues[0]?.getJob(`apply-${run.runId}`)).toBeTruthy();
+      // The refused second attempt is audited too, with the state the run was in by then.
+      const audit = await http.get("/admin/v1/audit?limit=5").set(as(ADMIN));
+      const refused = audit.body.items.find(
+        (e: { action: string; outcome: string; details?: { runId?: string } }) =>
+          e.action === `reconcile.${decision}` && e.outcome === "refused" && e.details?.runId === run.runId,
+      );
+      // (queued, or already running or finished once a worker took the confirmed run's job)
+      expect(refused?.details?.state).toEqual(expect.any(String));
+      expect(refused?.details?.state).not.toBe("awaiting-confirmation");
     }
   });
 
