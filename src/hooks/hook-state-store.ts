@@ -14,6 +14,7 @@ import type { HookMarks } from "./event-ordering.js";
  *   ${prefix}:hooks:${source}:okta:seen:<uuid>              STRING  an Okta event already applied
  *   ${prefix}:hooks:${source}:okta:marks:<kind>:<oktaId>    HASH    ordering marks (event-ordering.ts):
  *                                                                   v (seenVersion), f (floor), a:<aspect>,
+ *                                                                   g (generation), s:<aspect> (seen value),
  *                                                                   n (revision, +1 on every write)
  *
  * Ordering across processes: every decision is made from marks read at a revision, and its writes
@@ -121,15 +122,18 @@ export class HookStateStore {
 
   /** The marks of one Okta entity, with only the named aspects loaded, and their revision. */
   async getMarks(source: string, kind: MarkKind, oktaId: string, aspects: string[]): Promise<HookMarks> {
-    const fields = ["n", "v", "f", ...aspects.map((a) => `a:${a}`)];
+    const fields = ["n", "v", "f", "g", ...aspects.flatMap((a) => [`a:${a}`, `s:${a}`])];
     const values = await guarded(() => this.redis.hmget(this.marksKey(source, kind, oktaId), ...fields));
-    const [revision, v, f, ...rest] = values;
+    const [revision, v, f, g, ...rest] = values;
     const marks: HookMarks = { revision: revision ?? "0", aspects: {} };
     if (v) marks.seenVersion = v;
     if (f) marks.floor = Number(f);
+    if (g) marks.generation = Number(g);
     aspects.forEach((aspect, i) => {
-      const value = rest[i];
-      if (value) marks.aspects[aspect] = Number(value);
+      const time = rest[i * 2];
+      const seen = rest[i * 2 + 1];
+      if (time) marks.aspects[aspect] = Number(time);
+      if (seen) marks.seen = { ...marks.seen, [aspect]: seen };
     });
     return marks;
   }
@@ -266,6 +270,8 @@ function markFields(marks: HookMarks): Record<string, string> {
   const fields: Record<string, string> = {};
   if (marks.seenVersion) fields.v = marks.seenVersion;
   if (marks.floor) fields.f = String(marks.floor);
+  if (marks.generation) fields.g = String(marks.generation);
+  for (const [aspect, value] of Object.entries(marks.seen ?? {})) fields[`s:${aspect}`] = value;
   for (const [aspect, t] of Object.entries(marks.aspects)) fields[`a:${aspect}`] = String(t);
   return fields;
 }

@@ -13,6 +13,7 @@ import {
   type HookMarks,
   isStale,
   membershipAspect,
+  membershipValue,
 } from "./event-ordering.js";
 import type { HookMetrics, HookOutcome } from "./hook-metrics.js";
 import type { HookStateStore } from "./hook-state-store.js";
@@ -26,6 +27,7 @@ import {
   newUserActive,
   newUserFromTarget,
   nextUserResource,
+  userAspectValues,
 } from "./okta-user-change.js";
 
 export interface OktaDeliverySummary {
@@ -157,8 +159,9 @@ export class OktaHookService {
 
   /**
    * Creates the user of an event unless a recorded deletion forbids it, with the user's marks
-   * `next` stored in the same script if `read` is still current (else PreconditionFailedError).
-   * `read` holds the aspects newUserActive decides from.
+   * (`aspects` claimed at `published`, the new user's values as seen) stored in the same script if
+   * `read` is still current (else PreconditionFailedError). `read` holds the aspects
+   * newUserActive decides from.
    */
   private async createUser(
     source: string,
@@ -166,7 +169,7 @@ export class OktaHookService {
     cause: "create" | "activate" | "membership",
     published: number,
     read: HookMarks,
-    next: HookMarks,
+    aspects: string[],
   ): Promise<UserRecord | "deleted" | "no_target"> {
     const { state } = this.deps;
     const resource = newUserFromTarget(target, true);
@@ -174,6 +177,9 @@ export class OktaHookService {
     const deletedAt = await state.deletedAt(source, target);
     if (blockedByDeletion(published, deletedAt)) return "deleted";
     resource.active = newUserActive(cause, published, read, deletedAt);
+    const next = advanceMarks(read, null, undefined, aspects, published, {
+      after: userAspectValues(resource),
+    });
     const guard = state.guard(source, "user", target.oktaId, read, next, true);
     return this.deps.directory.createUser(source, resource, { guard });
   }
@@ -246,12 +252,13 @@ export class OktaHookService {
             if (outcome === "again") continue;
             return outcome;
           }
-          const next = advanceMarks(marks, null, undefined, aspects, published);
-          const created = await this.createUser(source, target, op, published, marks, next);
+          const created = await this.createUser(source, target, op, published, marks, aspects);
           return typeof created === "string" ? created : "applied";
         }
         const clock = entityClock(record.resource.id, record.meta);
-        if (isStale(published, clock, marks, decidingAspect(op))) {
+        const current = userAspectValues(record.resource);
+        const deciding = decidingAspect(op);
+        if (isStale(published, clock, marks, deciding, current[deciding])) {
           // Marks read before, and the record after, another process's write look like a foreign
           // write: stale only if nothing moved since the marks were read.
           if (await state.stillAt(source, "user", target.oktaId, marks)) return "stale";
@@ -276,7 +283,10 @@ export class OktaHookService {
         }
         const next = nextUserResource(record.resource, op, target);
         if (next) {
-          const marksAfter = advanceMarks(marks, clock, undefined, aspects, published);
+          const marksAfter = advanceMarks(marks, clock, undefined, aspects, published, {
+            before: current,
+            after: userAspectValues(next),
+          });
           const updated = await directory.updateUser(source, record.resource.id, () => next, {
             ifMatch: record.meta.version,
             guard: state.guard(source, "user", target.oktaId, marks, marksAfter, true),
@@ -284,7 +294,10 @@ export class OktaHookService {
           // A write that changed nothing returns the record as it was, without the guard applied.
           if (updated.meta.version !== record.meta.version) return "applied";
         }
-        const unchanged = advanceMarks(marks, clock, clock.version, aspects, published);
+        const unchanged = advanceMarks(marks, clock, clock.version, aspects, published, {
+          before: current,
+          after: current,
+        });
         await state.setMarksIf(source, "user", target.oktaId, marks, unchanged);
         return "unchanged";
       } catch (err) {
@@ -312,10 +325,29 @@ export class OktaHookService {
       ASPECT_DEACTIVATED,
     ]);
     // No aspect is claimed: any lifecycle event of this user, older or newer, still applies.
-    const next = advanceMarks(marks, null, undefined, [], action.published);
-    const created = await this.createUser(source, action.user, "membership", action.published, marks, next);
+    const created = await this.createUser(source, action.user, "membership", action.published, marks, []);
     if (typeof created === "string") return { outcome: created };
     return { record: created };
+  }
+
+  /**
+   * The value of a membership aspect now (event-ordering.ts, membershipValue): whether the event's
+   * user is in the group. Undefined when the user cannot be told (its login is held by a user of
+   * another externalId: the event is rejected later), so that every foreign write counts.
+   */
+  private async currentMembership(
+    source: string,
+    action: MembershipAction,
+    groupId: string,
+  ): Promise<string | undefined> {
+    try {
+      const record = await this.findOktaUser(source, action.user);
+      if (!record) return membershipValue(null, false);
+      return membershipValue(record.resource.id, record.groups.includes(groupId));
+    } catch (err) {
+      if (err instanceof HeldByAnotherError) return undefined;
+      throw err;
+    }
   }
 
   private async applyMembershipEvent(source: string, action: MembershipAction): Promise<HookOutcome> {
@@ -334,34 +366,48 @@ export class OktaHookService {
       if (group && !mayBeOktaEntity(group.resource.externalId, target.oktaId))
         throw new HeldByAnotherError("group");
       const clock = group ? entityClock(group.resource.id, group.meta) : null;
-      if (isStale(published, clock, marks, aspect)) {
+      // The membership as it is now (read after the group: see save), when the group exists.
+      const current = group ? await this.currentMembership(source, action, group.resource.id) : undefined;
+      if (isStale(published, clock, marks, aspect, current)) {
         if (await state.stillAt(source, "group", target.oktaId, marks)) return "stale";
         continue;
       }
-      // Marks stored without a group write (the revision must not have moved since `marks`).
-      const save = (version: string | undefined) =>
-        state.setMarksIf(
+      // Marks stored without a group write (the revision must not have moved since `marks`). The
+      // membership found unchanged is kept as seen at the group's version read: the group must
+      // still be at that version, else the membership read may be of a later one (decide again).
+      const save = async (version: string | undefined, after?: string) => {
+        if (group && after !== undefined) {
+          const now = await directory.getGroup(source, group.resource.id);
+          if (now?.meta.version !== group.meta.version)
+            throw new PreconditionFailedError("the group changed while an Okta event was applied");
+        }
+        const values = { before: { [aspect]: current }, after: { [aspect]: after } };
+        await state.setMarksIf(
           source,
           "group",
           target.oktaId,
           marks,
-          advanceMarks(marks, clock, version, [aspect], published),
+          advanceMarks(marks, clock, version, [aspect], published, values),
         );
+      };
       // Marks stored by the group write itself (seenVersion stamped by the script).
-      const guard = () =>
+      const guard = (after: string) =>
         state.guard(
           source,
           "group",
           target.oktaId,
           marks,
-          advanceMarks(marks, clock, undefined, [aspect], published),
+          advanceMarks(marks, clock, undefined, [aspect], published, {
+            before: { [aspect]: current },
+            after: { [aspect]: after },
+          }),
           true,
         );
       try {
         const user = await this.memberUser(source, action);
         if ("outcome" in user) {
           if (action.op === "add") return user.outcome;
-          await save(clock?.version);
+          await save(clock?.version, group ? membershipValue(null, false) : undefined);
           return "unchanged";
         }
         if (!group) {
@@ -369,23 +415,24 @@ export class OktaHookService {
             await save(undefined);
             return "unchanged";
           }
-          await directory.createGroup(source, newGroup(target), [user.record.resource.id], {
-            guard: guard(),
+          const userId = user.record.resource.id;
+          await directory.createGroup(source, newGroup(target), [userId], {
+            guard: guard(membershipValue(userId, true)),
           });
           return "applied";
         }
+        const userId = user.record.resource.id;
         const isMember = user.record.groups.includes(group.resource.id);
         if (isMember === (action.op === "add")) {
-          await save(clock?.version);
+          await save(clock?.version, membershipValue(userId, isMember));
           return "unchanged";
         }
-        const userId = user.record.resource.id;
         const change = action.op === "add" ? { add: [userId] } : { remove: [userId] };
         await directory.updateGroup(
           source,
           group.resource.id,
           (current) => ({ resource: withoutId(current.resource), members: change }),
-          { ifMatch: group.meta.version, guard: guard() },
+          { ifMatch: group.meta.version, guard: guard(membershipValue(userId, action.op === "add")) },
         );
         return "applied";
       } catch (err) {

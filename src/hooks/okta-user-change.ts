@@ -3,6 +3,7 @@
  * (-> externalId), login (`alternateId` -> userName) and displayName; lifecycle events carry the
  * state: activate/unsuspend/reactivate -> active true, deactivate/suspend -> active false.
  */
+import { createHash } from "node:crypto";
 import { cleanName, toCanonicalUser } from "../scim/canonical-resource.js";
 import { SCHEMA_USER, type ScimUser } from "../scim/scim-types.js";
 import { ASPECT_DEACTIVATED, ASPECT_LIFECYCLE, ASPECT_PROFILE, type HookMarks } from "./event-ordering.js";
@@ -31,6 +32,20 @@ export function decidingAspect(op: UserLifecycleOp): string {
  */
 export function aspectsRead(op: UserLifecycleOp): string[] {
   return [...new Set([...aspectsOf(op), ASPECT_LIFECYCLE, ASPECT_DEACTIVATED])];
+}
+
+/**
+ * The values of a user's aspects that the hooks compare to tell whether a write from another path
+ * changed them (event-ordering.ts, seen values): the lifecycle is `active`; the profile is a digest
+ * of what a create or profile event sets (userName, displayName, externalId). A SCIM write of other
+ * attributes (title, emails, ...) changes neither.
+ */
+export function userAspectValues(user: ScimUser | Omit<ScimUser, "id">): Record<string, string> {
+  const profile = JSON.stringify([user.userName ?? null, user.displayName ?? null, user.externalId ?? null]);
+  return {
+    [ASPECT_LIFECYCLE]: String(user.active),
+    [ASPECT_PROFILE]: createHash("sha1").update(profile).digest("base64url").slice(0, 16),
+  };
 }
 
 /**

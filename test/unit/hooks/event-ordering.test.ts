@@ -9,7 +9,10 @@ import {
   advanceMarks,
   blockedByDeletion,
   isStale,
+  lastChangeTime,
   membershipAspect,
+  membershipValue,
+  seenValue,
 } from "../../../src/hooks/event-ordering.js";
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -91,5 +94,106 @@ describe("event ordering", () => {
         expect(active).toBe(newest.active);
       }),
     );
+  });
+});
+
+describe("a foreign write orders only the aspects it changed (seen values)", () => {
+  const v = (n: number) => `u1:W/"${n}"`;
+  const clockAt = (n: number, ms: number): EntityClock => ({
+    entity: "u1",
+    version: v(n),
+    lastModified: iso(ms),
+  });
+  // The hooks created u1 (version 1): active, profile "p".
+  const created = advanceMarks(EMPTY_MARKS, null, v(1), [ASPECT_LIFECYCLE, ASPECT_PROFILE], 1000, {
+    after: { [ASPECT_LIFECYCLE]: "true", [ASPECT_PROFILE]: "p" },
+  });
+
+  it("keeps the values the hooks wrote as seen", () => {
+    expect(seenValue(clockAt(1, 5000), created, ASPECT_LIFECYCLE)).toBe("true");
+    expect(seenValue(clockAt(1, 5000), created, ASPECT_PROFILE)).toBe("p");
+    // Only for the entity the marks follow (a user created again has another id).
+    expect(
+      seenValue({ ...clockAt(1, 5000), entity: "u2", version: 'u2:W/"1"' }, created, ASPECT_LIFECYCLE),
+    ).toBe(undefined);
+  });
+
+  it("a foreign write that left an aspect as seen does not order it; one that changed it does", () => {
+    const scim = clockAt(2, 8000); // e.g. a SCIM PATCH of the title at t=8000
+    expect(isStale(7000, scim, created, ASPECT_LIFECYCLE, "true")).toBe(false);
+    expect(lastChangeTime(scim, created, ASPECT_LIFECYCLE, "true")).toBe(1000);
+    expect(isStale(7000, scim, created, ASPECT_LIFECYCLE, "false")).toBe(true);
+    expect(isStale(7000, scim, created, ASPECT_PROFILE, "p2")).toBe(true);
+    expect(isStale(7000, scim, created, ASPECT_PROFILE, "p")).toBe(false);
+    // Unknown current value: every foreign write counts (as before seen values existed).
+    expect(isStale(7000, scim, created, ASPECT_LIFECYCLE)).toBe(true);
+    // The hooks' own last change of the aspect still orders it.
+    expect(isStale(900, scim, created, ASPECT_LIFECYCLE, "true")).toBe(true);
+  });
+
+  it("marks without seen values keep the conservative ordering", () => {
+    const old: HookMarks = { seenVersion: v(1), aspects: { [ASPECT_LIFECYCLE]: 1000 } };
+    expect(isStale(7000, clockAt(2, 8000), old, ASPECT_LIFECYCLE, "true")).toBe(true);
+    const withFloor: HookMarks = { seenVersion: v(3), floor: 8000, aspects: {} };
+    expect(isStale(7000, clockAt(3, 9000), withFloor, ASPECT_LIFECYCLE, "true")).toBe(true);
+  });
+
+  it("the floor applies per aspect: a profile-only foreign write does not block later lifecycle events", () => {
+    const scim = clockAt(2, 8000); // title PATCH
+    // The hooks write the profile (t=9000): the foreign write is folded into the floor.
+    const afterProfile = advanceMarks(created, scim, v(3), [ASPECT_PROFILE], 9000, {
+      before: { [ASPECT_PROFILE]: "p" },
+      after: { [ASPECT_PROFILE]: "p9" },
+    });
+    expect(afterProfile.floor).toBe(8000);
+    const now = clockAt(3, 9500);
+    expect(isStale(7000, now, afterProfile, ASPECT_LIFECYCLE, "true")).toBe(false);
+    expect(isStale(7000, now, afterProfile, ASPECT_PROFILE, "p9")).toBe(true);
+    // A lifecycle changed by the foreign write meanwhile: the floor counts for it.
+    expect(isStale(7000, now, afterProfile, ASPECT_LIFECYCLE, "false")).toBe(true);
+  });
+
+  it("does not take a value as seen for an aspect the event is stale on", () => {
+    const scim = clockAt(2, 8000); // SCIM deactivated the user at t=8000
+    // A create event (lifecycle and profile) published at 7000 refreshes the profile only.
+    const next = advanceMarks(created, scim, v(3), [ASPECT_LIFECYCLE, ASPECT_PROFILE], 7000, {
+      before: { [ASPECT_LIFECYCLE]: "false", [ASPECT_PROFILE]: "p" },
+      after: { [ASPECT_LIFECYCLE]: "false", [ASPECT_PROFILE]: "p7" },
+    });
+    const now = clockAt(3, 9000);
+    expect(seenValue(now, next, ASPECT_LIFECYCLE)).toBe("true");
+    expect(seenValue(now, next, ASPECT_PROFILE)).toBe("p7");
+    // An activation published at 7500 is still older than the SCIM deactivation.
+    expect(isStale(7500, now, next, ASPECT_LIFECYCLE, "false")).toBe(true);
+  });
+
+  it("forgets seen values when the marks move to another entity (deleted and created again)", () => {
+    const recreated: EntityClock = { entity: "u2", version: 'u2:W/"1"', lastModified: iso(8000) };
+    expect(isStale(7000, recreated, created, ASPECT_LIFECYCLE, "true")).toBe(true);
+    const next = advanceMarks(created, recreated, 'u2:W/"2"', [ASPECT_PROFILE], 9000, {
+      before: { [ASPECT_PROFILE]: "q" },
+      after: { [ASPECT_PROFILE]: "q9" },
+    });
+    const now: EntityClock = { entity: "u2", version: 'u2:W/"2"', lastModified: iso(9500) };
+    // The lifecycle seen on u1 does not count for u2: the re-creation (t=8000) orders it.
+    expect(seenValue(now, next, ASPECT_LIFECYCLE)).toBe(undefined);
+    expect(isStale(7000, now, next, ASPECT_LIFECYCLE, "true")).toBe(true);
+    expect(seenValue(now, next, ASPECT_PROFILE)).toBe("q9");
+  });
+
+  it("membership aspects: another member's change does not order this one", () => {
+    const g = (n: number, ms: number): EntityClock => ({
+      entity: "g1",
+      version: `g1:W/"${n}"`,
+      lastModified: iso(ms),
+    });
+    const a = membershipAspect("00ua");
+    const added = advanceMarks(EMPTY_MARKS, null, 'g1:W/"1"', [a], 1000, {
+      after: { [a]: membershipValue("ua", true) },
+    });
+    const otherAdded = g(2, 8000);
+    expect(isStale(7000, otherAdded, added, a, membershipValue("ua", true))).toBe(false);
+    expect(isStale(7000, otherAdded, added, a, membershipValue("ua", false))).toBe(true);
+    expect(membershipValue(null, true)).toBe("out");
   });
 });

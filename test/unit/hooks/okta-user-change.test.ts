@@ -1,12 +1,18 @@
 import { describe, expect, it } from "vitest";
 import { BadRequestError } from "../../../src/errors.js";
-import { ASPECT_DEACTIVATED, ASPECT_LIFECYCLE, type HookMarks } from "../../../src/hooks/event-ordering.js";
+import {
+  ASPECT_DEACTIVATED,
+  ASPECT_LIFECYCLE,
+  ASPECT_PROFILE,
+  type HookMarks,
+} from "../../../src/hooks/event-ordering.js";
 import {
   createsUser,
   mayBeOktaEntity,
   newUserActive,
   newUserFromTarget,
   nextUserResource,
+  userAspectValues,
 } from "../../../src/hooks/okta-user-change.js";
 import { SCHEMA_USER, type ScimUser } from "../../../src/scim/scim-types.js";
 
@@ -109,5 +115,22 @@ describe("Okta events and users the bridge does not hold", () => {
     expect(mayBeOktaEntity("00u1", "00u1")).toBe(true);
     expect(mayBeOktaEntity("00U1", "00u1")).toBe(false);
     expect(mayBeOktaEntity("scim-7", "00u1")).toBe(false);
+  });
+});
+
+describe("userAspectValues (what a foreign write is compared on)", () => {
+  it("changes with active for the lifecycle, with what an Okta profile event sets for the profile", () => {
+    const base = userAspectValues(user);
+    expect(base[ASPECT_LIFECYCLE]).toBe("true");
+    expect(userAspectValues({ ...user, active: false })[ASPECT_LIFECYCLE]).toBe("false");
+    // A title (or any attribute an Okta event does not set) changes neither.
+    expect(userAspectValues({ ...user, title: "Engineer" } as ScimUser)).toEqual(base);
+    expect(userAspectValues({ ...user, displayName: "Sam S" })[ASPECT_PROFILE]).not.toBe(
+      base[ASPECT_PROFILE],
+    );
+    expect(userAspectValues({ ...user, userName: "sam2@example.com" })[ASPECT_PROFILE]).not.toBe(
+      base[ASPECT_PROFILE],
+    );
+    expect(userAspectValues({ ...user, displayName: "Sam S" })[ASPECT_LIFECYCLE]).toBe("true");
   });
 });
