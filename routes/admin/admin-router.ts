@@ -6,6 +6,7 @@ import type { AuditLog } from "../../src/admin/audit-log.js";
 import { isRedisUnavailable } from "../../src/directory/redis-failure.js";
 import { isAppError } from "../../src/errors.js";
 import type { Logger } from "../../src/observability/logger.js";
+import { setFallbackRouteTemplate } from "../middleware/route-template.js";
 import { adminAuthentication, principalOf } from "./admin-auth.js";
 import { ADMIN_ROUTES } from "./admin-routes.js";
 import { buildOpenApi } from "./openapi.js";
@@ -37,6 +38,12 @@ function sendError(
 export function createAdminRouter(deps: AdminRouterDeps): Router {
   const router = express.Router();
   const openapi = buildOpenApi(ADMIN_ROUTES, deps.version ?? "1");
+  // A request answered before a route matched it (401, a body that is not JSON, no such admin
+  // route) is counted in the HTTP metrics as `/admin/v1`, not as an `unmatched` scan.
+  router.use((req, _res, next) => {
+    setFallbackRouteTemplate(req, req.baseUrl);
+    next();
+  });
   // Every body is read as JSON, whatever its Content-Type: `curl -d '{"dryRun":true}'` sends a form
   // type, and a body skipped for its type would read as `{}`, whose defaults (a real run, every
   // dead letter, a whole source) do more than asked. A body that is not JSON is a 400.

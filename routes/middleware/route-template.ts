@@ -4,6 +4,16 @@ import type { Request } from "express";
 export const UNMATCHED_ROUTE = "unmatched";
 
 const TEMPLATE = Symbol("routeTemplate");
+const FALLBACK = Symbol("routeTemplateFallback");
+
+/**
+ * The label of a request that ends before any route matched it, under a router that knows its own
+ * prefix (the admin API's 401 and 400 answers: `/admin/v1`), instead of `unmatched`, which is for
+ * scans of paths nobody serves.
+ */
+export function setFallbackRouteTemplate(req: Request, template: string): void {
+  (req as unknown as Record<symbol, string>)[FALLBACK] = template;
+}
 
 /** Sets the route template of a request routed outside express's router (the SCIM routes). */
 export function setRouteTemplate(req: Request, template: string): void {
@@ -20,7 +30,9 @@ export function routeTemplate(req: Pick<Request, "baseUrl" | "route" | "params">
   const set = (req as unknown as Record<symbol, string | undefined>)[TEMPLATE];
   if (set !== undefined) return set;
   const route = req.route as { path?: unknown } | undefined;
-  if (!route || route.path === undefined) return UNMATCHED_ROUTE;
+  if (!route || route.path === undefined) {
+    return (req as unknown as Record<symbol, string | undefined>)[FALLBACK] ?? UNMATCHED_ROUTE;
+  }
   const path = typeof route.path === "string" ? route.path : String(route.path);
   const byValue = new Map<string, string>();
   for (const [name, value] of Object.entries((req.params ?? {}) as Record<string, unknown>)) {

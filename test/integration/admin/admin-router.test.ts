@@ -11,7 +11,9 @@ import { runAdminCommand } from "../../../src/cli/admin-commands.js";
 import { hashToken } from "../../../src/config/tokens.js";
 import { buildConfig } from "../../../src/config/load-config.js";
 import { RedisDirectoryStore } from "../../../src/directory/redis-directory-store.js";
+import { httpMetricsMiddleware } from "../../../routes/middleware/http-metrics.js";
 import { createLogger } from "../../../src/observability/logger.js";
+import { createMetricsRegistry } from "../../../src/observability/metrics.js";
 import type { EntityRef } from "../../../src/scim/scim-types.js";
 import { matchesFilter } from "../../../src/scim/filter-eval.js";
 import { RedisSyncStateStore } from "../../../src/sync/redis-sync-state-store.js";
@@ -205,6 +207,35 @@ describe("admin API (/admin/v1) against real Redis", () => {
     // No body at all is still the empty request.
     const none = await http.get("/admin/v1/status").set(as(ADMIN));
     expect(none.status).toBe(200);
+  });
+
+  it("counts admin requests answered before routing (401, bad JSON) as /admin/v1 in the HTTP metrics", async () => {
+    const registry = createMetricsRegistry({ defaultMetrics: false });
+    const counted = express();
+    counted.use(httpMetricsMiddleware(registry));
+    counted.use(
+      "/admin/v1",
+      createAdminRouter({
+        service: jobs.service,
+        principals: jobs.principals,
+        audit: jobs.audit,
+        logger: createLogger("silent"),
+      }),
+    );
+    const client = supertest(counted);
+    await client.get("/admin/v1/status").expect(401);
+    await client
+      .post("/admin/v1/sources/okta/reconcile")
+      .set(as(ADMIN))
+      .type("json")
+      .send("{nope")
+      .expect(400);
+    await client.get("/admin/v1/status").set(as(ADMIN)).expect(200);
+    const text = await registry.metrics();
+    expect(text).toContain('http_requests_total{method="GET",route="/admin/v1",status="401"} 1');
+    expect(text).toContain('http_requests_total{method="POST",route="/admin/v1",status="400"} 1');
+    expect(text).toContain('http_requests_total{method="GET",route="/admin/v1/status",status="200"} 1');
+    expect(text).not.toContain('route="unmatched"');
   });
 
   it("takes the admin token from the Authorization header only, never from the URL or the body", async () => {
