@@ -1,4 +1,5 @@
 import type { ErrorRequestHandler, Response } from "express";
+import { isRedisUnavailable } from "../../src/directory/redis-failure.js";
 import { AppError, ServiceUnavailableError } from "../../src/errors.js";
 import type { Logger } from "../../src/observability/logger.js";
 import { SCHEMA_ERROR } from "../../src/scim/scim-types.js";
@@ -45,9 +46,6 @@ export function sendScimError(
   );
 }
 
-const REDIS_DOWN =
-  /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|Connection is closed|Stream isn't writeable|enableOfflineQueue|MaxRetriesPerRequest|CLUSTERDOWN|LOADING|READONLY|OOM/i;
-
 /** A request body that is not JSON (body-parser's, or the SCIM body reader's): 400 invalidSyntax. */
 export function bodyNotJson(): AppError {
   return new AppError("The request body is not valid JSON", {
@@ -74,7 +72,7 @@ export function toAppError(err: unknown): AppError | undefined {
   if (typeof e?.status === "number" && e.status >= 400 && e.status < 500) {
     return new AppError(e.message ?? "Bad request", { status: e.status, code: "bad_request" });
   }
-  if (REDIS_DOWN.test(`${e?.name ?? ""} ${e?.code ?? ""} ${e?.message ?? ""}`)) {
+  if (isRedisUnavailable(err)) {
     return new ServiceUnavailableError("The directory store is unavailable; retry later", err);
   }
   return undefined;

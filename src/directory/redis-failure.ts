@@ -22,23 +22,24 @@ export function toStoreError(err: unknown): Error {
 }
 
 /**
- * ioredis's own words for "no connection to Redis now": a client without an offline queue, a
- * command that ran out of reconnection attempts, a connection closed or refused under it. Code
- * that talks to Redis outside `guarded` (the admin API's reads of queues and dead letters) answers
- * 503 for these, not 500.
+ * ioredis's own words for "no connection to Redis now": refused, reset or timed-out connections, a
+ * connection closed under a command, a client without an offline queue, a command that ran out of
+ * reconnection attempts. Matched against the error's name, code and message.
  */
 const CONNECTION_FAILURE =
-  /enableOfflineQueue|Connection is closed|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|Command timed out|max retries per request/i;
+  /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|Connection is closed|Stream isn't writeable|enableOfflineQueue|Command timed out|max retries per request|MaxRetriesPerRequest/i;
 
 /**
  * Whether `err`, a client library's error (an AppError carries its own status), says that Redis
- * cannot be reached right now (see CONNECTION_FAILURE).
+ * cannot serve right now: a connection failure (CONNECTION_FAILURE) or a transient error reply
+ * (TRANSIENT_REPLIES). Code that talks to Redis outside `guarded` (the SCIM routes' error handler,
+ * the admin API's reads of queues and dead letters) answers 503 for these, not 500.
  */
 export function isRedisUnavailable(err: unknown): boolean {
   if (isAppError(err) || !(err instanceof Error) || isProgrammingError(err)) return false;
-  if (err.name === "MaxRetriesPerRequestError") return true;
   if (err.name === "ReplyError") return TRANSIENT_REPLIES.test(err.message);
-  return CONNECTION_FAILURE.test(err.message);
+  const code = (err as { code?: unknown }).code;
+  return CONNECTION_FAILURE.test(`${err.name} ${typeof code === "string" ? code : ""} ${err.message}`);
 }
 
 function isProgrammingError(err: Error): boolean {

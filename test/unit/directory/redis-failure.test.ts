@@ -53,6 +53,11 @@ describe("isRedisUnavailable", () => {
       true,
     );
     expect(isRedisUnavailable(named("ReplyError", "ERR wrong number of arguments"))).toBe(false);
+    expect(
+      isRedisUnavailable(new Error("Stream isn't writeable and enableOfflineQueue options is false")),
+    ).toBe(true);
+    expect(isRedisUnavailable(Object.assign(new Error("connect failed"), { code: "ECONNRESET" }))).toBe(true);
+    expect(isRedisUnavailable(named("ReplyError", "CLUSTERDOWN The cluster is down"))).toBe(true);
     expect(isRedisUnavailable(new TypeError("Connection is closed"))).toBe(false);
     expect(isRedisUnavailable(new Error("something else"))).toBe(false);
     expect(isRedisUnavailable(new ServiceUnavailableError("busy"))).toBe(false);
