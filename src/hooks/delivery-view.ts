@@ -5,6 +5,7 @@
  * delivery. Reads go to the directory; what the delivery changes is kept here, in memory.
  */
 import type { DirectoryStore } from "../directory/directory-types.js";
+import { maySameEntity } from "./external-id.js";
 
 /** The unique keys of one entity: externalId as given, the name trimmed and lower-cased. */
 interface Keys {
@@ -82,7 +83,7 @@ class KindView {
       ref = byExternal;
     } else if (byName) {
       const held = (await this.keysOf(byName))?.externalId;
-      if (externalId !== undefined && held !== undefined && held !== externalId) return "taken";
+      if (!maySameEntity(externalId, held)) return "taken";
       ref = byName;
     } else {
       ref = `(created by event ${++this.created})`;

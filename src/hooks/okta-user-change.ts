@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import { cleanName, toCanonicalUser } from "../scim/canonical-resource.js";
 import { SCHEMA_USER, type ScimUser } from "../scim/scim-types.js";
+import { maySameEntity } from "./external-id.js";
 import { ASPECT_DEACTIVATED, ASPECT_LIFECYCLE, ASPECT_PROFILE, type HookMarks } from "./event-ordering.js";
 import type { OktaUserTarget, UserLifecycleOp } from "./okta-event.js";
 
@@ -86,8 +87,7 @@ export function newUserActive(
  * group name is a different person or group (the rule of signed events' `user.upserted`).
  */
 export function mayBeOktaEntity(storedExternalId: unknown, oktaId: string): boolean {
-  const held = storedExternalId;
-  return held === undefined || held === null || held === "" || held === oktaId;
+  return maySameEntity(oktaId, storedExternalId);
 }
 
 /**

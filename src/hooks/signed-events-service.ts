@@ -7,6 +7,7 @@ import type { ScimUser } from "../scim/scim-types.js";
 import { DeliveryView } from "./delivery-view.js";
 import type { HookMetrics } from "./hook-metrics.js";
 import type { HookStateStore } from "./hook-state-store.js";
+import { externalIdText, maySameEntity } from "./external-id.js";
 import { sameJson } from "./same-json.js";
 import {
   type Canonicalisers,
@@ -202,8 +203,11 @@ export class SignedEventsService {
       case "user.deleted": {
         const id = await directory.findUserId(source, event.key);
         if (!id) return false;
-        const current = await directory.getUser(source, id);
-        if (current && !samePerson(event.key.externalId, current.resource.externalId)) return false;
+        // Found by userName, it may be someone else (maySameEntity); named by userName alone, not.
+        if (event.key.externalId !== undefined) {
+          const current = await directory.getUser(source, id);
+          if (current && !maySameEntity(event.key.externalId, current.resource.externalId)) return false;
+        }
         await directory.deleteUser(source, id);
         return true;
       }
@@ -241,8 +245,10 @@ export class SignedEventsService {
       case "group.deleted": {
         const id = await directory.findGroupId(source, event.key);
         if (!id) return false;
-        const current = await directory.getGroup(source, id);
-        if (current && !samePerson(event.key.externalId, current.resource.externalId)) return false;
+        if (event.key.externalId !== undefined) {
+          const current = await directory.getGroup(source, id);
+          if (current && !maySameEntity(event.key.externalId, current.resource.externalId)) return false;
+        }
         await directory.deleteGroup(source, id);
         return true;
       }
@@ -256,15 +262,6 @@ function upsertedUser(
   current: ScimUser,
 ): Omit<ScimUser, "id"> {
   return event.activeOmitted ? { ...event.user, active: current.active !== false } : event.user;
-}
-
-/**
- * Whether a deletion that names `externalId` may take the entity found (by externalId, else by
- * userName or displayName) that has `stored`: found by name, an entity with another externalId is
- * someone else who holds the name now, and a deletion of a user that does not exist is no error.
- */
-function samePerson(externalId: string | undefined, stored: unknown): boolean {
-  return externalId === undefined || stored === undefined || stored === null || stored === externalId;
 }
 
 /** True when a member names a user that exists at this point of the delivery. */
@@ -283,27 +280,21 @@ function heldByAnother(
   upsert: Record<string, unknown>,
   current: Record<string, unknown>,
 ): void {
-  const wanted = text(upsert.externalId);
-  const held = text(current.externalId);
-  if (wanted !== undefined && held !== undefined && wanted !== held) {
+  if (!maySameEntity(upsert.externalId, current.externalId)) {
     const name = kind === "user" ? "userName" : "displayName";
     throw new ConflictError(`${name} is already taken by another ${kind}`);
   }
 }
 
-function text(value: unknown): string | undefined {
-  return typeof value === "string" && value !== "" ? value : undefined;
-}
-
 /** The unique keys of a canonical user (userName is required by toCanonicalUser). */
 function userKeys(user: Record<string, unknown>): { externalId?: string; userName: string } {
-  const externalId = text(user.externalId);
+  const externalId = externalIdText(user.externalId);
   const userName = String(user.userName);
   return externalId ? { externalId, userName } : { userName };
 }
 
 function groupKeys(group: Record<string, unknown>): { externalId?: string; displayName: string } {
-  const externalId = text(group.externalId);
+  const externalId = externalIdText(group.externalId);
   const displayName = String(group.displayName);
   return externalId ? { externalId, displayName } : { displayName };
 }
