@@ -38,13 +38,7 @@ export async function recordDeadLetter(
     at,
     attempts,
   });
-  const previous = await state.getStatus(ref);
-  await state.setStatus({
-    ...previous,
-    ref,
-    state: "dead",
-    lastError: { message: fate.message, code: fate.code, operation: fate.operation, at, attempts },
-  });
+  await noteFailure(deps.ctx, ref, "dead", fate, attempts, at);
   deps.metrics.countDeadLetter({ source: ref.source, code: fate.code, kind: ref.kind });
   deps.logger.error(
     { ref, code: fate.code, operation: fate.operation, attempts },
@@ -54,15 +48,15 @@ export async function recordDeadLetter(
   if (generation !== undefined) await deps.ctx.directory.markClean(ref, generation);
 }
 
-/** Records on the entity's status why it is not synced yet (a failure that is not final). */
+/** Records on the entity's status why it is not synced (yet: pending, retrying; or for good: dead). */
 async function noteFailure(
   ctx: SyncProcessorDeps["ctx"],
   ref: EntityRef,
-  state: "pending" | "retrying",
+  state: "pending" | "retrying" | "dead",
   fate: Pick<FailureFate, "code" | "message" | "operation">,
   attempts: number,
+  at: string = new Date().toISOString(),
 ): Promise<void> {
-  const at = new Date().toISOString();
   await ctx.state.setStatus({
     ...(await ctx.state.getStatus(ref)),
     ref,
