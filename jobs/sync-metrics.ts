@@ -68,15 +68,12 @@ export function syncMetrics(
         // aggregate (GET /metrics with server.processes > 1) takes one of them, not their sum.
         aggregator: "max",
         async collect() {
-          try {
-            const counts = await scrapeRead<Record<string, Record<string, number>>>(registry, "queue_depth");
-            if (!counts) return;
-            this.reset();
-            for (const [queue, states] of Object.entries(counts)) {
-              for (const [state, n] of Object.entries(states)) this.set({ queue, state }, n);
-            }
-          } catch {
-            // Redis unavailable or slow during a scrape: keep the last values; metrics_redis_read_ok says so.
+          // Redis unavailable or slow: no counts, the last values stay (metrics_redis_read_ok).
+          const counts = await scrapeRead<Record<string, Record<string, number>>>(registry, "queue_depth");
+          if (!counts) return;
+          this.reset();
+          for (const [queue, states] of Object.entries(counts)) {
+            for (const [state, n] of Object.entries(states)) this.set({ queue, state }, n);
           }
         },
       }),

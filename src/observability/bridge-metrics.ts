@@ -144,14 +144,11 @@ export function bridgeMetrics(registry: Registry): BridgeMetrics {
           // aggregate (GET /metrics with server.processes > 1) takes one of them, not their sum.
           aggregator: "max",
           async collect() {
-            try {
-              const counts = await scrapeRead<Record<string, Record<string, number>>>(registry, "queue_jobs");
-              if (!counts) return;
-              for (const [queue, states] of Object.entries(counts))
-                for (const [state, count] of Object.entries(states)) this.set({ queue, state }, count);
-            } catch {
-              // Redis unavailable or slow: keep the last known depths; metrics_redis_read_ok says so.
-            }
+            // Redis unavailable or slow: no counts, the last known depths stay (metrics_redis_read_ok).
+            const counts = await scrapeRead<Record<string, Record<string, number>>>(registry, "queue_jobs");
+            if (!counts) return;
+            for (const [queue, states] of Object.entries(counts))
+              for (const [state, count] of Object.entries(states)) this.set({ queue, state }, count);
           },
         }),
     ),
@@ -197,13 +194,10 @@ export function bridgeMetrics(registry: Registry): BridgeMetrics {
           // The size of a list in Redis, the same whichever process reads it: never summed.
           aggregator: "max",
           async collect() {
-            try {
-              const counts = await scrapeRead<Record<string, number>>(registry, "dead_letters");
-              if (!counts) return;
-              for (const [source, count] of Object.entries(counts)) this.set({ source }, count);
-            } catch {
-              // Redis unavailable or slow: keep the last known sizes; metrics_redis_read_ok says so.
-            }
+            // Redis unavailable or slow: no counts, the last known sizes stay (metrics_redis_read_ok).
+            const counts = await scrapeRead<Record<string, number>>(registry, "dead_letters");
+            if (!counts) return;
+            for (const [source, count] of Object.entries(counts)) this.set({ source }, count);
           },
         }),
     ),

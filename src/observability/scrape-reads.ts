@@ -14,7 +14,7 @@ import { Gauge, type Registry } from "prom-client";
 export const SCRAPE_READ_TIMEOUT_MS = 1_500;
 const STUCK_AFTER_MS = 30_000;
 
-type Outcome = { ok: true; value: unknown } | { ok: false; error: Error };
+type Outcome = { ok: true; value: unknown } | { ok: false };
 
 interface Read {
   read: () => Promise<unknown>;
@@ -67,15 +67,14 @@ export function setScrapeRead(
 }
 
 /**
- * The value of the read `name` in this scrape's round (started by the first caller). Rejects when
- * the read failed or did not answer in time; resolves undefined when no such read is registered.
+ * The value of the read `name` in this scrape's round (started by the first caller); undefined when
+ * no such read is registered, or when it failed or did not answer in time (the caller keeps its
+ * metric's last values; metrics_redis_read_ok reports the failure).
  */
 export async function scrapeRead<T>(registry: Registry, name: string): Promise<T | undefined> {
   if (!byRegistry.get(registry)?.reads.has(name)) return undefined;
   const outcome = (await scrapeRound(registry)).get(name);
-  if (!outcome) return undefined;
-  if (!outcome.ok) throw outcome.error;
-  return outcome.value as T;
+  return outcome?.ok ? (outcome.value as T) : undefined;
 }
 
 function scrapeRound(registry: Registry): Promise<Map<string, Outcome>> {
@@ -106,14 +105,11 @@ async function bounded(entry: Read, timeoutMs: number): Promise<Outcome> {
   const { promise } = entry.pending;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<Outcome>((resolve) => {
-    timer = setTimeout(
-      () => resolve({ ok: false, error: new Error(`Redis did not answer within ${timeoutMs} ms`) }),
-      timeoutMs,
-    );
+    timer = setTimeout(() => resolve({ ok: false }), timeoutMs);
   });
   const result = promise.then(
     (value): Outcome => ({ ok: true, value }),
-    (err: unknown): Outcome => ({ ok: false, error: err instanceof Error ? err : new Error(String(err)) }),
+    (): Outcome => ({ ok: false }),
   );
   try {
     return await Promise.race([result, timeout]);
