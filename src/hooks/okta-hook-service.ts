@@ -172,11 +172,10 @@ export class OktaHookService {
     aspects: string[],
   ): Promise<UserRecord | "deleted" | "no_target"> {
     const { state } = this.deps;
-    const resource = newUserFromTarget(target, true);
-    if (!resource) return "no_target";
     const deletedAt = await state.deletedAt(source, target);
+    const resource = newUserFromTarget(target, newUserActive(cause, published, read, deletedAt));
+    if (!resource) return "no_target";
     if (blockedByDeletion(published, deletedAt)) return "deleted";
-    resource.active = newUserActive(cause, published, read, deletedAt);
     const next = advanceMarks(read, null, undefined, aspects, published, {
       after: userAspectValues(resource),
     });
