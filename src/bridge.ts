@@ -238,8 +238,8 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
             prefix,
             logger,
             registry,
-            // The same buckets as SCIM; its 429 in the hooks' JSON error format.
-            beforeHandlers: [intakeLimit.forwardingErrors],
+            // The same limiter and buckets as SCIM; the hooks' error handler renders its 429.
+            beforeHandlers: [intakeLimit],
           }),
     scim:
       role === "worker"

@@ -41,8 +41,8 @@ export interface HooksRouterDeps {
    * Runs on POSTs after authentication, so that only a source's own callers spend what these
    * handlers guard (the intake rate limit): after the Okta secret (before the body is read), and
    * after the signature of signed events (which needs the body). The verification GET and 405s do
-   * not run them. Errors they pass to `next` get the hooks' JSON error format; give the intake
-   * limiter as `forwardingErrors` so its 429 does too.
+   * not run them. Errors they pass to `next` (the intake limiter's 429 too) get the hooks' JSON
+   * error format.
    */
   beforeHandlers?: RequestHandler[];
   /** Clock for webhook timestamps (epoch ms); default Date.now. */

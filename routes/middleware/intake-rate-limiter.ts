@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { NextFunction, Request, RequestHandler, Response } from "express";
+import type { NextFunction, Request, RequestHandler } from "express";
 import type { Registry } from "prom-client";
 import { TooManyRequestsError } from "../../src/errors.js";
 import type { Logger } from "../../src/observability/logger.js";
@@ -106,13 +106,12 @@ export function grantedFrom(answer: unknown): number {
   return Number.isFinite(granted) && granted >= 1 ? granted : 1;
 }
 
-/** The SCIM error body of a 429 (RFC 7644 §3.12). */
-export function tooManyRequestsBody(source: string, retryAfterSeconds: number) {
-  return {
-    schemas: ["urn:ietf:params:scim:api:messages:2.0:Error"],
-    status: "429",
-    detail: `Too many requests for source ${source}; retry after ${retryAfterSeconds} s`,
-  };
+/** What a refused request is told (the router's error handler renders it, with `Retry-After`). */
+function tooManyRequests(source: string, retryAfterSeconds: number): TooManyRequestsError {
+  return new TooManyRequestsError(
+    `Too many requests for source ${source}; retry after ${retryAfterSeconds} s`,
+    retryAfterSeconds,
+  );
 }
 
 /**
@@ -146,39 +145,11 @@ function settleWithin<T>(
   );
 }
 
-/** How a refused request is answered: the SCIM 429 body, or the router's own error handler. */
-type Refuse = (source: string, retryAfterSeconds: number, res: Response, next: NextFunction) => void;
-
-const refuseWithScimBody: Refuse = (source, retryAfterSeconds, res, next) => {
-  try {
-    res
-      .status(429)
-      .setHeader("Retry-After", String(retryAfterSeconds))
-      .type("application/scim+json")
-      .send(JSON.stringify(tooManyRequestsBody(source, retryAfterSeconds)));
-  } catch (err) {
-    next(err);
-  }
-};
-
-const refuseViaNext: Refuse = (source, retryAfterSeconds, _res, next) => {
-  next(new TooManyRequestsError(tooManyRequestsBody(source, retryAfterSeconds).detail, retryAfterSeconds));
-};
-
-/** The limiter: a SCIM intake handler, and the same buckets for routers with their own error format. */
-export interface IntakeRateLimiter extends RequestHandler {
-  /**
-   * The same limiter (same buckets, same leases), but a refusal is passed on as
-   * `next(TooManyRequestsError)` (status 429, `retryAfter` in seconds) for the router's own error
-   * handler to render: the hooks routes answer their JSON errors, not a SCIM body.
-   */
-  readonly forwardingErrors: RequestHandler;
-}
-
 /**
  * Per-source intake rate limit, so that a runaway identity provider cannot starve the others or
- * fill Redis. Over the limit: 429 with `Retry-After` and a SCIM error body (`forwardingErrors`: a
- * TooManyRequestsError for the router's error handler instead). Redis not ready or slow:
+ * fill Redis. Over the limit: `next(TooManyRequestsError)` (429, `retryAfter` in seconds), which the
+ * router's own error handler renders: a SCIM error body with `Retry-After` on the SCIM routes, the
+ * hooks' JSON error on theirs; one limiter serves both (same buckets, same leases). Redis not ready or slow:
  * the request passes (the store then answers 503 at once), so the limiter never hangs a request.
  * Mount it after authentication, so that only a source's own callers spend its bucket (an
  * unauthenticated flood must not stall a source's provisioning); `sourceOf` defaults to the
@@ -188,7 +159,7 @@ export interface IntakeRateLimiter extends RequestHandler {
  * it calls Redis about once per 20 requests instead of once per request; a quiet one still takes
  * them one at a time.
  */
-export function intakeRateLimiter(options: IntakeRateLimiterOptions): IntakeRateLimiter {
+export function intakeRateLimiter(options: IntakeRateLimiterOptions): RequestHandler {
   const timeoutMs = options.timeoutMs ?? 250;
   const sourceOf = options.sourceOf ?? ((req: Request) => req.params.source as string | undefined);
   const limited = options.registry ? bridgeMetrics(options.registry).intakeRateLimited : undefined;
@@ -203,14 +174,7 @@ export function intakeRateLimiter(options: IntakeRateLimiterOptions): IntakeRate
     }
     return entry.lease;
   };
-  const ask = (
-    source: string,
-    rate: number,
-    lease: TokenLease,
-    refuse: Refuse,
-    res: Response,
-    next: NextFunction,
-  ) => {
+  const ask = (source: string, rate: number, lease: TokenLease, next: NextFunction) => {
     const burst =
       typeof options.burst === "function" ? options.burst(source) : (options.burst ?? Math.max(1, rate * 2));
     const call = lease.begin();
@@ -227,7 +191,7 @@ export function intakeRateLimiter(options: IntakeRateLimiterOptions): IntakeRate
         if (decision.allowed) next();
         else {
           limited?.inc({ source });
-          refuse(source, decision.retryAfterSeconds, res, next);
+          next(tooManyRequests(source, decision.retryAfterSeconds));
         }
         release(false);
       },
@@ -239,21 +203,18 @@ export function intakeRateLimiter(options: IntakeRateLimiterOptions): IntakeRate
       },
     );
   };
-  const handler =
-    (refuse: Refuse): RequestHandler =>
-    (req, res, next) => {
-      const source = sourceOf(req);
-      const rate = source === undefined ? undefined : options.requestsPerSecond(source);
-      if (source === undefined || rate === undefined || !(rate > 0)) return next();
-      if (options.redis.status !== "ready") return next();
-      const lease = leaseOf(source, rate);
-      if (lease.take(performance.now())) return next();
-      if (!lease.refilling) return ask(source, rate, lease, refuse, res, next);
-      lease.waiters.push((refillFailed) => {
-        // Redis failed the refill: let the request through, as the limiter does for its own call.
-        if (refillFailed || lease.takeLeased(performance.now())) return next();
-        ask(source, rate, lease, refuse, res, next);
-      });
-    };
-  return Object.assign(handler(refuseWithScimBody), { forwardingErrors: handler(refuseViaNext) });
+  return (req, _res, next) => {
+    const source = sourceOf(req);
+    const rate = source === undefined ? undefined : options.requestsPerSecond(source);
+    if (source === undefined || rate === undefined || !(rate > 0)) return next();
+    if (options.redis.status !== "ready") return next();
+    const lease = leaseOf(source, rate);
+    if (lease.take(performance.now())) return next();
+    if (!lease.refilling) return ask(source, rate, lease, next);
+    lease.waiters.push((refillFailed) => {
+      // Redis failed the refill: let the request through, as the limiter does for its own call.
+      if (refillFailed || lease.takeLeased(performance.now())) return next();
+      ask(source, rate, lease, next);
+    });
+  };
 }

@@ -4,6 +4,8 @@ import { Redis } from "ioredis";
 import request from "supertest";
 import { afterAll, describe, expect, it } from "vitest";
 import { intakeRateLimiter } from "../../../routes/middleware/intake-rate-limiter.js";
+import { scimErrorHandler } from "../../../routes/scim/scim-errors.js";
+import { createLogger } from "../../../src/observability/logger.js";
 import { createMetricsRegistry } from "../../../src/observability/metrics.js";
 
 const prefix = `test-${randomUUID()}`;
@@ -25,6 +27,8 @@ function appWith(redisClient: Redis, rates: Record<string, number>, burst?: numb
   router.get("/Users", (req, res) => {
     res.json({ source: (req.params as Record<string, string>).source });
   });
+  // The limiter's 429 is rendered by the router's error handler, as on the SCIM routes.
+  router.use(scimErrorHandler(createLogger("silent")));
   app.use("/scim/v2/:source", router);
   return { app, registry };
 }
@@ -87,19 +91,23 @@ describe("intakeRateLimiter", () => {
     expect(Date.now() - emptiedAt).toBeGreaterThanOrEqual(800);
   });
 
-  it("forwardingErrors shares the buckets and hands a refusal to the router's error handler", async () => {
+  it("one limiter serves two routers: shared buckets, each router's error handler renders the 429", async () => {
     const limiter = intakeRateLimiter({ redis, prefix, requestsPerSecond: () => 0.5, burst: 2 });
     const app = express();
-    app.get("/scim/:source", limiter, (_req, res) => {
+    const scimRoutes = express.Router();
+    scimRoutes.get("/scim/:source", limiter, (_req, res) => {
       res.json({ ok: true });
     });
-    app.post("/hooks/:source", limiter.forwardingErrors, (_req, res) => {
+    scimRoutes.use(scimErrorHandler(createLogger("silent")));
+    const hookRoutes = express.Router();
+    hookRoutes.post("/hooks/:source", limiter, (_req, res) => {
       res.json({ ok: true });
     });
-    app.use(((err, _req, res, _next) => {
+    hookRoutes.use(((err, _req, res, _next) => {
       res.status(err.status).setHeader("Retry-After", String(err.retryAfter));
       res.json({ error: { code: err.code, message: err.message } });
     }) as express.ErrorRequestHandler);
+    app.use(scimRoutes, hookRoutes);
     await request(app).get("/scim/shared").expect(200);
     await request(app).post("/hooks/shared").expect(200);
     const hooks = await request(app).post("/hooks/shared").expect(429);

@@ -4,6 +4,8 @@ import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHealthRouter } from "../../../routes/health.js";
 import { intakeRateLimiter } from "../../../routes/middleware/intake-rate-limiter.js";
+import { scimErrorHandler } from "../../../routes/scim/scim-errors.js";
+import { createLogger } from "../../../src/observability/logger.js";
 import { ThrowawayRedis, freePort } from "../../helpers/throwaway-redis.js";
 import { waitFor } from "../../helpers/redis-test-prefix.js";
 
@@ -32,6 +34,7 @@ beforeAll(async () => {
   scim.get("/Users", (_req, res) => {
     res.json({ ok: true });
   });
+  scim.use(scimErrorHandler(createLogger("silent")));
   app.use("/scim/v2/:source", scim);
 });
 
