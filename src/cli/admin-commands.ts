@@ -293,41 +293,39 @@ function show(io: CliIo, json: boolean, data: unknown, human: () => string): voi
 
 function runSummary(run: Record<string, unknown>): string {
   const counts = (run.counts ?? {}) as Record<string, number>;
-  const guard = run.guard as
-    | { plannedDeprovisions: number; ownedUsers: number; tripped: boolean }
-    | undefined;
+  const guard = run.guard as GuardSummary | undefined;
   const lines = [
     `run ${run.runId} (${run.source}): ${run.state}${run.dryRun ? " [dry run]" : ""}`,
     ...Object.entries(counts).map(([cls, n]) => `  ${cls.padEnd(16)} ${n}`),
   ];
-  if (guard)
-    lines.push(
-      `  guard: ${guard.plannedDeprovisions} of ${guard.ownedUsers} owned users${guard.tripped ? " (tripped)" : ""}`,
-    );
+  if (guard) lines.push(guardLine(guard));
   if (run.error) lines.push(`  error: ${run.error}`);
-  if (run.state === "awaiting-confirmation")
-    lines.push(
-      `  held by the deprovisioning guard: scim-bridge reconcile --confirm ${run.runId} (apply) or --discard ${run.runId} (drop)`,
-    );
+  if (run.state === "awaiting-confirmation") lines.push(heldLine("reconcile", run.runId));
   return lines.join("\n");
+}
+
+type GuardSummary = { plannedDeprovisions: number; ownedUsers: number; tripped: boolean };
+
+/** What the deprovisioning guard counted, for a run or a resync. */
+function guardLine(guard: GuardSummary): string {
+  return `  guard: ${guard.plannedDeprovisions} of ${guard.ownedUsers} owned users${guard.tripped ? " (tripped)" : ""}`;
+}
+
+/** How to settle a run or resync the guard holds. */
+function heldLine(command: "reconcile" | "resync", id: unknown): string {
+  return `  held by the deprovisioning guard: scim-bridge ${command} --confirm ${id} (apply) or --discard ${id} (drop)`;
 }
 
 function resyncSummary(op: Record<string, unknown>): string {
   // Ids the source does not have are listed by the run as `<kind>/<id>`; an operator must see them.
   const unknown = Array.isArray(op.unknown) ? (op.unknown as string[]) : [];
-  const guard = op.guard as { plannedDeprovisions: number; ownedUsers: number; tripped: boolean } | undefined;
+  const guard = op.guard as GuardSummary | undefined;
   const lines = [
     `resync ${op.id} (${op.source}): ${op.state}${op.enqueued !== undefined ? `, ${op.enqueued} of ${op.total} enqueued` : ""}`,
   ];
   if (unknown.length > 0) lines.push(`  unknown: ${unknown.join(" ")}`);
-  if (guard)
-    lines.push(
-      `  guard: ${guard.plannedDeprovisions} of ${guard.ownedUsers} owned users${guard.tripped ? " (tripped)" : ""}`,
-    );
-  if (op.state === "awaiting-confirmation")
-    lines.push(
-      `  held by the deprovisioning guard: scim-bridge resync --confirm ${op.id} (apply) or --discard ${op.id} (drop)`,
-    );
+  if (guard) lines.push(guardLine(guard));
+  if (op.state === "awaiting-confirmation") lines.push(heldLine("resync", op.id));
   return lines.join("\n");
 }
 
