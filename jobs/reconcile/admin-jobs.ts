@@ -104,7 +104,6 @@ export async function startAdminJobs(options: AdminJobsOptions): Promise<AdminJo
         connection,
         prefix,
         queue: reconcileQueue,
-        registry,
         deps: { config, redis, platform, directory, state, requestResync, runs, logger, registry },
       }),
       startResyncWorker({

@@ -2,7 +2,6 @@ import { type Job, Queue, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Config } from "../../src/config/config-schema.js";
 import type { Logger } from "../../src/observability/logger.js";
-import type { Registry } from "../../src/observability/metrics.js";
 import { countJobOutcomes } from "../job-metrics.js";
 import { QUEUE_NAMES } from "../queue-names.js";
 import type { ReconcileDeps } from "./reconcile-ports.js";
@@ -119,8 +118,6 @@ export function startReconcileWorker(options: {
   queue: ReconcileQueue;
   /** Runs at once in this process. Default 2. */
   concurrency?: number;
-  /** Counts the jobs of both queues (jobs_total, job_duration_seconds). */
-  registry?: Registry;
 }): Worker[] {
   const log = options.deps.logger.child({ module: "reconcile-worker" });
   const worker = new Worker<ReconcileJobData>(
@@ -137,7 +134,8 @@ export function startReconcileWorker(options: {
     { connection: options.connection, prefix: options.prefix, concurrency: 1 },
   );
   for (const w of [worker, ticker]) {
-    if (options.registry) countJobOutcomes(w, options.registry);
+    // deps.registry: counts the jobs of both queues (jobs_total, job_duration_seconds).
+    if (options.deps.registry) countJobOutcomes(w, options.deps.registry);
     w.on("error", (err) => log.warn({ err: err.message }, "reconcile worker error"));
     w.on("failed", (job, err) => log.error({ jobId: job?.id, err: err.message }, "reconcile job failed"));
   }
