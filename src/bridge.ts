@@ -109,7 +109,13 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
 
   // The producer shares the intake's fail-fast connection: an outage between a store write and
   // its enqueue fails the enqueue at once (the dirty marker stays for the sweeper), never hangs.
-  const syncQueue = createSyncQueue({ connection: storeRedis, prefix, logger });
+  // Its jobs get config.sync.attempts, like the sweeper's re-enqueues (jobs/start-workers.ts).
+  const syncQueue = createSyncQueue({
+    connection: storeRedis,
+    prefix,
+    logger,
+    attempts: config.sync.attempts,
+  });
   closers.push(["sync queue", () => syncQueue.close()]);
 
   const directory = new RedisDirectoryStore({
