@@ -82,29 +82,99 @@ function installLazyRequestLog(): void {
   });
 }
 
+const COMPARISON_OPERATORS = new Set(["eq", "ne", "co", "sw", "ew", "gt", "lt", "ge", "le"]);
+const KEPT_WORDS = new Set(["pr", "and", "or", "not", "true", "false", "null"]);
+/** An attribute path: a name, a sub-attribute (`.value` after a value filter), a schema URN before it. */
+const ATTRIBUTE_PATH = /^\.?[A-Za-z][A-Za-z0-9_$:.-]*$/;
+const DELIMITERS = "()[]";
+
 /**
- * A filter with its string literals hidden (`userName eq "ada@x.com"` -> `userName eq "…"`): the
- * values are userNames and emails, the shape is what a debugging operator needs. An unterminated
- * literal is hidden to the end.
+ * A filter with its values hidden (`userName eq "ada@x.com"` -> `userName eq "…"`): the values
+ * are userNames and emails, the shape is what a debugging operator needs. Every value after a
+ * comparison operator is hidden, however it is quoted: `"…"`, `'…'`, or `…` for an unquoted one
+ * (up to the next `and`, `or`, `not`, bracket or parenthesis). An unterminated literal is hidden
+ * to the end. Outside values, only operators, keywords, brackets and words shaped like attribute
+ * paths are kept: anything else (a bare email where no operator came before it) is hidden too.
  */
 export function maskFilterLiterals(filter: string): string {
-  return filter.replace(/"(?:[^"\\]|\\.)*"?/g, (literal) =>
-    literal.length > 1 && literal.endsWith('"') ? '"…"' : '"…',
-  );
+  let out = "";
+  let inValue = false;
+  let i = 0;
+  while (i < filter.length) {
+    const c = filter[i]!;
+    if (/\s/.test(c)) {
+      out += c;
+      i += 1;
+    } else if (DELIMITERS.includes(c)) {
+      out += c;
+      inValue = false;
+      i += 1;
+    } else if (c === '"' || c === "'") {
+      let j = i + 1;
+      while (j < filter.length && filter[j] !== c) j += filter[j] === "\\" ? 2 : 1;
+      out += j < filter.length ? `${c}…${c}` : `${c}…`;
+      i = j + 1;
+    } else {
+      let j = i;
+      while (j < filter.length && !/\s/.test(filter[j]!) && !`${DELIMITERS}"'`.includes(filter[j]!)) j += 1;
+      const word = filter.slice(i, j);
+      const lower = word.toLowerCase();
+      if (lower === "and" || lower === "or" || lower === "not") {
+        out += word;
+        inValue = false;
+      } else if (!inValue && COMPARISON_OPERATORS.has(lower)) {
+        out += word;
+        inValue = true;
+      } else if (!inValue && (KEPT_WORDS.has(lower) || ATTRIBUTE_PATH.test(word))) {
+        out += word;
+      } else if (inValue && (lower === "true" || lower === "false" || lower === "null")) {
+        out += word;
+      } else if (!out.endsWith("…")) {
+        out += "…";
+      }
+      i = j;
+    }
+  }
+  return out;
 }
 
-/** The query of a debug line: every `filter` parameter (any case, RFC 7643 §2.1) masked. */
+/**
+ * Query parameters a debug line may carry as they are (SCIM list parameters, RFC 7644 §3.4.2):
+ * none of them holds personal data. `filter` is logged masked (maskFilterLiterals); any other
+ * parameter (`?userName=ada@example.com`) by its name only, its value hidden.
+ */
+export const LOGGED_QUERY_PARAMETERS: readonly string[] = [
+  "startindex",
+  "count",
+  "attributes",
+  "excludedattributes",
+  "sortby",
+  "sortorder",
+];
+
+/** The query of a debug line: names kept, values only of known list parameters (any case). */
 function loggedQuery(query: unknown): unknown {
   if (typeof query !== "object" || query === null) return query;
   const out: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(query)) {
-    if (name.toLowerCase() !== "filter") out[name] = value;
-    else if (typeof value === "string") out[name] = maskFilterLiterals(value);
-    else if (Array.isArray(value))
-      out[name] = value.map((v) => (typeof v === "string" ? maskFilterLiterals(v) : v));
-    else out[name] = "…";
+    const lower = name.toLowerCase();
+    if (lower === "filter") {
+      if (typeof value === "string") out[name] = maskFilterLiterals(value);
+      else if (Array.isArray(value))
+        out[name] = value.map((v) => (typeof v === "string" ? maskFilterLiterals(v) : "…"));
+      else out[name] = "…";
+    } else if (LOGGED_QUERY_PARAMETERS.includes(lower) && isPlain(value)) {
+      out[name] = value;
+    } else {
+      out[name] = "…";
+    }
   }
   return out;
+}
+
+/** A string, or an array of strings (not a nested object a parser built from `a[b]=c`). */
+function isPlain(value: unknown): boolean {
+  return typeof value === "string" || (Array.isArray(value) && value.every((v) => typeof v === "string"));
 }
 
 /** The `req` part of a line: method and path only above debug (RFC 7644 filters carry userNames). */
@@ -125,7 +195,7 @@ function requestPart(req: IncomingMessage, path: string, debug: boolean): Record
  * the response header. No line for health, readiness and metrics requests. The root logger's
  * redaction list (REDACT_PATHS) applies, and no bodies are logged. Above debug a line holds the
  * method, the path without its query string and the status; at debug the query (its filter's
- * literals masked) and headers are
+ * values masked, other parameters' values only for LOGGED_QUERY_PARAMETERS) and headers are
  * added (request headers from LOGGED_HEADERS only), still redacted. `req.log` is a child logger carrying `reqId` for handlers.
  */
 export function createRequestLogger(logger: Logger): RequestHandler {

@@ -101,6 +101,64 @@ describe("request logger", () => {
     },
   );
 
+  it.each([
+    ["unquoted", "userName eq jane.doe@example.com"],
+    ["single-quoted", "userName eq 'jane.doe@example.com'"],
+    ["bare", "jane.doe@example.com"],
+  ])("hides a %s filter value at debug", async (_kind, filter) => {
+    const { app, lines } = buildApp("debug");
+    await request(app).get("/scim/v2/okta/Users").query({ filter });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).not.toContain("jane");
+    expect(lines[0]).not.toContain("example.com");
+  });
+
+  it("keeps a filter's attribute paths and operators, whatever the quoting of its values", async () => {
+    const { app, lines } = buildApp("debug");
+    const filters = [
+      "userName eq jane.doe@example.com and active eq true",
+      "userName Eq 'jane.doe@example.com' or displayName sw Jane Doe",
+      'emails[type eq "work" and value co jane].value pr',
+      "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:employeeNumber eq 701984",
+    ];
+    for (const filter of filters) await request(app).get("/scim/v2/okta/Users").query({ filter });
+    expect(lines.join("")).not.toMatch(/jane|Jane|701984/);
+    expect(lines.map((l) => JSON.parse(l).req.query.filter)).toEqual([
+      "userName eq … and active eq true",
+      "userName Eq '…' or displayName sw … …",
+      'emails[type eq "…" and value co …].value pr',
+      "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:employeeNumber eq …",
+    ]);
+  });
+
+  it("logs other query parameters' values only for known SCIM list parameters", async () => {
+    const { app, lines } = buildApp("debug");
+    await request(app)
+      .get("/scim/v2/okta/Users")
+      .query({
+        userName: USERNAME,
+        startIndex: "1",
+        count: "10",
+        attributes: "userName,emails",
+        excludedAttributes: "groups",
+        sortBy: "userName",
+        sortOrder: "descending",
+        q: ["jane", "doe"],
+      });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).not.toContain("jane");
+    expect(JSON.parse(lines[0]!).req.query).toEqual({
+      userName: "…",
+      startIndex: "1",
+      count: "10",
+      attributes: "userName,emails",
+      excludedAttributes: "groups",
+      sortBy: "userName",
+      sortOrder: "descending",
+      q: "…",
+    });
+  });
+
   it("takes the request id from x-request-id, or generates one, and echoes it", async () => {
     const { app, lines } = buildApp("info");
     const given = await request(app).get("/scim/v2/okta/Users").set("x-request-id", "abc-123").expect(200);
