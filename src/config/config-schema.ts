@@ -1,6 +1,27 @@
 import { z } from "zod";
 import { parseByteSize } from "./byte-size.js";
 
+/**
+ * A record whose keys must match `pattern`. A bad key is named with `message` at its own path, and
+ * the value under it is still validated: zod's own key schema reports only "Invalid key in record"
+ * and skips the value, so the other problems in it would go unnamed ("every problem named").
+ */
+function recordWithKeys<T extends z.ZodType>(pattern: RegExp, message: string, value: T) {
+  return z.record(z.string(), value).superRefine(
+    (record, ctx) => {
+      for (const key of Object.keys(record)) {
+        if (!pattern.test(key)) ctx.addIssue({ code: "custom", message, path: [key], input: key });
+      }
+    },
+    // Also when a value under the record has problems of its own (by default zod then skips refinements).
+    { when: (payload) => isPlainObject(payload.value) },
+  );
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
 /** Where a platform attribute's value comes from, and its platform type. */
 export const attributeRuleSchema = z
   .object({
@@ -57,7 +78,11 @@ export const sourceSchema = z
     target: targetSchema.default("workspace"),
     onDelete: z.enum(["deactivate", "delete"]).default("deactivate"),
     /** Platform attribute name -> rule. */
-    attributes: z.record(z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,62}$/), attributeRuleSchema).default({}),
+    attributes: recordWithKeys(
+      /^[A-Za-z][A-Za-z0-9_]{0,62}$/,
+      "attribute names start with a letter, then letters, digits and _ (63 at most)",
+      attributeRuleSchema,
+    ).default({}),
     /** Prefix for platform group names created for this source. */
     groupPrefix: z.string().default(""),
     hooks: z
@@ -200,8 +225,9 @@ export const configSchema = z
         sweepAfterMs: 10_000,
       }),
     logLevel: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
-    sources: z.record(
-      z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, "source ids are lower-case letters, digits, - and _"),
+    sources: recordWithKeys(
+      /^[a-z0-9][a-z0-9_-]{0,62}$/,
+      "source ids are lower-case letters, digits, - and _",
       sourceSchema,
     ),
   })

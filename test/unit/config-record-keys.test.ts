@@ -1,0 +1,64 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, buildConfig } from "../../src/config/load-config.js";
+
+function problemsOf(raw: unknown): string[] {
+  try {
+    buildConfig(raw, {});
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  return [];
+}
+
+const platform = { baseUrl: "https://acme.example.com", token: "t" };
+
+/**
+ * "Bad config stops the start with every problem named": a bad source id or attribute name is
+ * named with what a good one looks like, and the problems of the value under it are named too.
+ */
+describe("config: bad source ids and attribute names", () => {
+  it("names a bad source id, and every problem of the source under it", () => {
+    const problems = problemsOf({
+      platform,
+      sources: {
+        Okta_Prod: {
+          tokens: [],
+          attributes: { dept: { from: "title", type: "strin" } },
+        },
+      },
+    });
+    expect(problems).toContainEqual(
+      expect.stringMatching(/^sources\.Okta_Prod: source ids are lower-case letters, digits, - and _/),
+    );
+    expect(problems).toContainEqual(
+      expect.stringMatching(/^sources\.Okta_Prod\.tokens: a source needs at least one token/),
+    );
+    expect(problems).toContainEqual(expect.stringMatching(/^sources\.Okta_Prod\.attributes\.dept\.type: /));
+    expect(problems.join("\n")).not.toContain("Invalid key in record");
+  });
+
+  it("names a bad attribute name, and the problems of its rule", () => {
+    const problems = problemsOf({
+      platform,
+      sources: { okta: { tokens: ["t1"], attributes: { "1dept": { from: "title", type: "strin" } } } },
+    });
+    expect(problems).toContainEqual(
+      expect.stringMatching(/^sources\.okta\.attributes\.1dept: attribute names start with a letter/),
+    );
+    expect(problems).toContainEqual(expect.stringMatching(/^sources\.okta\.attributes\.1dept\.type: /));
+    expect(problems.join("\n")).not.toContain("Invalid key in record");
+  });
+
+  it("still accepts good ids and names, and still refuses a sources value that is no mapping", () => {
+    const config = buildConfig({
+      platform,
+      sources: {
+        "okta-prod_2": { tokens: ["t1"], attributes: { dept_2: { from: "title", type: "string" } } },
+      },
+    });
+    expect(Object.keys(config.sources)).toEqual(["okta-prod_2"]);
+    expect(Object.keys(config.sources["okta-prod_2"]!.attributes)).toEqual(["dept_2"]);
+    expect(problemsOf({ platform, sources: ["okta"] })).toEqual([expect.stringMatching(/^sources: /)]);
+  });
+});
