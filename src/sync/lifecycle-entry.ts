@@ -12,8 +12,10 @@ export interface LifecycleEntry {
   final: boolean;
   /** Failed bulk attempts for this user so far. */
   attempts: number;
-  /** Epoch ms when the entry was queued. */
+  /** Epoch ms when the entry is due: when it was queued, or after a failed attempt's backoff. */
   since: number;
+  /** Epoch ms when the sync queued it (kept across attempts; absent in entries of older versions). */
+  queuedAt?: number;
 }
 
 /** An entry as read, with its raw JSON (for compare-and-delete). */

@@ -181,6 +181,12 @@ async function settleApplied(
     if (!purged) await ctx.directory.markDirty(entry.ref);
     return;
   }
+  // The sync that queued this change had another write refused or failing since (a dead letter, a
+  // retry on its way): the entity is not synced, and that sync's outcome keeps its status.
+  const status = await ctx.state.getStatus(entry.ref);
+  if (status?.lastError && status.state !== "synced") {
+    if (Date.parse(status.lastError.at) >= (entry.queuedAt ?? entry.since)) return;
+  }
   await ctx.state.setStatus({
     ref: entry.ref,
     state: "synced",

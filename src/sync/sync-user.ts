@@ -13,7 +13,7 @@ import type { PlatformScimUser } from "../platform/platform-types.js";
 import { type EntityRef, type JsonObject, refKey } from "../scim/scim-types.js";
 import { claimOwnership, waitForNameHolder } from "./ownership.js";
 import type { SyncContext, SyncOutcome, SyncProgress } from "./sync-context.js";
-import { SyncError, isPlatformFailure } from "./sync-error.js";
+import { SyncError, classifyFailure, isPlatformFailure } from "./sync-error.js";
 
 const MAX_ROUNDS = 4;
 
@@ -139,45 +139,48 @@ async function syncWorkspaceUser(
       applied = { ...applied, inDoubt: true };
       await ctx.state.putApplied(ref, applied);
     }
+    // A write the platform refuses for good (a userName another user holds, an attribute of another
+    // type) does not hold back the others: the rest are still sent, then the refusal is raised.
+    let refused: unknown;
     try {
       for (const [i, step] of plan.steps.entries()) {
-        if (step.type === "patchUser") {
-          await ctx.platform.patchUser(platformId, step.operations);
-          applied = { ...applied, profile: desired ? toUserProfile(desired) : applied.profile };
-          await ctx.state.putApplied(ref, i === lastWrite ? answered(applied) : applied);
-        } else if (step.type === "setAttribute") {
-          await setAttributeValue(ctx, platformId, step, source.attributes[step.name]?.displayName);
-          applied = { ...applied, attributes: { ...applied.attributes, [step.name]: step.value } };
-          await ctx.state.putApplied(ref, i === lastWrite ? answered(applied) : applied);
-        } else if (step.type === "lifecycle") {
-          await ctx.state.putLifecycle({
-            platformId,
-            ref,
-            action: step.action,
-            generation,
-            final: step.final,
-            attempts: 0,
-            since: Date.now(),
-          });
-          await ctx.scheduleLifecycle();
-          lifecycleQueued = true;
+        try {
+          if (step.type === "patchUser") {
+            await ctx.platform.patchUser(platformId, step.operations);
+            applied = { ...applied, profile: desired ? toUserProfile(desired) : applied.profile };
+            await ctx.state.putApplied(ref, i === lastWrite ? answered(applied) : applied);
+          } else if (step.type === "setAttribute") {
+            await setAttributeValue(ctx, platformId, step, source.attributes[step.name]?.displayName);
+            applied = { ...applied, attributes: { ...applied.attributes, [step.name]: step.value } };
+            await ctx.state.putApplied(ref, i === lastWrite ? answered(applied) : applied);
+          } else if (step.type === "lifecycle") {
+            const now = Date.now();
+            await ctx.state.putLifecycle({
+              platformId,
+              ref,
+              action: step.action,
+              generation,
+              final: step.final,
+              attempts: 0,
+              since: now,
+              queuedAt: now,
+            });
+            await ctx.scheduleLifecycle();
+            lifecycleQueued = true;
+          }
+        } catch (err) {
+          if (isPlatformFailure(err, "not_found") || !classifyFailure(err).permanent) throw err;
+          if (isPlatformFailure(err, "conflict") && desired)
+            await waitIfRenameFrees(ctx, ref, desired, applied);
+          refused ??= err;
+          // The refusal is an answer: the write did not land.
+          if (i === lastWrite) {
+            applied = answered(applied);
+            await ctx.state.putApplied(ref, applied);
+          }
         }
       }
     } catch (err) {
-      if (isPlatformFailure(err, "conflict") && desired) {
-        // RFC 7644 §3.12: 409 uniqueness on a rename. Wait if the name is being freed inside this source.
-        const holder = await ctx.platform.findUserByUserName(String(desired.userName));
-        const current = String(applied.profile?.userName ?? "").toLowerCase();
-        if (holder && holder.id !== platformId)
-          await waitForNameHolder(
-            ctx,
-            "user",
-            holder.id,
-            ref,
-            "patchUser",
-            (other) => String(other["userName"]).toLowerCase() === current,
-          );
-      }
       if (!isPlatformFailure(err, "not_found")) throw err;
       vanished = true; // deleted behind our back: create it again (or forget a tombstone)
     }
@@ -190,6 +193,11 @@ async function syncWorkspaceUser(
       }
       continue;
     }
+    if (refused) {
+      // The user is on the platform all the same: its groups may add it now.
+      await afterPlatformId(ctx, ref, record, applied);
+      throw refused;
+    }
     applied = answered(applied);
     if (!lifecycleQueued) await dropStaleLifecycle(ctx, applied);
     applied = await afterPlatformId(ctx, ref, record, applied);
@@ -199,6 +207,30 @@ async function syncWorkspaceUser(
     code: "not_converging",
     permanent: false,
   });
+}
+
+/**
+ * RFC 7644 §3.12: 409 uniqueness on a rename. When the name is being freed inside this source (its
+ * holder is renamed or deleted, not yet applied), the sync waits (a blocked SyncError); otherwise
+ * this returns and the conflict stands.
+ */
+async function waitIfRenameFrees(
+  ctx: SyncContext,
+  ref: EntityRef,
+  desired: JsonObject,
+  applied: AppliedUser,
+): Promise<void> {
+  const holder = await ctx.platform.findUserByUserName(String(desired["userName"]));
+  if (!holder || holder.id === applied.platformId) return;
+  const current = String(applied.profile?.userName ?? "").toLowerCase();
+  await waitForNameHolder(
+    ctx,
+    "user",
+    holder.id,
+    ref,
+    "patchUser",
+    (other) => String(other["userName"]).toLowerCase() === current,
+  );
 }
 
 /**

@@ -95,6 +95,14 @@ describe("planUser", () => {
     expect(on.steps).toEqual([{ type: "lifecycle", action: "ACTIVATE", final: false }]);
   });
 
+  it("queues the lifecycle change before the profile and attribute writes", () => {
+    // A deactivation must not wait behind a write the platform may refuse (a taken userName).
+    const u = user({ active: false, userName: "renamed@example.com" });
+    const plan = planUser({ desired: u, applied: converged(user()), source });
+    expect(plan.steps.map((s) => s.type)).toEqual(["lifecycle", "patchUser"]);
+    expect(plan.steps[0]).toEqual({ type: "lifecycle", action: "DEACTIVATE", final: false });
+  });
+
   it("applies onDelete: deactivate or delete to a tombstone, then forgets it", () => {
     const applied = converged(user());
     expect(planUser({ desired: null, applied, source }).steps).toEqual([
