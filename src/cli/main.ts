@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { parseArgs } from "node:util";
+import { type ParseArgsConfig, parseArgs } from "node:util";
 import { ConfigError, loadConfigFile } from "../config/load-config.js";
 import { hashToken, newToken } from "../config/tokens.js";
 
@@ -14,19 +14,48 @@ commands:
 
 `;
 
+/** A usage error: one line saying what is wrong (naming the option), then the usage text; exit 2. */
+function usageError(problem: string): number {
+  process.stderr.write(`${problem}\n${USAGE}`);
+  return 2;
+}
+
+/**
+ * The options of a command, or the one line a usage error prints: node:util parseArgs throws a
+ * TypeError (ERR_PARSE_ARGS_*) for an unknown option, a missing value or an extra argument, and
+ * its message's first sentence names the option.
+ */
+function parseOptions<T extends ParseArgsConfig["options"]>(
+  command: string,
+  args: string[],
+  options: T,
+): { values: Record<string, string | boolean | undefined> } | { problem: string } {
+  try {
+    return { values: parseArgs({ args, options }).values as Record<string, string | boolean | undefined> };
+  } catch (err) {
+    const code = (err as { code?: unknown } | null)?.code;
+    if (typeof code !== "string" || !code.startsWith("ERR_PARSE_ARGS_")) throw err;
+    const first = (err as Error).message.split(/\.\s/)[0] ?? "";
+    return { problem: `${command}: ${first.charAt(0).toLowerCase()}${first.slice(1)}` };
+  }
+}
+
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
     case "token": {
       if (rest[0] !== "new") break;
+      const parsed = parseOptions("token new", rest.slice(1), {});
+      if ("problem" in parsed) return usageError(parsed.problem);
       const token = newToken();
       process.stdout.write(`token:  ${token}\nconfig: ${hashToken(token)}\n`);
       return 0;
     }
     case "config": {
       if (rest[0] !== "check") break;
-      const { values } = parseArgs({ args: rest.slice(1), options: { config: { type: "string" } } });
-      const file = values.config ?? process.env.SCIM_BRIDGE_CONFIG;
+      const parsed = parseOptions("config check", rest.slice(1), { config: { type: "string" } });
+      if ("problem" in parsed) return usageError(parsed.problem);
+      const file = (parsed.values.config as string | undefined) ?? process.env.SCIM_BRIDGE_CONFIG;
       if (!file) {
         process.stderr.write("config check: name the file with --config or SCIM_BRIDGE_CONFIG\n");
         return 2;

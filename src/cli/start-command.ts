@@ -20,30 +20,51 @@ import { type Sandbox, SandboxError, startSandbox } from "./sandbox.js";
 
 const ROLES: readonly Role[] = ["all", "api", "worker"];
 
+export const START_USAGE =
+  "usage: scim-bridge start [--role all|api|worker] [--processes N|auto] [--config FILE]\n";
+
+/** A usage error of `start`: one line saying what is wrong, then the usage text; exit 2. */
+function usageError(problem: string): number {
+  process.stderr.write(`start: ${problem}\n${START_USAGE}`);
+  return 2;
+}
+
+/**
+ * What node:util parseArgs says of arguments it refuses (an unknown option, an option without its
+ * value, an extra argument), in one line: its first sentence, which names the option.
+ */
+function parseArgsProblem(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== "string" || !code.startsWith("ERR_PARSE_ARGS_")) return undefined;
+  const first = (err as Error).message.split(/\.\s/)[0] ?? "";
+  return first.charAt(0).toLowerCase() + first.slice(1);
+}
+
 export async function runStart(args: string[]): Promise<number> {
   if (isClusterWorker()) return runClusterWorker();
-  const { values } = parseArgs({
-    args,
-    options: {
-      role: { type: "string", default: "all" },
-      config: { type: "string" },
-      processes: { type: "string" },
-    },
-  });
-  const role = values.role as Role;
-  if (!ROLES.includes(role)) {
-    process.stderr.write(`start: --role must be one of ${ROLES.join(", ")}\n`);
-    return 2;
+  let values: { role: string; config?: string; processes?: string };
+  try {
+    ({ values } = parseArgs({
+      args,
+      options: {
+        role: { type: "string", default: "all" },
+        config: { type: "string" },
+        processes: { type: "string" },
+      },
+    }));
+  } catch (err) {
+    const problem = parseArgsProblem(err);
+    if (problem === undefined) throw err;
+    return usageError(problem);
   }
+  const role = values.role as Role;
+  if (!ROLES.includes(role)) return usageError(`--role must be one of ${ROLES.join(", ")}`);
   let processesFlag: number | "auto" | undefined;
   if (values.processes !== undefined) {
     const parsed = processesSchema.safeParse(
       /^\d+$/.test(values.processes) ? Number(values.processes) : values.processes,
     );
-    if (!parsed.success) {
-      process.stderr.write("start: --processes must be a whole number, 1 or more, or auto\n");
-      return 2;
-    }
+    if (!parsed.success) return usageError("--processes must be a whole number, 1 or more, or auto");
     processesFlag = parsed.data;
   }
   const file = values.config ?? process.env.SCIM_BRIDGE_CONFIG;
