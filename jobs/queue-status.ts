@@ -14,9 +14,27 @@ export const COUNTED_STATES = [
 ] as const;
 const BUSY_STATES = ["waiting", "active", "delayed", "prioritized", "waiting-children"] as const;
 
+/**
+ * The queue that holds each source's next scheduled reconciliation as a delayed job (a BullMQ job
+ * scheduler): the reconcile queue's name and `-schedule`, as jobs/reconcile/reconcile-queue.ts
+ * names it.
+ */
+export function scheduleQueueName(reconcileQueue: string): string {
+  return `${reconcileQueue}-schedule`;
+}
+
 export interface QueueStatus {
-  /** Jobs per queue and state. */
+  /**
+   * Jobs per work queue and state (GET /admin/v1/status `queues`). The schedule queue is not among
+   * them: the admin status reads `idle` from these counts, and the schedule's delayed jobs are
+   * always there.
+   */
   queueCounts(): Promise<Record<string, Record<string, number>>>;
+  /**
+   * Jobs per queue and state for the `queue_jobs` and `queue_depth` metrics: the work queues and
+   * the schedule queue (`reconcile-schedule`), whose delayed jobs are the sources' next scheduled runs.
+   */
+  depthCounts(): Promise<Record<string, Record<string, number>>>;
   /** Dirty entities plus queued lifecycle changes. */
   pending(): Promise<number>;
   /**
@@ -40,17 +58,20 @@ export function createQueueStatus(options: {
   const { connection, prefix, directory } = options;
   const names = { ...QUEUE_NAMES, ...options.names };
   const queues = Object.values(names).map((name) => new Queue(name, { connection, prefix }));
-  for (const q of queues) q.on("error", () => {});
+  const scheduleQueue = new Queue(scheduleQueueName(names.reconcile), { connection, prefix });
+  for (const q of [...queues, scheduleQueue]) q.on("error", () => {});
   const state = new RedisSyncStateStore(connection, prefix);
 
-  const queueCounts = async () => {
+  const countsOf = async (of: Queue[]) => {
     const out: Record<string, Record<string, number>> = {};
-    for (const q of queues) out[q.name] = await q.getJobCounts(...COUNTED_STATES);
+    for (const q of of) out[q.name] = await q.getJobCounts(...COUNTED_STATES);
     return out;
   };
+  const queueCounts = () => countsOf(queues);
   let closing: Promise<void> | undefined;
   return {
     queueCounts,
+    depthCounts: () => countsOf([...queues, scheduleQueue]),
     pending: async () => (await directory.countDirty()) + (await state.countLifecycle()),
     async isIdle() {
       if ((await directory.countDirty()) > 0) return false;
@@ -69,7 +90,7 @@ export function createQueueStatus(options: {
       return Object.fromEntries(sources.map((source, index) => [source, totals[index] ?? 0]));
     },
     close: () => {
-      closing ??= Promise.all(queues.map((q) => q.close())).then(() => undefined);
+      closing ??= Promise.all([...queues, scheduleQueue].map((q) => q.close())).then(() => undefined);
       return closing;
     },
   };

@@ -76,7 +76,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     q.on("error", (err) => logger.warn({ err: err.message, queue: q.name }, "queue error"));
   }
   const status = createQueueStatus({ connection, prefix, directory, names });
-  const metrics = syncMetrics(registry, () => status.queueCounts());
+  const metrics = syncMetrics(registry, () => status.depthCounts());
   const state = new RedisSyncStateStore(connection, prefix);
 
   const ctx: SyncContext = {

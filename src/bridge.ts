@@ -127,7 +127,7 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
   });
   const status = createQueueStatus({ connection: storeRedis, prefix, directory });
   closers.push(["queue status", () => status.close()]);
-  setQueueDepthReader(registry, () => status.queueCounts());
+  setQueueDepthReader(registry, () => status.depthCounts());
   setDeadLetterReader(registry, () => status.deadLettersBySource(Object.keys(config.sources)));
 
   let workers: { close(): Promise<void> } | undefined;
