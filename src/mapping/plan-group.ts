@@ -16,7 +16,8 @@ export function platformGroupName(prefix: string, displayName: string): string {
 /**
  * Plans the sync of one group of a workspace source. Membership changes by PATCH add/remove of
  * the difference (RFC 7644 §3.5.2.1 add, §3.5.2.2 remove with a value filter), at most 100 members
- * a call, never by replacing the whole list. Deleting a group never touches its members.
+ * a call, never by replacing the whole list: removals, then additions, then a rename in its own
+ * PATCH last. Deleting a group never touches its members.
  */
 export function planGroup(input: GroupPlanInput): Plan<GroupStep> {
   const { desiredName, desiredMembers, applied } = input;
@@ -45,17 +46,18 @@ export function planGroup(input: GroupPlanInput): Plan<GroupStep> {
   const wantSet = new Set(want);
   const toAdd = want.filter((id) => !has.has(id));
   const toRemove = applied.members.filter((id) => !wantSet.has(id));
+  // Removals first, then additions, then the rename in a PATCH of its own: a write the platform
+  // refuses (a name another source's group holds, a member it does not know) must not hold back
+  // the ones before it, and a removal (access taken away) matters most.
   const calls: PatchOperation[][] = [];
-  for (const ids of chunk(toAdd)) {
-    calls.push([{ op: "add", path: "members", value: ids.map((value) => ({ value })) }]);
-  }
   for (const ids of chunk(toRemove)) {
     calls.push(ids.map((id) => ({ op: "remove", path: `members[value eq ${JSON.stringify(id)}]` })));
   }
+  for (const ids of chunk(toAdd)) {
+    calls.push([{ op: "add", path: "members", value: ids.map((value) => ({ value })) }]);
+  }
   if (applied.displayName !== desiredName) {
-    const rename: PatchOperation = { op: "replace", path: "displayName", value: desiredName };
-    if (calls[0] && calls[0].length < CHUNK_SIZE) calls[0].unshift(rename);
-    else calls.unshift([rename]);
+    calls.push([{ op: "replace", path: "displayName", value: desiredName }]);
   }
   return { steps: calls.map((operations) => ({ type: "patchGroup", operations })), problems: [] };
 }

@@ -38,7 +38,22 @@ describe("planGroup (workspace)", () => {
     });
     const ops = plan.steps.flatMap((s) => (s.type === "patchGroup" ? s.operations : []));
     expect(ops.some((o) => o.op === "replace" && o.path === "members")).toBe(false);
-    expect(ops[0]).toEqual({ op: "replace", path: "displayName", value: "Engineering" });
+    // Removals (120: 100 + 20), then additions (250: 100 + 100 + 50), then the rename on its own.
+    expect(
+      plan.steps.map((s) =>
+        s.type === "patchGroup"
+          ? `${s.operations[0]?.op}:${
+              s.operations[0]?.op === "add" && Array.isArray(s.operations[0].value)
+                ? s.operations[0].value.length
+                : s.operations.length
+            }`
+          : s.type,
+      ),
+    ).toEqual(["remove:100", "remove:20", "add:100", "add:100", "add:50", "replace:1"]);
+    expect(plan.steps.at(-1)).toEqual({
+      type: "patchGroup",
+      operations: [{ op: "replace", path: "displayName", value: "Engineering" }],
+    });
     for (const step of plan.steps) {
       if (step.type !== "patchGroup") throw new Error("unexpected step");
       const members = step.operations.reduce(
@@ -53,6 +68,29 @@ describe("planGroup (workspace)", () => {
     expect(added).toHaveLength(250);
     expect(removed).toHaveLength(120);
     expect(removed[0]).toEqual({ op: "remove", path: 'members[value eq "p0"]' });
+  });
+
+  it("sends removals, then additions, then the rename in a PATCH of its own", () => {
+    // A rename the platform refuses (409: another source's group holds the name) must not take
+    // the membership changes down with it, so it never shares a PATCH with them.
+    const plan = planGroup({
+      desiredName: "Taken",
+      desiredMembers: ["a", "c"],
+      applied: { platformId: "g1", displayName: "Mine", members: ["a", "b"] },
+    });
+    expect(plan.steps).toEqual([
+      { type: "patchGroup", operations: [{ op: "remove", path: 'members[value eq "b"]' }] },
+      { type: "patchGroup", operations: [{ op: "add", path: "members", value: [{ value: "c" }] }] },
+      { type: "patchGroup", operations: [{ op: "replace", path: "displayName", value: "Taken" }] },
+    ]);
+    // A rename alone is one PATCH.
+    expect(
+      planGroup({
+        desiredName: "Taken",
+        desiredMembers: ["a"],
+        applied: { platformId: "g1", displayName: "Mine", members: ["a"] },
+      }).steps,
+    ).toEqual([{ type: "patchGroup", operations: [{ op: "replace", path: "displayName", value: "Taken" }] }]);
   });
 
   it("deletes a deleted group without touching members, then forgets it", () => {
