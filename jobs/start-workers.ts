@@ -3,6 +3,7 @@ import type { Redis } from "ioredis";
 import type { Config } from "../src/config/config-schema.js";
 import type { DirectoryStore } from "../src/directory/directory-types.js";
 import type { Logger } from "../src/observability/logger.js";
+import { RateLimitedLog } from "../src/observability/rate-limited-log.js";
 import type { Registry } from "../src/observability/metrics.js";
 import type { RequestBudget } from "../src/platform/client/request-budget.js";
 import type { PlatformClient } from "../src/platform/platform-types.js";
@@ -33,6 +34,8 @@ export interface WorkerTuning extends SyncJobTuning {
   stalledIntervalMs?: number;
   /** Rate-limited loops of one job before it burns an attempt. Default 20. */
   maxRateLimitLoops?: number;
+  /** At most one `queue error` / `worker error` line per queue this often, in ms. Default 30 s. */
+  errorLogIntervalMs?: number;
 }
 
 export interface StartWorkersOptions {
@@ -70,10 +73,15 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     backoffMs: tuning.backoffMs,
   };
 
+  // During a Redis outage every queue and worker handle emits `error` about ten times a second:
+  // the first of an outage is written, then at most one line per 30 s with the count left out.
+  const errorLog = new RateLimitedLog(logger, { intervalMs: tuning.errorLogIntervalMs });
   const syncQueue = new Queue<SyncJobData>(names.sync, { connection, prefix });
   const lifecycleQueue = new Queue(names.lifecycle, { connection, prefix });
   for (const q of [syncQueue, lifecycleQueue]) {
-    q.on("error", (err) => logger.warn({ err: err.message, queue: q.name }, "queue error"));
+    q.on("error", (err) =>
+      errorLog.warn(`queue ${q.name}`, { err: err.message, queue: q.name }, "queue error"),
+    );
   }
   const status = createQueueStatus({ connection, prefix, directory, names });
   const metrics = syncMetrics(registry, () => status.depthCounts());
@@ -132,7 +140,9 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
   );
   for (const w of [syncWorker, lifecycleWorker]) {
     countJobOutcomes(w, registry);
-    w.on("error", (err) => logger.warn({ err: err.message, queue: w.name }, "worker error"));
+    w.on("error", (err) =>
+      errorLog.warn(`worker ${w.name}`, { err: err.message, queue: w.name }, "worker error"),
+    );
     w.on("failed", (job, err) => {
       if (job && failedOutcome(job, err) === "dead_lettered") {
         // The reason (which may name a user) is in the dead letter; the log line carries no personal data.
