@@ -1,6 +1,6 @@
 import type { AttributeRule } from "../config/config-schema.js";
 import type { UserAttributeType, UserAttributeValueValue } from "../platform/platform-types.js";
-import type { JsonObject } from "../scim/scim-types.js";
+import type { Json, JsonObject } from "../scim/scim-types.js";
 import { coerceAttributeValue } from "./coerce-attribute-value.js";
 import type { PlanProblem } from "./plan-types.js";
 import { readScimPath } from "./scim-path.js";
@@ -8,6 +8,20 @@ import { readScimPath } from "./scim-path.js";
 export interface DesiredAttribute {
   type: UserAttributeType;
   value: UserAttributeValueValue;
+}
+
+function blank(v: Json): boolean {
+  return v === "" || (typeof v === "object" && v !== null && !Array.isArray(v) && v["value"] === "");
+}
+
+/**
+ * RFC 7643 §2.5: an empty string is an unassigned value, as the profile mapper takes it
+ * (user-profile.ts): it clears the platform value instead of being written as "".
+ */
+function withoutBlanks(raw: Json | undefined): Json | undefined {
+  if (raw === undefined || raw === null) return undefined;
+  if (Array.isArray(raw)) return raw.filter((v) => !blank(v));
+  return blank(raw) ? undefined : raw;
 }
 
 /**
@@ -31,7 +45,7 @@ export function desiredAttributeValues(
       });
       continue;
     }
-    const coerced = coerceAttributeValue(raw, rule.type);
+    const coerced = coerceAttributeValue(withoutBlanks(raw), rule.type);
     if ("invalid" in coerced) {
       problems.push({
         code: "attribute_value_invalid",
