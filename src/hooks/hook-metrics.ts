@@ -1,4 +1,6 @@
 import { Counter, Registry } from "prom-client";
+import { OKTA_MEMBERSHIP_EVENTS, OKTA_USER_EVENTS } from "./okta-event.js";
+import { SIGNED_EVENT_TYPES } from "./signed-event.js";
 
 export type HookName = "okta" | "events";
 
@@ -23,6 +25,47 @@ export type HookOutcome =
 
 const NAME = "scim_bridge_hook_events_total";
 
+/**
+ * Okta System Log event types that an Event Hook is often subscribed to but the bridge does not
+ * act on (`unknown_type`): counted by name, so that an operator sees what the hook was set up to
+ * send. Any other type is counted as `other`.
+ */
+const OKTA_WELL_KNOWN_EVENTS = [
+  "user.session.start",
+  "user.session.end",
+  "user.authentication.sso",
+  "user.account.lock",
+  "user.account.unlock",
+  "user.account.update_password",
+  "user.account.reset_password",
+  "group.lifecycle.create",
+  "group.lifecycle.delete",
+  "group.profile.updated",
+  "application.user_membership.add",
+  "application.user_membership.remove",
+] as const;
+
+/** The `event_type` values a hook's events are counted under, besides "other". */
+export const KNOWN_EVENT_TYPES: Readonly<Record<HookName, ReadonlySet<string>>> = {
+  okta: new Set([
+    ...Object.keys(OKTA_USER_EVENTS),
+    ...Object.keys(OKTA_MEMBERSHIP_EVENTS),
+    ...OKTA_WELL_KNOWN_EVENTS,
+    "(none)",
+  ]),
+  events: new Set([...SIGNED_EVENT_TYPES, "(delivery)", "(none)"]),
+};
+
+/**
+ * The `event_type` label of an event: a type the hook knows as itself, anything else `other`. The
+ * type is chosen by an authenticated sender, but any string of its would be a new series: the
+ * label set stays bounded.
+ */
+export function eventTypeLabel(hook: HookName, eventType: string): string {
+  const type = eventType || "(none)";
+  return KNOWN_EVENT_TYPES[hook].has(type) ? type : "other";
+}
+
 /** Counts webhook events by source, hook, event type and outcome. */
 export class HookMetrics {
   private readonly events: Counter<"source" | "hook" | "event_type" | "outcome">;
@@ -41,7 +84,6 @@ export class HookMetrics {
   }
 
   count(source: string, hook: HookName, eventType: string, outcome: HookOutcome, n = 1): void {
-    // Event types are chosen by authenticated senders; cap their length all the same.
-    this.events.inc({ source, hook, event_type: eventType.slice(0, 80) || "(none)", outcome }, n);
+    this.events.inc({ source, hook, event_type: eventTypeLabel(hook, eventType), outcome }, n);
   }
 }
