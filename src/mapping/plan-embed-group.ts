@@ -24,9 +24,9 @@ export interface EmbedGroupPlanInput {
 }
 
 /**
- * Plans the sync of one group of an embed-tenant source: create/adopt by name, rename, member
- * diff by externalId, delete. A group whose tenant changed is deleted in the old tenant and
- * created in the new one.
+ * Plans the sync of one group of an embed-tenant source: create/adopt by name, member diff by
+ * externalId (removals, then additions), rename (last), delete. A group whose tenant changed is
+ * deleted in the old tenant and created in the new one.
  */
 export function planEmbedGroup(input: EmbedGroupPlanInput): Plan<EmbedGroupStep> {
   const { desired, desiredMembers, applied } = input;
@@ -57,13 +57,15 @@ export function planEmbedGroup(input: EmbedGroupPlanInput): Plan<EmbedGroupStep>
       problems: [],
     };
   }
+  // Removals first, then additions, then the rename: a write the platform refuses must not hold
+  // back the ones before it, and a removal (access taken away) matters most.
   const steps: EmbedGroupStep[] = [];
-  if (applied.name !== desired.name) steps.push({ type: "renameEmbedGroup", name: desired.name });
   const byId = new Map(desiredMembers.map((u) => [u.externalId, u]));
   const has = new Set(applied.members);
   const toAdd = [...byId.values()].filter((u) => !has.has(u.externalId));
   const toRemove = applied.members.filter((id) => !byId.has(id));
-  for (const users of chunk(toAdd)) steps.push({ type: "addEmbedMembers", users });
   for (const externalIds of chunk(toRemove)) steps.push({ type: "removeEmbedMembers", externalIds });
+  for (const users of chunk(toAdd)) steps.push({ type: "addEmbedMembers", users });
+  if (applied.name !== desired.name) steps.push({ type: "renameEmbedGroup", name: desired.name });
   return { steps, problems: [] };
 }

@@ -134,10 +134,11 @@ describe("embed groups", () => {
       desiredMembers: [u("a"), u("c")],
       applied: { platformId: "e1", tenant: "acme", name: "Viewers", members: ["a", "b"] },
     });
+    // Removals, then additions, then the rename: a refused rename must not hold back membership.
     expect(plan.steps).toEqual([
-      { type: "renameEmbedGroup", name: "Readers" },
-      { type: "addEmbedMembers", users: [u("c")] },
       { type: "removeEmbedMembers", externalIds: ["b"] },
+      { type: "addEmbedMembers", users: [u("c")] },
+      { type: "renameEmbedGroup", name: "Readers" },
     ]);
   });
 
@@ -167,5 +168,23 @@ describe("embed groups", () => {
     expect(plan.steps.map((s) => (s.type === "addEmbedMembers" ? s.users.length : 0))).toEqual([
       100, 100, 30,
     ]);
+  });
+
+  it("chunks removals by 100 and sends them before additions and the rename", () => {
+    const gone = Array.from({ length: 130 }, (_, i) => `old${i}`);
+    const plan = planEmbedGroup({
+      desired: { tenant: "acme", name: "W" },
+      desiredMembers: Array.from({ length: 120 }, (_, i) => u(`new${i}`)),
+      applied: { platformId: "e1", tenant: "acme", name: "V", members: gone },
+    });
+    expect(
+      plan.steps.map((s) =>
+        s.type === "removeEmbedMembers"
+          ? `remove:${s.externalIds.length}`
+          : s.type === "addEmbedMembers"
+            ? `add:${s.users.length}`
+            : s.type,
+      ),
+    ).toEqual(["remove:100", "remove:30", "add:100", "add:20", "renameEmbedGroup"]);
   });
 });
