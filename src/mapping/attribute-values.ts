@@ -1,13 +1,31 @@
 import type { AttributeRule } from "../config/config-schema.js";
 import type { UserAttributeType, UserAttributeValueValue } from "../platform/platform-types.js";
-import type { Json, JsonObject } from "../scim/scim-types.js";
+import { type Json, type JsonObject, SCHEMA_ENTERPRISE_USER } from "../scim/scim-types.js";
 import { coerceAttributeValue } from "./coerce-attribute-value.js";
 import type { PlanProblem } from "./plan-types.js";
-import { readScimPath } from "./scim-path.js";
+import { type ParsedScimPath, parseScimPath, readScimPath } from "./scim-path.js";
 
 export interface DesiredAttribute {
   type: UserAttributeType;
   value: UserAttributeValueValue;
+}
+
+export interface DesiredAttributeOptions {
+  /**
+   * The enterprise `manager.value` to map instead of the user's own: the translated value the
+   * profile gets too (resolveManager in user-profile.ts); `value: undefined` = none (yet).
+   */
+  manager?: { value: string | undefined };
+}
+
+/** `urn:...:enterprise:2.0:User:manager` or `...:manager.value`: a rule that reads the manager's id. */
+function readsManagerValue(path: ParsedScimPath): boolean {
+  return (
+    path.urn?.toLowerCase() === SCHEMA_ENTERPRISE_USER.toLowerCase() &&
+    path.attribute.toLowerCase() === "manager" &&
+    path.filter === undefined &&
+    (path.subAttribute === undefined || path.subAttribute.toLowerCase() === "value")
+  );
 }
 
 function blank(v: Json): boolean {
@@ -31,13 +49,15 @@ function withoutBlanks(raw: Json | undefined): Json | undefined {
 export function desiredAttributeValues(
   user: JsonObject,
   rules: Record<string, AttributeRule>,
+  options: DesiredAttributeOptions = {},
 ): { values: Record<string, DesiredAttribute>; problems: PlanProblem[] } {
   const values: Record<string, DesiredAttribute> = {};
   const problems: PlanProblem[] = [];
   for (const [name, rule] of Object.entries(rules)) {
     let raw: ReturnType<typeof readScimPath>;
     try {
-      raw = readScimPath(user, rule.from);
+      const path = parseScimPath(rule.from);
+      raw = options.manager && readsManagerValue(path) ? options.manager.value : readScimPath(user, path);
     } catch (err) {
       problems.push({
         code: "attribute_rule_invalid",

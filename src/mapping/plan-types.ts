@@ -99,6 +99,20 @@ export interface Plan<S> {
   problems: PlanProblem[];
 }
 
+export interface UserPlan extends Plan<UserStep> {
+  /**
+   * The profile the plan brings the platform user to (manager translated): what the executor
+   * records as applied once a patchUser step is answered. Absent for a deleted user.
+   */
+  profile?: UserProfile;
+  /**
+   * The desired manager is a user of this source without a platform id yet: it is left out of the
+   * plan (profile and attribute values). The executor applies the rest, then syncs the user again
+   * later (the value here is the manager's bridge id).
+   */
+  waitingForManager?: string;
+}
+
 /** The platform limits chunk sizes to 100 (bulk, members, embed members). */
 /** An applied record once every write sent for it was answered: no longer in doubt. */
 export function answered<T extends { inDoubt?: boolean }>(applied: T): T {

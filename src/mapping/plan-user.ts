@@ -3,14 +3,26 @@ import type { BulkUserAction } from "../platform/platform-types.js";
 import type { ScimUser } from "../scim/scim-types.js";
 import { desiredAttributeValues } from "./attribute-values.js";
 import { sameAttributeValue } from "./coerce-attribute-value.js";
-import type { AppliedUser, LifecycleState, Plan, UserStep } from "./plan-types.js";
-import { diffUserProfile, toPlatformUserBody, toUserProfile } from "./user-profile.js";
+import type { AppliedUser, LifecycleState, Plan, UserPlan, UserStep } from "./plan-types.js";
+import {
+  type ManagerLookup,
+  diffUserProfile,
+  resolveManager,
+  toPlatformUserBody,
+  toUserProfile,
+  type UserProfile,
+} from "./user-profile.js";
 
 export interface UserPlanInput {
   /** null = deleted at the source (tombstone). */
   desired: ScimUser | null;
   applied: AppliedUser | null;
   source: Pick<SourceConfig, "onDelete" | "attributes">;
+  /**
+   * What the executor looked up about the desired user's enterprise manager.value (a user of
+   * this source, and its platform id). Without it the value is forwarded as it is.
+   */
+  manager?: ManagerLookup;
 }
 
 function lifecycleAction(from: LifecycleState | undefined, to: LifecycleState): BulkUserAction | null {
@@ -25,12 +37,32 @@ function lifecycleAction(from: LifecycleState | undefined, to: LifecycleState): 
  * the bulk endpoint, PATCH of what changed, attribute values. A converged user plans
  * nothing. When the plan starts with a create or a lost-user lookup, the executor runs that step
  * and plans again with what it learnt.
+ *
+ * The manager is translated to the platform's id (RFC 7643 §4.3) in the profile and in attribute
+ * values alike; one that has no platform id yet is left out and the plan says so
+ * (`waitingForManager`).
  */
-export function planUser(input: UserPlanInput): Plan<UserStep> {
+export function planUser(input: UserPlanInput): UserPlan {
   const { desired, applied, source } = input;
   if (desired === null) return planDeletedUser(applied, source.onDelete);
 
+  const manager = resolveManager(desired, input.manager);
   const profile = toUserProfile(desired);
+  if (manager?.value !== undefined) profile.manager = manager.value;
+  else if (manager) delete profile.manager;
+  const plan = planPresentUser(desired, applied, source, profile, manager);
+  return manager?.waitingFor
+    ? { ...plan, profile, waitingForManager: manager.waitingFor }
+    : { ...plan, profile };
+}
+
+function planPresentUser(
+  desired: ScimUser,
+  applied: AppliedUser | null,
+  source: UserPlanInput["source"],
+  profile: UserProfile,
+  manager: { value: string | undefined } | undefined,
+): Plan<UserStep> {
   if (!applied?.platformId) {
     if (
       applied?.pendingUserName &&
@@ -65,7 +97,11 @@ export function planUser(input: UserPlanInput): Plan<UserStep> {
   const operations = diffUserProfile(applied.profile ?? { userName: "" }, profile);
   if (operations.length > 0) steps.push({ type: "patchUser", operations });
 
-  const { values, problems } = desiredAttributeValues(desired, source.attributes);
+  const { values, problems } = desiredAttributeValues(
+    desired,
+    source.attributes,
+    manager ? { manager: { value: manager.value } } : {},
+  );
   for (const [name, want] of Object.entries(values)) {
     const has = applied.attributes[name];
     if (has === undefined && want.value === null) continue;

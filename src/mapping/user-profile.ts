@@ -27,6 +27,17 @@ export interface UserProfile {
   manager?: string;
 }
 
+/**
+ * What the executor found out about the desired user's enterprise `manager.value` before planning.
+ * RFC 7643 §4.3: the value is "the id of the SCIM resource representing the User's manager"; an
+ * identity provider sends the id it knows (the bridge's), the platform needs its own.
+ */
+export type ManagerLookup =
+  /** The value is the id of a user of the same source: its platform id, or null while it has none. */
+  | { value: string; sourceUser: true; platformId: string | null }
+  /** Not a user of this source (an employee number, another system's id): forwarded as it is. */
+  | { value: string; sourceUser: false };
+
 const ENTERPRISE_FIELDS = ["department", "costCenter", "division", "organization", "employeeNumber"] as const;
 
 function str(v: Json | undefined): string | undefined {
@@ -67,9 +78,31 @@ export function toUserProfile(user: JsonObject): UserProfile {
   set("displayName", str(user["displayName"]));
   set("emails", normaliseEmails(user["emails"]));
   for (const field of ENTERPRISE_FIELDS) set(field, str(ent?.[field]));
-  const manager = ent?.["manager"];
-  set("manager", typeof manager === "string" ? str(manager) : str(obj(manager)?.["value"]));
+  set("manager", managerValueOf(user));
   return profile;
+}
+
+/** The enterprise extension's `manager.value` (RFC 7643 §4.3), as the profile reads it. */
+export function managerValueOf(user: JsonObject): string | undefined {
+  const manager = obj(user[SCHEMA_ENTERPRISE_USER])?.["manager"];
+  return typeof manager === "string" ? str(manager) : str(obj(manager)?.["value"]);
+}
+
+/**
+ * The manager value the platform gets for `user`, given what the executor looked up: the
+ * manager's platform id when it is a user of this source that has one; left out (undefined) and
+ * `waitingFor` its bridge id when it is a user of this source without one yet. Returns undefined
+ * when there is nothing to translate (no manager, no lookup for this value, or not a user of this
+ * source): the value is then forwarded as it is.
+ */
+export function resolveManager(
+  user: JsonObject,
+  lookup: ManagerLookup | undefined,
+): { value: string | undefined; waitingFor?: string } | undefined {
+  const value = managerValueOf(user);
+  if (value === undefined || !lookup || lookup.value !== value || !lookup.sourceUser) return undefined;
+  if (lookup.platformId) return { value: lookup.platformId };
+  return { value: undefined, waitingFor: value };
 }
 
 /** The body of a platform SCIM create (RFC 7644 §3.3). */
