@@ -15,6 +15,7 @@ import type { RedisSyncStateStore } from "../../src/sync/redis-sync-state-store.
 import { QUEUE_NAMES } from "../queue-names.js";
 import { createResyncQueue, startResyncWorker } from "../resync/resync-queue.js";
 import { createReconcileQueue, startReconcileWorker } from "./reconcile-queue.js";
+import { type SettleOptions, redisRepairStatus } from "./repair-settlement.js";
 import { reconcileSyncState } from "./sync-state-adapter.js";
 
 export interface AdminJobsOptions {
@@ -35,6 +36,8 @@ export interface AdminJobsOptions {
   names?: { reconcile?: string; resync?: string };
   /** The process's metrics: jobs of the reconcile and resync queues, drift found and repaired. */
   registry?: Registry;
+  /** How runs and resyncs track what they enqueued until it settles (tests shorten the waits). */
+  settle?: Pick<SettleOptions, "tickMs" | "stallMs" | "budget">;
 }
 
 export interface AdminJobs {
@@ -99,19 +102,21 @@ export async function startAdminJobs(options: AdminJobsOptions): Promise<AdminJo
     // Each worker and run adds its own `module` (reconcile-worker, reconcile, resync-worker,
     // resync): one more here would repeat the key in every line.
     const registry = options.registry;
+    // Runs and resyncs end when what they enqueued synced or failed, not when it was enqueued.
+    const settle: SettleOptions = { ...options.settle, redis, reader: redisRepairStatus(redis, prefix) };
     workers.push(
       ...startReconcileWorker({
         connection,
         prefix,
         queue: reconcileQueue,
-        deps: { config, redis, platform, directory, state, requestResync, runs, logger, registry },
+        deps: { config, redis, platform, directory, state, requestResync, runs, logger, registry, settle },
       }),
       startResyncWorker({
         connection,
         prefix,
         name: names.resync,
         registry,
-        deps: { config, platform, directory, state, requestResync, resyncs, logger },
+        deps: { config, platform, directory, state, requestResync, resyncs, logger, settle },
       }),
     );
   }

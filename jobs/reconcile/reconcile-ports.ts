@@ -8,6 +8,7 @@ import type { Registry } from "../../src/observability/metrics.js";
 import type { PlatformClient } from "../../src/platform/platform-types.js";
 import type { EntityRef } from "../../src/scim/scim-types.js";
 import type { OwnerScope } from "../../src/sync/sync-keys.js";
+import type { SettleOptions } from "./repair-settlement.js";
 
 /** What reconciliation reads of the sync side (RedisSyncStateStore plus a bulk owner lookup). */
 export interface ReconcileSyncState {
@@ -37,6 +38,13 @@ export interface ReconcileDeps {
   pageSize?: number;
   /** Repairs enqueued per chunk. Default 500. */
   repairChunk?: number;
+  /**
+   * Tracks applied repairs until every entity synced or failed: the run stays `running` meanwhile
+   * and ends `succeeded` only when none failed, and drift_repaired_total counts an entity's
+   * differences once it synced. Without it (the benchmark) a run ends once its repairs are
+   * enqueued, and counts none of them as repaired.
+   */
+  settle?: SettleOptions;
   /**
    * Attribute values cost one platform call per user (the platform has no listing of them), so a
    * run reads them for at most about this many users: a large source is split into slices, and

@@ -1,11 +1,12 @@
-import { type Job, Queue, Worker } from "bullmq";
+import { DelayedError, type Job, Queue, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Config } from "../../src/config/config-schema.js";
 import type { Logger } from "../../src/observability/logger.js";
 import { countJobOutcomes } from "../job-metrics.js";
 import { QUEUE_NAMES } from "../queue-names.js";
 import type { ReconcileDeps } from "./reconcile-ports.js";
-import { applyConfirmedRun, runReconcile } from "./reconcile-runner.js";
+import { applyConfirmedRun, isSettling, runReconcile, settleRun } from "./reconcile-runner.js";
+import { sleep } from "./repair-settlement.js";
 
 /** A reconcile job carries a run id (on demand, or a confirmed run to apply) or, when scheduled, a source. */
 export type ReconcileJobData =
@@ -102,12 +103,50 @@ export async function processScheduledTick(
   return run.runId;
 }
 
-/** Processes one job of the reconcile queue. Exported for tests. */
-export async function processReconcileJob(deps: ReconcileDeps, data: ReconcileJobData): Promise<string> {
+/**
+ * Processes one job of the reconcile queue. Exported for tests. A run whose applied repairs are
+ * tracked (deps.settle) stays `running` until they settle: its job is put back delayed between two
+ * passes (no worker waits, and no outcome is counted per pass) and comes back here, where the
+ * next pass runs. Without a job (tests) it waits in place.
+ */
+export async function processReconcileJob(
+  deps: ReconcileDeps,
+  data: ReconcileJobData,
+  job?: Job,
+  token?: string,
+): Promise<string> {
   if ("scheduled" in data) return "ignored: scheduled ticks run on the schedule queue";
-  const run =
-    data.phase === "apply" ? await applyConfirmedRun(deps, data.runId) : await runReconcile(deps, data.runId);
+  const current = await deps.runs.get(data.runId);
+  let run = isSettling(current)
+    ? await settleRun(deps, data.runId)
+    : data.phase === "apply"
+      ? await applyConfirmedRun(deps, data.runId)
+      : await runReconcile(deps, data.runId);
+  while (isSettling(run)) {
+    const tickMs = deps.settle?.tickMs ?? 1000;
+    if (job) {
+      await job.moveToDelayed(Date.now() + tickMs, token);
+      throw new DelayedError();
+    }
+    await sleep(tickMs);
+    run = await settleRun(deps, data.runId);
+  }
   return run?.state ?? "gone";
+}
+
+/** Ends a run still `queued` or `running` as `failed` (its job failed for good). */
+async function failUnfinishedRun(deps: ReconcileDeps, runId: string, message: string): Promise<void> {
+  const run = await deps.runs.get(runId);
+  if (run?.state !== "queued" && run?.state !== "running") return;
+  await deps.runs.transition(
+    {
+      ...run,
+      state: "failed",
+      error: `the run's job failed: ${message}`,
+      finishedAt: new Date().toISOString(),
+    },
+    [run.state],
+  );
 }
 
 /** Starts the workers of the reconcile queue and of its schedule queue. */
@@ -122,7 +161,7 @@ export function startReconcileWorker(options: {
   const log = options.deps.logger.child({ module: "reconcile-worker" });
   const worker = new Worker<ReconcileJobData>(
     options.queue.queue.name,
-    (job: Job<ReconcileJobData>) => processReconcileJob(options.deps, job.data),
+    (job: Job<ReconcileJobData>, token?: string) => processReconcileJob(options.deps, job.data, job, token),
     { connection: options.connection, prefix: options.prefix, concurrency: options.concurrency ?? 2 },
   );
   const ticker = new Worker<ReconcileJobData>(
@@ -139,5 +178,14 @@ export function startReconcileWorker(options: {
     w.on("error", (err) => log.warn({ err: err.message }, "reconcile worker error"));
     w.on("failed", (job, err) => log.error({ jobId: job?.id, err: err.message }, "reconcile job failed"));
   }
+  // A job that failed for good (it stalled again and again, Redis failed under it) leaves its run
+  // `queued` or `running`: the run says it failed instead of running forever.
+  worker.on("failed", (job, err) => {
+    const data = job?.data;
+    if (!data || !("runId" in data)) return;
+    void failUnfinishedRun(options.deps, data.runId, err.message).catch((e: unknown) =>
+      log.warn({ runId: data.runId, err: (e as Error).message }, "reconcile: could not mark the run failed"),
+    );
+  });
   return [worker, ticker];
 }

@@ -3,8 +3,16 @@ import { recordDrift } from "../../src/observability/bridge-metrics.js";
 import { attributeSlices } from "../../src/reconcile/attribute-slices.js";
 import { evaluateGuard } from "../../src/reconcile/deprovision-guard.js";
 import type { ReconcileRun } from "../../src/reconcile/reconcile-run.js";
+import { DRIFT_CLASSES } from "../../src/reconcile/reconcile-types.js";
+import {
+  type RepairOutcome,
+  type TrackedRun,
+  outcomeError,
+  startedOutcome,
+} from "../../src/admin/repair-outcome.js";
 import { applyRepairs } from "./apply-repairs.js";
 import type { ReconcileDeps } from "./reconcile-ports.js";
+import { TRACKED_TTL_SECONDS, settlePass, stalled } from "./repair-settlement.js";
 import { RunContext } from "./run-context.js";
 import { scanDirectory } from "./scan-directory.js";
 import { scanEmbedGroups, scanWorkspaceGroups } from "./scan-platform-groups.js";
@@ -14,16 +22,32 @@ function finished(startedMs: number): Pick<ReconcileRun, "finishedAt" | "duratio
   return { finishedAt: new Date().toISOString(), durationMs: Date.now() - startedMs };
 }
 
-async function dropWorkingSets(deps: ReconcileDeps, ctx: RunContext, keepRepairs: boolean): Promise<void> {
+/**
+ * Drops a run's working sets: the seen sets always; the planned repairs unless the run is held
+ * (`held`); while its applied repairs are tracked (`tracking`), the entities and their classes stay.
+ */
+async function dropWorkingSets(
+  deps: ReconcileDeps,
+  ctx: RunContext,
+  keep: "held" | "tracking" | "none",
+): Promise<void> {
   const keys = [ctx.keys.seenUsers, ctx.keys.seenGroups];
-  if (!keepRepairs) keys.push(ctx.keys.repairs, ctx.keys.orphans);
+  if (keep !== "held") keys.push(ctx.keys.orphans);
+  if (keep === "none") keys.push(ctx.keys.repairs, ctx.keys.repairClasses);
   await deps.redis.del(...keys);
 }
 
+/** A run whose applied repairs are still tracked: it stays `running` until they settle. */
+export function isSettling(run: TrackedRun | null | undefined): boolean {
+  const outcome = run?.repairs.outcome;
+  return run?.state === "running" && outcome !== undefined && !outcome.settled;
+}
+
 /**
- * Applies a run's planned repairs (at once, or once an admin confirmed them) and counts them in
- * `drift_repaired_total`: every difference of the run's counts got its resync, except orphans,
- * which count the users really deactivated (a source may have claimed one meanwhile).
+ * Applies a run's planned repairs (at once, or once an admin confirmed them). Orphans are
+ * deactivated here, and `drift_repaired_total{kind="orphans"}` counts those really deactivated (a
+ * source may have claimed one meanwhile). Entities are only enqueued: their differences count as
+ * repaired once each entity synced (settleRun).
  */
 async function applyAndCount(
   deps: ReconcileDeps,
@@ -42,12 +66,89 @@ async function applyAndCount(
     chunk: deps.repairChunk ?? 500,
   });
   if (deps.registry) {
-    recordDrift(deps.registry, "repaired", run.source, {
-      ...run.counts,
-      orphans: applied.orphanDeactivations,
-    });
+    recordDrift(deps.registry, "repaired", run.source, { orphans: applied.orphanDeactivations });
   }
   return applied;
+}
+
+/**
+ * The run once its repairs are enqueued: with tracking (deps.settle) and entities to wait for, it
+ * stays `running` with `repairs.outcome` (settleRun ends it); otherwise it succeeded.
+ */
+async function afterApply(
+  deps: ReconcileDeps,
+  ctx: RunContext,
+  run: TrackedRun,
+  applied: { entities: number; orphanDeactivations: number },
+): Promise<TrackedRun> {
+  const tracking = deps.settle !== undefined && applied.entities > 0;
+  const repairs = {
+    ...applied,
+    applied: true,
+    ...(deps.settle ? { outcome: startedOutcome(tracking ? applied.entities : 0) } : {}),
+  };
+  if (!tracking) return { ...run, state: "succeeded", repairs };
+  await deps.redis
+    .multi()
+    .expire(ctx.keys.repairs, TRACKED_TTL_SECONDS)
+    .expire(ctx.keys.repairClasses, TRACKED_TTL_SECONDS)
+    .exec();
+  return { ...run, state: "running", repairs };
+}
+
+/** Counts synced entities' drift classes (bit i = DRIFT_CLASSES[i]) by class. */
+function classCounts(bits: readonly number[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const b of bits) {
+    DRIFT_CLASSES.forEach((cls, i) => {
+      if (b & (1 << i)) counts[cls] = (counts[cls] ?? 0) + 1;
+    });
+  }
+  return counts;
+}
+
+/**
+ * One pass over a run's tracked repairs (repair-settlement.ts): counts the entities that synced
+ * (drift_repaired_total, by their drift classes) or failed since the last pass, and ends the run
+ * once all settled (`succeeded`, or `failed` naming the dead letters) or the tracking stalled.
+ */
+export async function settleRun(deps: ReconcileDeps, runId: string): Promise<TrackedRun | null> {
+  const run = await deps.runs.get(runId);
+  if (!run || !isSettling(run) || !deps.settle) return run;
+  const previous = run.repairs.outcome as RepairOutcome;
+  const log = deps.logger.child({ module: "reconcile", runId, source: run.source });
+  const { outcome, syncedBits } = await settlePass(deps.settle, deps.runs.settleKeys(runId), previous);
+  if (deps.registry && syncedBits.length > 0) {
+    recordDrift(deps.registry, "repaired", run.source, classCounts(syncedBits));
+  }
+  const done = outcome.settled || stalled(deps.settle, outcome);
+  let next: TrackedRun = { ...run, repairs: { ...run.repairs, outcome } };
+  if (done) {
+    const error = outcomeError(outcome, "repairs");
+    const startedMs = run.startedAt ? Date.parse(run.startedAt) : Date.now();
+    next = {
+      ...next,
+      state: error ? "failed" : "succeeded",
+      ...(error ? { error } : {}),
+      finishedAt: new Date().toISOString(),
+      // A confirmed run's duration stays its scan's: the wait for the admin is no part of it.
+      ...(run.settledBy ? {} : { durationMs: Date.now() - startedMs }),
+    };
+  } else if (
+    outcome.synced === previous.synced &&
+    outcome.failed === previous.failed &&
+    outcome.pending === previous.pending
+  ) {
+    return run;
+  }
+  if (!(await deps.runs.transition(next, ["running"]))) return deps.runs.get(runId);
+  if (done) {
+    await deps.runs.dropOwnedKeys(runId);
+    const fields = { synced: outcome.synced, failed: outcome.failed, pending: outcome.pending };
+    if (next.state === "failed") log.warn({ ...fields, err: next.error }, "reconcile: repairs failed");
+    else log.info(fields, "reconcile: repairs settled");
+  }
+  return next;
 }
 
 /**
@@ -55,12 +156,14 @@ async function applyAndCount(
  * difference, then (unless dry-run) applies the repairs, or holds them all when the
  * deprovisioning guard trips (invariant 8). Memory stays flat: working sets live in Redis.
  */
-export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<ReconcileRun | null> {
+export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<TrackedRun | null> {
   const queued = await deps.runs.get(runId);
-  // "running" here means the worker that ran it died (BullMQ hands a stalled job on): start over.
+  // "running" here means the worker that ran it died (BullMQ hands a stalled job on): start over,
+  // unless its repairs are applied already and only tracked (settleRun goes on with those).
   if (queued?.state !== "queued" && queued?.state !== "running") return queued;
+  if (isSettling(queued)) return queued;
   const startedMs = Date.now();
-  let run: ReconcileRun = { ...queued, state: "running", startedAt: new Date(startedMs).toISOString() };
+  let run: TrackedRun = { ...queued, state: "running", startedAt: new Date(startedMs).toISOString() };
   if (!(await deps.runs.transition(run, ["queued", "running"]))) return deps.runs.get(runId);
   const log = deps.logger.child({ module: "reconcile", runId, source: run.source });
   let ctx: RunContext | undefined;
@@ -121,14 +224,14 @@ export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<
       run = { ...run, state: "awaiting-confirmation", ...finished(startedMs) };
     } else {
       const applied = await applyAndCount(deps, ctx, run, log);
-      run = {
-        ...run,
-        state: "succeeded",
-        repairs: { ...applied, applied: true },
-        ...finished(startedMs),
-      };
+      run = await afterApply(deps, ctx, run, applied);
+      if (run.state === "succeeded") run = { ...run, ...finished(startedMs) };
     }
-    await dropWorkingSets(deps, ctx, run.state === "awaiting-confirmation");
+    await dropWorkingSets(
+      deps,
+      ctx,
+      run.state === "awaiting-confirmation" ? "held" : isSettling(run) ? "tracking" : "none",
+    );
     await deps.runs.transition(run, ["running"]);
     if (run.state === "awaiting-confirmation" && run.trigger === "schedule") {
       await supersedeHeldScheduledRuns(deps, run, log);
@@ -138,7 +241,7 @@ export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     log.error({ err: message }, "reconcile: run failed");
-    if (ctx) await dropWorkingSets(deps, ctx, false).catch(() => undefined);
+    if (ctx) await dropWorkingSets(deps, ctx, "none").catch(() => undefined);
     run = { ...run, state: "failed", error: message, ...finished(startedMs) };
     await deps.runs.transition(run, ["running"]);
     return run;
@@ -183,18 +286,20 @@ async function supersedeHeldScheduledRuns(
 }
 
 /** Applies the held repairs of a run an admin confirmed (queued again, with settledBy). */
-export async function applyConfirmedRun(deps: ReconcileDeps, runId: string): Promise<ReconcileRun | null> {
+export async function applyConfirmedRun(deps: ReconcileDeps, runId: string): Promise<TrackedRun | null> {
   const queued = await deps.runs.get(runId);
   if ((queued?.state !== "queued" && queued?.state !== "running") || !queued.settledBy) return queued;
-  let run: ReconcileRun = { ...queued, state: "running" };
+  if (isSettling(queued)) return queued;
+  let run: TrackedRun = { ...queued, state: "running" };
   // Applying again after a crash is harmless: resyncs and deactivations are idempotent.
   if (!(await deps.runs.transition(run, ["queued", "running"]))) return deps.runs.get(runId);
   const log = deps.logger.child({ module: "reconcile", runId, source: run.source });
   try {
     const ctx = new RunContext(deps, run);
     const applied = await applyAndCount(deps, ctx, run, log);
-    await deps.runs.dropOwnedKeys(runId);
-    run = { ...run, state: "succeeded", repairs: { ...applied, applied: true } };
+    run = await afterApply(deps, ctx, run, applied);
+    if (isSettling(run)) await deps.redis.del(ctx.keys.orphans, ctx.keys.seenUsers, ctx.keys.seenGroups);
+    else await deps.runs.dropOwnedKeys(runId);
     log.info({ repairs: run.repairs }, "reconcile: confirmed run applied");
   } catch (err) {
     run = { ...run, state: "failed", error: err instanceof Error ? err.message : String(err) };

@@ -1,10 +1,11 @@
 import type { SourceConfig } from "../../src/config/config-schema.js";
 import type { Classification } from "../../src/reconcile/classify-user.js";
 import { DriftReport } from "../../src/reconcile/drift-report.js";
-import type { DriftEntry } from "../../src/reconcile/reconcile-types.js";
+import { DRIFT_CLASSES, type DriftEntry } from "../../src/reconcile/reconcile-types.js";
 import type { ReconcileRun } from "../../src/reconcile/reconcile-run.js";
 import { RUN_KEYS } from "../../src/admin/reconcile-run-store.js";
 import type { ReconcileDeps } from "./reconcile-ports.js";
+import { mergeRepairClasses } from "./repair-settlement.js";
 
 /** The state of one run while it streams: counters and small buffers only. */
 export class RunContext {
@@ -16,6 +17,8 @@ export class RunContext {
   /** Which users get their attribute values read in this run (see attribute-slices.ts). */
   attributeSlice = { slice: 0, slices: 1 };
   private repairBuffer: string[] = [];
+  /** Drift classes of the buffered repairs (bit i = DRIFT_CLASSES[i]): drift_repaired_total counts them once synced. */
+  private classBuffer = new Map<string, number>();
   private orphanBuffer: string[] = [];
 
   constructor(
@@ -31,6 +34,9 @@ export class RunContext {
       orphans: deps.runs.key(run.runId, RUN_KEYS.orphans),
       seenUsers: deps.runs.key(run.runId, RUN_KEYS.seenUsers),
       seenGroups: deps.runs.key(run.runId, RUN_KEYS.seenGroups),
+      repairClasses: deps.runs.key(run.runId, RUN_KEYS.repairClasses),
+      settleCounts: deps.runs.key(run.runId, RUN_KEYS.settleCounts),
+      failures: deps.runs.key(run.runId, RUN_KEYS.failures),
     };
   }
 
@@ -46,7 +52,12 @@ export class RunContext {
   record(result: Classification, entry: Omit<DriftEntry, "detail">, repairKey?: string): void {
     for (const finding of result.findings) this.report.add(finding.cls, { ...entry, detail: finding.detail });
     if (result.deprovision) this.report.plannedDeprovisions += 1;
-    if (result.repair === "sync" && repairKey) this.repairBuffer.push(repairKey);
+    if (result.repair === "sync" && repairKey) {
+      this.repairBuffer.push(repairKey);
+      let bits = this.classBuffer.get(repairKey) ?? 0;
+      for (const finding of result.findings) bits |= 1 << DRIFT_CLASSES.indexOf(finding.cls);
+      this.classBuffer.set(repairKey, bits);
+    }
     if (result.repair === "deactivate-orphan" && entry.platformId) this.orphanBuffer.push(entry.platformId);
   }
 
@@ -55,9 +66,12 @@ export class RunContext {
     const multi = this.deps.redis.multi();
     if (this.repairBuffer.length > 0) multi.sadd(this.keys.repairs, ...this.repairBuffer);
     if (this.orphanBuffer.length > 0) multi.sadd(this.keys.orphans, ...this.orphanBuffer);
+    const classes = this.classBuffer;
     this.repairBuffer = [];
     this.orphanBuffer = [];
+    this.classBuffer = new Map();
     await multi.exec();
+    await mergeRepairClasses(this.deps.redis, this.keys.repairClasses, classes);
   }
 }
 

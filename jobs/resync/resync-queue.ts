@@ -1,10 +1,11 @@
-import { type Job, Queue, Worker } from "bullmq";
+import { DelayedError, type Job, Queue, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "../../src/observability/logger.js";
 import type { Registry } from "../../src/observability/metrics.js";
 import { countJobOutcomes } from "../job-metrics.js";
 import { QUEUE_NAMES } from "../queue-names.js";
-import { type ResyncDeps, runResync } from "./resync-runner.js";
+import { sleep } from "../reconcile/repair-settlement.js";
+import { type ResyncDeps, isResyncSettling, runResync, settleResync } from "./resync-runner.js";
 
 export interface ResyncJobData {
   operationId: string;
@@ -54,6 +55,47 @@ export function createResyncQueue(options: {
   };
 }
 
+/**
+ * Processes one job of the resync queue. A resync whose entities are tracked (deps.settle) stays
+ * `running` until they settle: its job is put back delayed between two passes and comes back
+ * here for the next one. Without a job (tests) it waits in place.
+ */
+export async function processResyncJob(
+  deps: ResyncDeps,
+  data: ResyncJobData,
+  job?: Job,
+  token?: string,
+): Promise<string> {
+  const current = await deps.resyncs.get(data.operationId);
+  let op = isResyncSettling(current)
+    ? await settleResync(deps, data.operationId)
+    : await runResync(deps, data.operationId, data.phase);
+  while (isResyncSettling(op)) {
+    const tickMs = deps.settle?.tickMs ?? 1000;
+    if (job) {
+      await job.moveToDelayed(Date.now() + tickMs, token);
+      throw new DelayedError();
+    }
+    await sleep(tickMs);
+    op = await settleResync(deps, data.operationId);
+  }
+  return op?.state ?? "gone";
+}
+
+async function failUnfinishedResync(deps: ResyncDeps, id: string, message: string): Promise<void> {
+  const op = await deps.resyncs.get(id);
+  if (op?.state !== "queued" && op?.state !== "running") return;
+  await deps.resyncs.transition(
+    {
+      ...op,
+      state: "failed",
+      error: `the resync's job failed: ${message}`,
+      finishedAt: new Date().toISOString(),
+    },
+    [op.state],
+  );
+}
+
 export function startResyncWorker(options: {
   connection: Redis;
   prefix: string;
@@ -66,12 +108,20 @@ export function startResyncWorker(options: {
   const log = options.deps.logger.child({ module: "resync-worker" });
   const worker = new Worker<ResyncJobData>(
     options.name ?? QUEUE_NAMES.resync,
-    async (job: Job<ResyncJobData>) =>
-      (await runResync(options.deps, job.data.operationId, job.data.phase))?.state ?? "gone",
+    (job: Job<ResyncJobData>, token?: string) => processResyncJob(options.deps, job.data, job, token),
     { connection: options.connection, prefix: options.prefix, concurrency: options.concurrency ?? 2 },
   );
   if (options.registry) countJobOutcomes(worker, options.registry);
   worker.on("error", (err) => log.warn({ err: err.message }, "resync worker error"));
-  worker.on("failed", (job, err) => log.error({ jobId: job?.id, err: err.message }, "resync job failed"));
+  worker.on("failed", (job, err) => {
+    log.error({ jobId: job?.id, err: err.message }, "resync job failed");
+    // A job that failed for good leaves its resync `queued` or `running`: it says failed instead.
+    const id = job?.data.operationId;
+    if (id) {
+      void failUnfinishedResync(options.deps, id, err.message).catch((e: unknown) =>
+        log.warn({ operationId: id, err: (e as Error).message }, "resync: could not mark it failed"),
+      );
+    }
+  });
   return worker;
 }

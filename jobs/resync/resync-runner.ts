@@ -1,3 +1,9 @@
+import {
+  type RepairOutcome,
+  type TrackedResync,
+  outcomeError,
+  startedOutcome,
+} from "../../src/admin/repair-outcome.js";
 import type { ResyncStore } from "../../src/admin/resync-store.js";
 import type { Config } from "../../src/config/config-schema.js";
 import type { DirectoryStore } from "../../src/directory/directory-types.js";
@@ -5,8 +11,9 @@ import type { Logger } from "../../src/observability/logger.js";
 import type { PlatformClient } from "../../src/platform/platform-types.js";
 import { evaluateGuard } from "../../src/reconcile/deprovision-guard.js";
 import type { ResyncOperation } from "../../src/reconcile/reconcile-run.js";
-import type { EntityKind } from "../../src/scim/scim-types.js";
+import { type EntityKind, refKey } from "../../src/scim/scim-types.js";
 import type { ReconcileSyncState, ResyncRequester } from "../reconcile/reconcile-ports.js";
+import { type SettleOptions, settlePass, stalled } from "../reconcile/repair-settlement.js";
 import type { OwnedCounts } from "../reconcile/sync-state-adapter.js";
 
 export interface ResyncDeps {
@@ -19,6 +26,11 @@ export interface ResyncDeps {
   logger: Logger;
   /** Entities marked dirty and enqueued per chunk. Default 250. */
   chunk?: number;
+  /**
+   * Tracks the enqueued entities until each synced or failed: the resync stays `running` meanwhile
+   * and ends `succeeded` only when none failed (`outcome`). Without it, it ends once enqueued.
+   */
+  settle?: SettleOptions;
 }
 
 const MAX_UNKNOWN_LISTED = 100;
@@ -97,9 +109,9 @@ async function plannedDeprovisions(deps: ResyncDeps, op: ResyncOperation): Promi
  */
 async function fanOut(
   deps: ResyncDeps,
-  op: ResyncOperation,
+  op: TrackedResync,
   confirmed: boolean,
-): Promise<{ op: ResyncOperation; withheld: string[] }> {
+): Promise<{ op: TrackedResync; withheld: string[] }> {
   let current = op;
   const withheld: string[] = [];
   for (const kind of ["user", "group"] as const) {
@@ -126,8 +138,13 @@ async function fanOut(
           known = known.filter((id) => !excess.has(id));
         }
       }
-      if (known.length > 0)
-        await deps.requestResync(known.map((id) => ({ source: current.source, kind, id })));
+      if (known.length > 0) {
+        const refs = known.map((id) => ({ source: current.source, kind, id }));
+        await deps.requestResync(refs);
+        // After the request (the entities are dirty by now): a pass never takes one for settled
+        // on the strength of a sync that came before it.
+        if (deps.settle) await deps.resyncs.track(current.id, refs.map(refKey));
+      }
       current = { ...current, enqueued: current.enqueued + known.length };
       await deps.resyncs.transition(current, ["running"]);
     }
@@ -141,10 +158,10 @@ async function fanOut(
  */
 async function holdAgain(
   deps: ResyncDeps,
-  op: ResyncOperation,
+  op: TrackedResync,
   withheld: string[],
   log: Logger,
-): Promise<ResyncOperation> {
+): Promise<TrackedResync> {
   const owned = await deps.state.countOwnedUsers(op.source);
   const guard = evaluateGuard(withheld.length, owned, deps.config.reconcile.maxDeprovisionShare);
   const next = await deps.resyncs.createOperation({
@@ -171,12 +188,14 @@ export async function runResync(
   deps: ResyncDeps,
   id: string,
   phase: "run" | "apply",
-): Promise<ResyncOperation | null> {
+): Promise<TrackedResync | null> {
   const queued = await deps.resyncs.get(id);
-  // "running" here means the worker that ran it died (a stalled job handed on): start over.
+  // "running" here means the worker that ran it died (a stalled job handed on): start over, unless
+  // its fan-out is done and only its entities are tracked (settleResync goes on with those).
   if (queued?.state !== "queued" && queued?.state !== "running") return queued;
+  if (isResyncSettling(queued)) return queued;
   const startedMs = Date.now();
-  let op: ResyncOperation = {
+  let op: TrackedResync = {
     ...queued,
     state: "running",
     startedAt: queued.startedAt ?? new Date(startedMs).toISOString(),
@@ -214,13 +233,21 @@ export async function runResync(
     const fanned = await fanOut(deps, op, phase === "apply");
     op = fanned.op;
     if (fanned.withheld.length > 0) op = await holdAgain(deps, op, fanned.withheld, log);
+    log.info({ enqueued: op.enqueued }, "resync: fan-out finished");
+    if (deps.settle && op.enqueued > 0) {
+      // Enqueued is not done: the resync runs on until its entities settle (settleResync).
+      op = { ...op, outcome: startedOutcome(op.enqueued) };
+      await deps.resyncs.transition(op, ["running"]);
+      await deps.resyncs.dropHeld(id);
+      return op;
+    }
     op = {
       ...op,
+      ...(deps.settle ? { outcome: startedOutcome(0) } : {}),
       state: "succeeded",
       finishedAt: new Date().toISOString(),
       durationMs: Date.now() - startedMs,
     };
-    log.info({ enqueued: op.enqueued, durationMs: op.durationMs }, "resync: fan-out finished");
   } catch (err) {
     op = { ...op, state: "failed", error: err instanceof Error ? err.message : String(err) };
     log.error({ err: op.error }, "resync: failed");
@@ -228,4 +255,48 @@ export async function runResync(
   await deps.resyncs.transition(op, ["running"]);
   await deps.resyncs.dropOwnedKeys(id);
   return op;
+}
+
+/** A resync whose fan-out is done and whose entities are still tracked: it stays `running`. */
+export function isResyncSettling(op: TrackedResync | null | undefined): boolean {
+  return op?.state === "running" && op.outcome !== undefined && !op.outcome.settled;
+}
+
+/**
+ * One pass over a resync's tracked entities (repair-settlement.ts): ends the resync once all
+ * synced or failed (`succeeded`, or `failed` naming the dead letters) or the tracking stalled.
+ */
+export async function settleResync(deps: ResyncDeps, id: string): Promise<TrackedResync | null> {
+  const op = await deps.resyncs.get(id);
+  if (!op || !isResyncSettling(op) || !deps.settle) return op;
+  const previous = op.outcome as RepairOutcome;
+  const { outcome } = await settlePass(deps.settle, deps.resyncs.settleKeys(id), previous);
+  const done = outcome.settled || stalled(deps.settle, outcome);
+  let next: TrackedResync = { ...op, outcome };
+  if (done) {
+    const error = outcomeError(outcome, "entities");
+    const startedMs = op.startedAt ? Date.parse(op.startedAt) : Date.now();
+    next = {
+      ...next,
+      state: error ? "failed" : "succeeded",
+      ...(error ? { error } : {}),
+      finishedAt: new Date().toISOString(),
+      ...(op.settledBy ? {} : { durationMs: Date.now() - startedMs }),
+    };
+  } else if (
+    outcome.synced === previous.synced &&
+    outcome.failed === previous.failed &&
+    outcome.pending === previous.pending
+  ) {
+    return op;
+  }
+  if (!(await deps.resyncs.transition(next, ["running"]))) return deps.resyncs.get(id);
+  if (done) {
+    await deps.resyncs.dropOwnedKeys(id);
+    const log = deps.logger.child({ module: "resync", operationId: id, source: op.source });
+    const fields = { synced: outcome.synced, failed: outcome.failed, pending: outcome.pending };
+    if (next.state === "failed") log.warn({ ...fields, err: next.error }, "resync: entities failed");
+    else log.info(fields, "resync: entities settled");
+  }
+  return next;
 }

@@ -51,6 +51,27 @@ const guard = z.object({
 });
 const state = z.enum(RUN_STATES);
 
+/** What became of the entities a run or resync enqueued (src/admin/repair-outcome.ts). */
+const outcome = z
+  .object({
+    synced: z
+      .number()
+      .int()
+      .describe("Entities whose sync completed after the request (or gone at the source)"),
+    failed: z.number().int().describe("Entities whose sync ended as a dead letter"),
+    pending: z.number().int().describe("Entities not settled yet; once finished, those that never settled"),
+    settled: z.boolean().describe("Every entity synced or failed"),
+    failures: z
+      .array(
+        z.object({ ref: z.string().describe("<source>/<kind>/<id>"), code: z.string(), reason: z.string() }),
+      )
+      .describe("The first failures (at most 20), with the dead letter's code and reason"),
+    lastSettledAt: z.string().describe("When an entity last settled (or the tracking began)"),
+  })
+  .describe(
+    "Enqueued is not done: a run or resync stays running until every entity it enqueued synced or failed, then ends succeeded (none failed) or failed",
+  );
+
 export const statusResponseSchema = z.object({
   idle: z.boolean(),
   pending: z.number().int().describe("Entities waiting for a sync (dirty)"),
@@ -81,7 +102,14 @@ export const runSchema = z.object({
   counts,
   samples: z.record(z.string(), z.array(driftEntry)),
   guard: guard.optional(),
-  repairs: z.object({ entities: z.number(), orphanDeactivations: z.number(), applied: z.boolean() }),
+  repairs: z.object({
+    entities: z.number().describe("Entities to resync (enqueued once applied)"),
+    orphanDeactivations: z.number(),
+    applied: z
+      .boolean()
+      .describe("The repairs were enqueued (orphans deactivated); see outcome for what became of them"),
+    outcome: outcome.optional(),
+  }),
   createdAt: z.string(),
   startedAt: z.string().optional(),
   finishedAt: z.string().optional(),
@@ -97,6 +125,8 @@ export const resyncSchema = z.object({
   enqueued: z.number().int(),
   unknown: z.array(z.string()),
   guard: guard.optional(),
+  outcome: outcome.optional(),
+  error: z.string().optional(),
   createdAt: z.string(),
 });
 

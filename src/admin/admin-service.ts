@@ -86,13 +86,17 @@ export class AdminService {
     awaitingConfirmation: HeldOperation[];
   }> {
     const { directory, syncState, jobs, config } = this.deps;
-    const [pending, deadLetters, queues, awaitingConfirmation] = await Promise.all([
+    const [pending, deadLetters, queues, operations] = await Promise.all([
       jobs.pending(),
       syncState.countDeadLetters(),
       jobs.queueCounts(),
-      this.heldOperations(),
+      this.recentOperations(),
     ]);
-    const idle = isIdle(pending, queues, this.deps.operationQueues ?? ["reconcile", "resync"]);
+    const awaitingConfirmation = this.heldOperations(operations);
+    // A run or resync waiting for the entities it enqueued to settle is still running: its job
+    // waits delayed between two looks, which the queue counts alone would take for idle.
+    const running = [...operations.runs, ...operations.resyncs].some((op) => op.state === "running");
+    const idle = !running && isIdle(pending, queues, this.deps.operationQueues ?? ["reconcile", "resync"]);
     const sources: Record<string, { users: number; groups: number; deadLetters: number }> = {};
     await Promise.all(
       Object.keys(config.sources).map(async (source) => {
@@ -111,11 +115,21 @@ export class AdminService {
    * Reconciliation runs and resyncs held by the deprovisioning guard, oldest first: they do not
    * hold `idle` false, and nothing of theirs is applied until an admin settles them.
    */
-  private async heldOperations(): Promise<HeldOperation[]> {
+  private async recentOperations(): Promise<{ runs: ReconcileRun[]; resyncs: ResyncOperation[] }> {
     const [runs, resyncs] = await Promise.all([
       this.deps.runs.list({ offset: 0, limit: HELD_SCAN }),
       this.deps.resyncs.list({ offset: 0, limit: HELD_SCAN }),
     ]);
+    return { runs: runs.items, resyncs: resyncs.items };
+  }
+
+  private heldOperations({
+    runs,
+    resyncs,
+  }: {
+    runs: ReconcileRun[];
+    resyncs: ResyncOperation[];
+  }): HeldOperation[] {
     const held = (kind: HeldOperation["kind"], id: string, op: { source: string; guard?: GuardResult }) => ({
       kind,
       id,
@@ -125,10 +139,8 @@ export class AdminService {
         : {}),
     });
     return [
-      ...runs.items
-        .filter((r) => r.state === "awaiting-confirmation")
-        .map((r) => held("reconcile", r.runId, r)),
-      ...resyncs.items.filter((r) => r.state === "awaiting-confirmation").map((r) => held("resync", r.id, r)),
+      ...runs.filter((r) => r.state === "awaiting-confirmation").map((r) => held("reconcile", r.runId, r)),
+      ...resyncs.filter((r) => r.state === "awaiting-confirmation").map((r) => held("resync", r.id, r)),
     ].reverse();
   }
 

@@ -4,20 +4,29 @@ import { emptySamples } from "../reconcile/drift-report.js";
 import type { ReconcileRun } from "../reconcile/reconcile-run.js";
 import { emptyCounts, type RunState, UNFINISHED_RUN_STATES } from "../reconcile/reconcile-types.js";
 import { OperationStore } from "./operation-store.js";
+import type { TrackedRun } from "./repair-outcome.js";
 
-/** Keys owned by a run: planned repairs (entity refs, orphan platform ids), ids seen on the platform. */
+/**
+ * Keys owned by a run: planned repairs (entity refs, orphan platform ids), ids seen on the
+ * platform, and, once the repairs are applied, what became of them: `repairs` then holds the
+ * entities not settled yet, `repair-classes` their drift classes, `settle` the synced and failed
+ * counts, `failures` the first failures.
+ */
 export const RUN_KEYS = {
   repairs: "repairs",
   orphans: "orphans",
   seenUsers: "seen:user",
   seenGroups: "seen:group",
+  repairClasses: "repair-classes",
+  settleCounts: "settle",
+  failures: "failures",
 } as const;
 
 /**
  * Reconciliation runs and their reports, the last `reconcile.keepRuns` finished ones per source
  * (dry runs included); unfinished runs, held ones above all, are never trimmed.
  */
-export class ReconcileRunStore extends OperationStore<RunState, ReconcileRun> {
+export class ReconcileRunStore extends OperationStore<RunState, TrackedRun> {
   constructor(redis: Redis, prefix: string, keepRuns: number) {
     super(redis, prefix, "reconcile", keepRuns, Object.values(RUN_KEYS), UNFINISHED_RUN_STATES);
   }
@@ -46,5 +55,15 @@ export class ReconcileRunStore extends OperationStore<RunState, ReconcileRun> {
     };
     await this.create(run);
     return run;
+  }
+
+  /** Where a run's repairs are tracked once applied (see repair-settlement.ts). */
+  settleKeys(runId: string) {
+    return {
+      tracked: this.key(runId, RUN_KEYS.repairs),
+      classes: this.key(runId, RUN_KEYS.repairClasses),
+      counts: this.key(runId, RUN_KEYS.settleCounts),
+      failures: this.key(runId, RUN_KEYS.failures),
+    };
   }
 }

@@ -3,15 +3,29 @@ import type { Redis } from "ioredis";
 import type { ResyncOperation, ResyncScope } from "../reconcile/reconcile-run.js";
 import { type GuardResult, type RunState, UNFINISHED_RUN_STATES } from "../reconcile/reconcile-types.js";
 import { OperationStore } from "./operation-store.js";
+import type { TrackedResync } from "./repair-outcome.js";
 
-/** Keys owned by a resync: the users whose deprovisioning it planned (held for a confirmation). */
-export const RESYNC_KEYS = { held: "held" } as const;
+/**
+ * Keys owned by a resync: the users whose deprovisioning it planned (held for a confirmation);
+ * the entities it enqueued that have not settled yet (`tracked`, with a TTL), the synced and failed
+ * counts (`settle`), the first failures (`failures`).
+ */
+export const RESYNC_KEYS = {
+  held: "held",
+  tracked: "tracked",
+  settleCounts: "settle",
+  failures: "failures",
+  classes: "classes",
+} as const;
+
+/** How long a resync's tracked entities are kept at most (a worker lost for good leaves nothing forever). */
+const TRACKED_TTL_SECONDS = 7 * 24 * 3600;
 
 /**
  * Resync operations (fan-outs with progress), the last `keep` finished ones per source; unfinished
  * ones, held ones above all, are never trimmed.
  */
-export class ResyncStore extends OperationStore<RunState, ResyncOperation> {
+export class ResyncStore extends OperationStore<RunState, TrackedResync> {
   constructor(redis: Redis, prefix: string, keep = 50) {
     super(redis, prefix, "resync", keep, Object.values(RESYNC_KEYS), UNFINISHED_RUN_STATES);
   }
@@ -51,5 +65,31 @@ export class ResyncStore extends OperationStore<RunState, ResyncOperation> {
     if (users.length === 0) return [];
     const found = await this.redis.smismember(this.key(id, RESYNC_KEYS.held), ...users);
     return found.map((member) => member === 1);
+  }
+
+  /** Records entities the resync enqueued: tracked until their syncs settle. */
+  async track(id: string, refKeys: readonly string[]): Promise<void> {
+    if (refKeys.length === 0) return;
+    const key = this.key(id, RESYNC_KEYS.tracked);
+    await this.redis
+      .multi()
+      .sadd(key, ...refKeys)
+      .expire(key, TRACKED_TTL_SECONDS)
+      .exec();
+  }
+
+  /** Forgets the held set once the fan-out is done (the tracked entities stay). */
+  async dropHeld(id: string): Promise<void> {
+    await this.redis.del(this.key(id, RESYNC_KEYS.held));
+  }
+
+  /** Where the resync's tracking lives (see repair-settlement.ts). */
+  settleKeys(id: string) {
+    return {
+      tracked: this.key(id, RESYNC_KEYS.tracked),
+      classes: this.key(id, RESYNC_KEYS.classes),
+      counts: this.key(id, RESYNC_KEYS.settleCounts),
+      failures: this.key(id, RESYNC_KEYS.failures),
+    };
   }
 }

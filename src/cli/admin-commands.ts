@@ -282,7 +282,15 @@ async function waitSettled(
   for (;;) {
     const current = expectShape(await api.call("GET", path), path, shape);
     if (SETTLED.includes(String(current.state))) return current;
-    if (Date.now() > deadline) throw new RequestError(`timed out waiting for ${path}`);
+    if (Date.now() > deadline) {
+      // A run or resync that enqueued its work waits for it to sync: say how much is left.
+      const repairs = current.repairs as { outcome?: Outcome } | undefined;
+      const outcome = (current.outcome ?? repairs?.outcome) as Outcome | undefined;
+      const left = outcome
+        ? ` (${current.state}: ${outcome.pending} entities not settled yet, ${outcome.failed} failed so far)`
+        : ` (${current.state})`;
+      throw new RequestError(`timed out waiting for ${path}${left}`);
+    }
     await new Promise((resolve) => setTimeout(resolve, io.pollMs ?? 500));
   }
 }
@@ -299,9 +307,37 @@ function runSummary(run: Record<string, unknown>): string {
     ...Object.entries(counts).map(([cls, n]) => `  ${cls.padEnd(16)} ${n}`),
   ];
   if (guard) lines.push(guardLine(guard));
+  const repairs = run.repairs as { entities?: number; applied?: boolean; outcome?: Outcome } | undefined;
+  if (repairs?.applied)
+    lines.push(...outcomeLines(`${repairs.entities ?? 0} repairs enqueued`, repairs.outcome));
   if (run.error) lines.push(`  error: ${run.error}`);
   if (run.state === "awaiting-confirmation") lines.push(heldLine("reconcile", run.runId));
   return lines.join("\n");
+}
+
+type Outcome = {
+  synced: number;
+  failed: number;
+  pending: number;
+  settled: boolean;
+  failures?: Array<{ ref: string; code: string; reason: string }>;
+};
+
+/**
+ * What became of what a run or resync enqueued: enqueued is not done. The API tracks each entity
+ * until it synced or failed (a dead letter), and lists the first failures.
+ */
+function outcomeLines(enqueued: string, outcome: Outcome | undefined): string[] {
+  if (!outcome) return [`  ${enqueued}`];
+  const left = outcome.pending > 0 ? `, ${outcome.pending} not settled` : "";
+  const lines = [`  ${enqueued}: ${outcome.synced} synced, ${outcome.failed} failed${left}`];
+  for (const failure of outcome.failures ?? []) {
+    lines.push(`  failed: ${failure.ref}  ${failure.code}  ${failure.reason}`);
+  }
+  if (outcome.failed > (outcome.failures ?? []).length) {
+    lines.push("  (the rest: scim-bridge dead-letters list)");
+  }
+  return lines;
 }
 
 type GuardSummary = { plannedDeprovisions: number; ownedUsers: number; tripped: boolean };
@@ -320,11 +356,14 @@ function resyncSummary(op: Record<string, unknown>): string {
   // Ids the source does not have are listed by the run as `<kind>/<id>`; an operator must see them.
   const unknown = Array.isArray(op.unknown) ? (op.unknown as string[]) : [];
   const guard = op.guard as GuardSummary | undefined;
+  const outcome = op.outcome as Outcome | undefined;
   const lines = [
     `resync ${op.id} (${op.source}): ${op.state}${op.enqueued !== undefined ? `, ${op.enqueued} of ${op.total} enqueued` : ""}`,
   ];
+  if (outcome) lines.push(...outcomeLines("entities", outcome));
   if (unknown.length > 0) lines.push(`  unknown: ${unknown.join(" ")}`);
   if (guard) lines.push(guardLine(guard));
+  if (op.error) lines.push(`  error: ${op.error}`);
   if (op.state === "awaiting-confirmation") lines.push(heldLine("resync", op.id));
   return lines.join("\n");
 }

@@ -102,10 +102,28 @@ describe("bridge metrics end to end (bridge + emulator over HTTP)", () => {
     expect(await series("drift_repaired_total", { source: "okta" })).toBe(0);
 
     const run = await reconcile(false);
-    expect(run).toMatchObject({ state: "succeeded", counts: { activeMismatch: 1, orphans: 1 } });
+    // The user whose attribute clashes with the platform's (dead-lettered above, its letter
+    // discarded) differs too: its repair fails again, so the run cannot say it repaired everything.
+    expect(run).toMatchObject({
+      state: "failed",
+      counts: { activeMismatch: 1, attributeValues: 1, orphans: 1 },
+      repairs: {
+        entities: 2,
+        applied: true,
+        outcome: {
+          synced: 1,
+          failed: 1,
+          pending: 0,
+          settled: true,
+          failures: [{ code: "attribute_type_clash" }],
+        },
+      },
+    });
     expect(h.platformUsers().get("m1@example.com")?.active).toBe(true);
     expect(await series("drift_found_total", { source: "okta", kind: "activeMismatch" })).toBe(2);
     expect(await series("drift_repaired_total", { source: "okta", kind: "activeMismatch" })).toBe(1);
+    // Counted once the entity synced: the clashing user's difference was not repaired.
+    expect(await series("drift_repaired_total", { source: "okta", kind: "attributeValues" })).toBe(0);
     // orphans: "report" (the default): the orphan is reported, not deactivated, so not repaired.
     expect(await series("drift_repaired_total", { source: "okta", kind: "orphans" })).toBe(0);
     expect(await series("jobs_total", { queue: "reconcile", outcome: "completed" })).toBe(2);
