@@ -2,6 +2,7 @@ import { DelayedError, type Job, Queue, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Config } from "../../src/config/config-schema.js";
 import type { Logger } from "../../src/observability/logger.js";
+import { RateLimitedLog } from "../../src/observability/rate-limited-log.js";
 import { countJobOutcomes } from "../job-metrics.js";
 import { QUEUE_NAMES } from "../queue-names.js";
 import type { ReconcileDeps } from "./reconcile-ports.js";
@@ -41,6 +42,8 @@ export function createReconcileQueue(options: {
   logger: Logger;
   /** Tests use their own. Default QUEUE_NAMES.reconcile. */
   name?: string;
+  /** During a Redis outage, at most one `error` line per handle this often (ms). Default 30000. */
+  errorLogIntervalMs?: number;
 }): ReconcileQueue {
   const queue = new Queue<ReconcileJobData>(options.name ?? QUEUE_NAMES.reconcile, {
     connection: options.connection,
@@ -50,8 +53,13 @@ export function createReconcileQueue(options: {
     connection: options.connection,
     prefix: options.prefix,
   });
+  // A Redis outage makes each handle emit `error` about ten times a second: the first is written
+  // at once, then one line per 30 s with the count left out (`suppressed`).
+  const errorLog = new RateLimitedLog(options.logger, { intervalMs: options.errorLogIntervalMs });
   for (const q of [queue, scheduleQueue]) {
-    q.on("error", (err) => options.logger.warn({ err: err.message, queue: q.name }, "reconcile queue error"));
+    q.on("error", (err) =>
+      errorLog.warn(`queue ${q.name}`, { err: err.message, queue: q.name }, "reconcile queue error"),
+    );
   }
   let closing: Promise<void> | undefined;
   return {
@@ -157,8 +165,11 @@ export function startReconcileWorker(options: {
   queue: ReconcileQueue;
   /** Runs at once in this process. Default 2. */
   concurrency?: number;
+  /** During a Redis outage, at most one `error` line per worker this often (ms). Default 30000. */
+  errorLogIntervalMs?: number;
 }): Worker[] {
   const log = options.deps.logger.child({ module: "reconcile-worker" });
+  const errorLog = new RateLimitedLog(log, { intervalMs: options.errorLogIntervalMs });
   const worker = new Worker<ReconcileJobData>(
     options.queue.queue.name,
     (job: Job<ReconcileJobData>, token?: string) => processReconcileJob(options.deps, job.data, job, token),
@@ -175,7 +186,9 @@ export function startReconcileWorker(options: {
   for (const w of [worker, ticker]) {
     // deps.registry: counts the jobs of both queues (jobs_total, job_duration_seconds).
     if (options.deps.registry) countJobOutcomes(w, options.deps.registry);
-    w.on("error", (err) => log.warn({ err: err.message }, "reconcile worker error"));
+    w.on("error", (err) =>
+      errorLog.warn(`worker ${w.name}`, { err: err.message, queue: w.name }, "reconcile worker error"),
+    );
     w.on("failed", (job, err) => log.error({ jobId: job?.id, err: err.message }, "reconcile job failed"));
   }
   // A job that failed for good (it stalled again and again, Redis failed under it) leaves its run

@@ -1,6 +1,7 @@
 import { DelayedError, type Job, Queue, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "../../src/observability/logger.js";
+import { RateLimitedLog } from "../../src/observability/rate-limited-log.js";
 import type { Registry } from "../../src/observability/metrics.js";
 import { countJobOutcomes } from "../job-metrics.js";
 import { QUEUE_NAMES } from "../queue-names.js";
@@ -23,13 +24,18 @@ export function createResyncQueue(options: {
   prefix: string;
   logger: Logger;
   name?: string;
+  /** During a Redis outage, at most one `error` line this often (ms). Default 30000. */
+  errorLogIntervalMs?: number;
 }): ResyncQueue {
   const queue = new Queue<ResyncJobData>(options.name ?? QUEUE_NAMES.resync, {
     connection: options.connection,
     prefix: options.prefix,
   });
+  // A Redis outage makes the handle emit `error` about ten times a second: the first is written
+  // at once, then one line per 30 s with the count left out (`suppressed`).
+  const errorLog = new RateLimitedLog(options.logger, { intervalMs: options.errorLogIntervalMs });
   queue.on("error", (err) =>
-    options.logger.warn({ err: err.message, queue: queue.name }, "resync queue error"),
+    errorLog.warn(`queue ${queue.name}`, { err: err.message, queue: queue.name }, "resync queue error"),
   );
   let closing: Promise<void> | undefined;
   return {
@@ -104,15 +110,20 @@ export function startResyncWorker(options: {
   concurrency?: number;
   /** Counts the queue's jobs (jobs_total, job_duration_seconds). */
   registry?: Registry;
+  /** During a Redis outage, at most one `error` line this often (ms). Default 30000. */
+  errorLogIntervalMs?: number;
 }): Worker<ResyncJobData> {
   const log = options.deps.logger.child({ module: "resync-worker" });
+  const errorLog = new RateLimitedLog(log, { intervalMs: options.errorLogIntervalMs });
   const worker = new Worker<ResyncJobData>(
     options.name ?? QUEUE_NAMES.resync,
     (job: Job<ResyncJobData>, token?: string) => processResyncJob(options.deps, job.data, job, token),
     { connection: options.connection, prefix: options.prefix, concurrency: options.concurrency ?? 2 },
   );
   if (options.registry) countJobOutcomes(worker, options.registry);
-  worker.on("error", (err) => log.warn({ err: err.message }, "resync worker error"));
+  worker.on("error", (err) =>
+    errorLog.warn(`worker ${worker.name}`, { err: err.message, queue: worker.name }, "resync worker error"),
+  );
   worker.on("failed", (job, err) => {
     log.error({ jobId: job?.id, err: err.message }, "resync job failed");
     // A job that failed for good leaves its resync `queued` or `running`: it says failed instead.
