@@ -111,10 +111,7 @@ export class AdminService {
     return { idle, pending, deadLetters, queues, sources, awaitingConfirmation };
   }
 
-  /**
-   * Reconciliation runs and resyncs held by the deprovisioning guard, oldest first: they do not
-   * hold `idle` false, and nothing of theirs is applied until an admin settles them.
-   */
+  /** The newest runs and resyncs (what GET /status looks through for held and running ones). */
   private async recentOperations(): Promise<{ runs: ReconcileRun[]; resyncs: ResyncOperation[] }> {
     const [runs, resyncs] = await Promise.all([
       this.deps.runs.list({ offset: 0, limit: HELD_SCAN }),
@@ -123,6 +120,10 @@ export class AdminService {
     return { runs: runs.items, resyncs: resyncs.items };
   }
 
+  /**
+   * Reconciliation runs and resyncs held by the deprovisioning guard, oldest first: they do not
+   * hold `idle` false, and nothing of theirs is applied until an admin settles them.
+   */
   private heldOperations({
     runs,
     resyncs,
