@@ -85,7 +85,10 @@ describe("crash during a chunked group membership change (SIGKILL)", () => {
     await h.expectSettled();
   }
 
-  /** 0-199 are members and synced; then 0-149 leave and 200-399 join: 2 add and 2 remove chunks. */
+  /**
+   * 0-199 are members and synced; then 0-149 leave and 200-399 join: 2 remove chunks (100, 50), then
+   * 2 add chunks (removals go first: a refused or lost add must not hold back a removal).
+   */
   async function bigChange(name: string) {
     const worker = await h.spawnWorker();
     const group = await h.directory.createGroup(
@@ -100,18 +103,19 @@ describe("crash during a chunked group membership change (SIGKILL)", () => {
 
   it("a chunk applied whose answer was lost: the members end exactly as at the source", async () => {
     const { worker, groupId, isPatch } = await bigChange("lost-answer");
-    // The second PATCH: one chunk landed and was recorded, this one lands unrecorded.
+    // The third PATCH (the first add chunk): the removal chunks landed and were recorded, this one
+    // lands unrecorded.
     const before = h.proxy.calls.filter(isPatch).length;
-    const hold = h.proxy.hold(isPatch, { skip: 1, until: "answer" });
+    const hold = h.proxy.hold(isPatch, { skip: 2, until: "answer" });
     await setMembers(groupId, "lost-answer", range(150, 400));
     const held = await hold.reached;
     await h.kill(worker);
     hold.release();
     expect(held.status).toBe(204);
     const patches = h.proxy.calls.filter(isPatch).slice(before);
-    expect(patches).toHaveLength(2); // the rest never went out
-    for (const p of patches) expect(addedBy(p)).toHaveLength(CHUNK_SIZE);
-    expect(platformGroup("lost-answer")?.members).toHaveLength(200 + 2 * CHUNK_SIZE); // both adds, no removal
+    expect(patches).toHaveLength(3); // the rest never went out
+    expect(patches.map((p) => addedBy(p).length)).toEqual([0, 0, CHUNK_SIZE]);
+    expect(platformGroup("lost-answer")?.members).toHaveLength(200 - 150 + CHUNK_SIZE); // both removals, one add
 
     // While no worker runs: those whose add landed unseen leave again; some who were to leave stay.
     const landedUnseen = addedBy(held).map((pid) => idOf.get(pid) as string);
@@ -125,14 +129,14 @@ describe("crash during a chunked group membership change (SIGKILL)", () => {
 
   it("a chunk still on its way when the worker dies: the members end exactly as at the source", async () => {
     const { worker, groupId, isPatch } = await bigChange("on-its-way");
-    // The third PATCH (the first removal chunk) never reaches the platform.
-    const hold = h.proxy.hold(isPatch, { skip: 2, until: "request" });
+    // The second PATCH (the second removal chunk) never reaches the platform.
+    const hold = h.proxy.hold(isPatch, { skip: 1, until: "request" });
     await setMembers(groupId, "on-its-way", range(150, 400));
     const held = await hold.reached;
     await h.kill(worker);
     hold.release();
     expect(addedBy(held)).toEqual([]); // a removal chunk
-    expect(platformGroup("on-its-way")?.members).toHaveLength(400); // all adds landed, no removal
+    expect(platformGroup("on-its-way")?.members).toHaveLength(200 - CHUNK_SIZE); // one removal, no add
 
     // While no worker runs: some who were to join leave again.
     await setMembers(groupId, "on-its-way", range(150, 380));
@@ -160,7 +164,7 @@ describe("crash during a chunked group membership change (SIGKILL)", () => {
   // Last in the file: it deletes users the tests above use.
   it("members of a lost chunk deleted or deactivated at the source: deleted ones leave, deactivated ones stay", async () => {
     const { worker, groupId, isPatch } = await bigChange("deleted-members");
-    const hold = h.proxy.hold(isPatch, { skip: 1, until: "answer" });
+    const hold = h.proxy.hold(isPatch, { skip: 2, until: "answer" }); // the first add chunk
     await setMembers(groupId, "deleted-members", range(150, 400));
     const held = await hold.reached;
     await h.kill(worker);
