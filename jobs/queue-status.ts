@@ -35,11 +35,12 @@ export interface QueueStatus {
    * the schedule queue (`reconcile-schedule`), whose delayed jobs are the sources' next scheduled runs.
    */
   depthCounts(): Promise<Record<string, Record<string, number>>>;
-  /** Dirty entities plus queued lifecycle changes. */
+  /** Dirty entities, queued lifecycle changes and late-write checks to come (sync/late-writes.ts). */
   pending(): Promise<number>;
   /**
-   * No dirty entity, no job waiting, running or delayed in any queue, and no open lifecycle batch
-   * (ARCHITECTURE.md, GET /admin/v1/status). Dead-lettered entities do not hold it false.
+   * No dirty entity, no job waiting, running or delayed in any queue, no open lifecycle batch and no
+   * late-write check to come (ARCHITECTURE.md, GET /admin/v1/status). Dead-lettered entities do
+   * not hold it false.
    */
   isIdle(): Promise<boolean>;
   countDeadLetters(): Promise<number>;
@@ -72,10 +73,13 @@ export function createQueueStatus(options: {
   return {
     queueCounts,
     depthCounts: () => countsOf([...queues, scheduleQueue]),
-    pending: async () => (await directory.countDirty()) + (await state.countLifecycle()),
+    pending: async () =>
+      (await directory.countDirty()) + (await state.countLifecycle()) + (await state.countChecks()),
     async isIdle() {
       if ((await directory.countDirty()) > 0) return false;
       if ((await state.countLifecycle()) > 0) return false;
+      // A platform write without an answer may still land: not idle until it was checked.
+      if ((await state.countChecks()) > 0) return false;
       for (const q of queues) {
         const counts = await q.getJobCounts(...BUSY_STATES);
         if (Object.values(counts).some((n) => n > 0)) return false;

@@ -8,6 +8,7 @@ import type { Registry } from "../src/observability/metrics.js";
 import type { RequestBudget } from "../src/platform/client/request-budget.js";
 import type { PlatformClient } from "../src/platform/platform-types.js";
 import { AttributeDefinitions } from "../src/sync/attribute-definitions.js";
+import { handOnDueChecks } from "../src/sync/late-writes.js";
 import { RedisSyncStateStore } from "../src/sync/redis-sync-state-store.js";
 import type { SyncContext } from "../src/sync/sync-context.js";
 import { countJobOutcomes, failedOutcome } from "./job-metrics.js";
@@ -157,6 +158,8 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
       dirty.map(({ ref }) => syncQueue.add(SYNC_JOB_NAME, { ...ref }, sweepJobOptions(ref, jobTuning))),
     );
     if ((await state.countLifecycle()) > 0) await ctx.scheduleLifecycle();
+    // Entities whose platform writes got no answer a while ago: read them on the platform again.
+    await handOnDueChecks(ctx, Date.now());
   };
   let sweeping = false;
   const timer = setInterval(() => {

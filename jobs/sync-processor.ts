@@ -1,7 +1,9 @@
 import { type Job, type Queue, UnrecoverableError, Worker } from "bullmq";
 import type { Logger } from "../src/observability/logger.js";
 import type { RequestBudget } from "../src/platform/client/request-budget.js";
+import { type WriteWatch, watchWrites } from "../src/platform/client/unanswered-writes.js";
 import type { EntityRef } from "../src/scim/scim-types.js";
+import { checkLateWrites } from "../src/sync/late-writes.js";
 import type { SyncContext, SyncOutcome, SyncProgress } from "../src/sync/sync-context.js";
 import { type FailureFate, classifyFailure } from "../src/sync/sync-error.js";
 import { syncGroup } from "../src/sync/sync-group.js";
@@ -112,13 +114,16 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
     const stopTimer = metrics.duration.startTimer({ kind: ref.kind });
     const progress: SyncProgress = {};
     let outcome: SyncOutcome;
+    const writes: WriteWatch = {};
     try {
-      outcome =
+      outcome = await watchWrites(writes, () =>
         ref.kind === "user"
-          ? await syncUser(ctx, ref, { resync }, progress)
-          : await syncGroup(ctx, ref, { resync }, progress);
+          ? syncUser(ctx, ref, { resync }, progress)
+          : syncGroup(ctx, ref, { resync }, progress),
+      );
     } catch (err) {
       stopTimer();
+      await checkLateWrites(ctx, [ref], writes);
       if (resync) await ctx.state.requestResync([ref]);
       const fate = classifyFailure(err);
       const attempts = job.attemptsMade + 1;
@@ -161,6 +166,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       throw err;
     }
     stopTimer();
+    await checkLateWrites(ctx, [ref], writes);
     metrics.jobs.inc({ kind: ref.kind, outcome: outcome.result === "clean" ? "synced" : outcome.result });
     if (outcome.result === "clean" || outcome.result === "lifecycle") {
       if (outcome.warnings.length > 0) {

@@ -215,6 +215,12 @@ export const configSchema = z
         sweepIntervalMs: z.number().int().positive().default(5_000),
         /** A dirty marker older than this with no job is re-enqueued by the sweeper. */
         sweepAfterMs: z.number().int().positive().default(10_000),
+        /**
+         * A platform write that got no answer (timed out, connection lost) may still be applied
+         * later: this long after it was sent, its entities are read on the platform again and put
+         * right. Default: twice platform.timeoutMs.
+         */
+        lateWriteCheckMs: z.number().int().positive().optional(),
       })
       .strict()
       .default({

@@ -1,6 +1,8 @@
 import type { AppliedUser, LifecycleState } from "../mapping/plan-types.js";
 import { CHUNK_SIZE, chunk } from "../mapping/plan-types.js";
+import { type WriteWatch, watchWrites } from "../platform/client/unanswered-writes.js";
 import type { BulkUserAction, BulkUserResult } from "../platform/platform-types.js";
+import { checkLateWrites } from "./late-writes.js";
 import type { LifecycleEntry, StoredLifecycleEntry } from "./lifecycle-entry.js";
 import type { SyncContext } from "./sync-context.js";
 import { classifyFailure } from "./sync-error.js";
@@ -121,11 +123,24 @@ async function sendChunk(
   options: LifecycleFlushOptions,
 ): Promise<void> {
   let result: BulkUserResult;
+  const writes: WriteWatch = {};
   try {
-    result = await ctx.platform.bulkUsers(
-      action,
-      part.map((s) => s.entry.platformId),
-    );
+    try {
+      result = await watchWrites(writes, () =>
+        ctx.platform.bulkUsers(
+          action,
+          part.map((s) => s.entry.platformId),
+        ),
+      );
+    } finally {
+      // A bulk call without an answer may land after a later, opposite one (ACTIVATE after
+      // DEACTIVATE): its users are read on the platform again later.
+      await checkLateWrites(
+        ctx,
+        part.map((s) => s.entry.ref),
+        writes,
+      );
+    }
   } catch (err) {
     const fate = classifyFailure(err);
     if (!fate.permanent) throw err; // the flush job retries (or pauses on 429)

@@ -1,14 +1,16 @@
 import type { Redis } from "ioredis";
 import { luaScript } from "../lua-script.js";
 import type { AppliedEmbedMember } from "../mapping/plan-types.js";
-import { type EntityKind, type EntityRef, refKey } from "../scim/scim-types.js";
+import { type EntityKind, type EntityRef, parseRefKey, refKey } from "../scim/scim-types.js";
 import type { LifecycleEntry, StoredLifecycleEntry } from "./lifecycle-entry.js";
 import { type OwnerScope, syncKeys } from "./sync-keys.js";
 import {
   CLAIM_SCRIPT,
+  CLEAR_CHECK_SCRIPT,
   PUT_LIFECYCLE_SCRIPT,
   RECORD_SYNCED_SCRIPT,
   RELEASE_SCRIPT,
+  SCHEDULE_CHECK_SCRIPT,
   SETTLE_LIFECYCLE_SCRIPT,
 } from "./sync-scripts.js";
 import type { DeadLetter, EntitySyncStatus, SyncStateReader } from "./sync-state-types.js";
@@ -19,6 +21,8 @@ const RELEASE = luaScript<number>("scimSyncReleaseOwner", RELEASE_SCRIPT);
 const RECORD_SYNCED = luaScript<number>("scimSyncRecordSynced", RECORD_SYNCED_SCRIPT);
 const PUT_LIFECYCLE = luaScript<number>("scimSyncPutLifecycle", PUT_LIFECYCLE_SCRIPT);
 const SETTLE_LIFECYCLE = luaScript<number>("scimSyncSettleLifecycle", SETTLE_LIFECYCLE_SCRIPT);
+const SCHEDULE_CHECK = luaScript<number>("scimSyncScheduleCheck", SCHEDULE_CHECK_SCRIPT);
+const CLEAR_CHECK = luaScript<number>("scimSyncClearCheck", CLEAR_CHECK_SCRIPT);
 
 /**
  * What the sync pipeline remembers in Redis: applied records, ownership of platform objects,
@@ -285,6 +289,47 @@ export class RedisSyncStateStore implements SyncStateReader {
     });
     if (orphans.length > 0) await this.redis.zrem(syncKeys.lcOrder(this.prefix), ...orphans);
     return out;
+  }
+
+  // --- late-write checks (a write whose answer never came may still land) ---
+
+  /** Reads these entities on the platform again at `dueAt` (an existing later check is kept). */
+  async scheduleCheck(refs: EntityRef[], dueAt: number): Promise<void> {
+    if (refs.length === 0) return;
+    await SCHEDULE_CHECK.run(this.redis, [syncKeys.check(this.prefix)], [String(dueAt), ...refs.map(refKey)]);
+  }
+
+  /** Checks due by `now`, oldest first, with the due time each was read at (for clearCheck). */
+  async dueChecks(now: number, limit: number): Promise<Array<{ ref: EntityRef; dueAt: number }>> {
+    const raw = await this.redis.zrangebyscore(
+      syncKeys.check(this.prefix),
+      "-inf",
+      String(now),
+      "WITHSCORES",
+      "LIMIT",
+      0,
+      limit,
+    );
+    const due: Array<{ ref: EntityRef; dueAt: number }> = [];
+    for (let i = 0; i + 1 < raw.length; i += 2) {
+      due.push({ ref: parseRefKey(raw[i] as string), dueAt: Number(raw[i + 1]) });
+    }
+    return due;
+  }
+
+  /** Drops a check that was handed on, unless it was scheduled again (later) meanwhile. */
+  async clearCheck(ref: EntityRef, dueAt: number): Promise<void> {
+    await CLEAR_CHECK.run(this.redis, [syncKeys.check(this.prefix)], [refKey(ref), String(dueAt)]);
+  }
+
+  /** When the late-write check of `ref` is due (epoch ms), or null when none is scheduled. */
+  async checkDueAt(ref: EntityRef): Promise<number | null> {
+    const score = await this.redis.zscore(syncKeys.check(this.prefix), refKey(ref));
+    return score === null ? null : Number(score);
+  }
+
+  async countChecks(): Promise<number> {
+    return this.redis.zcard(syncKeys.check(this.prefix));
   }
 
   /** Compare-and-delete (next = null) or compare-and-replace. false when the entry changed meanwhile. */

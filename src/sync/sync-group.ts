@@ -4,6 +4,7 @@ import { type AppliedGroup, answered } from "../mapping/plan-types.js";
 import type { PlatformScimGroup } from "../platform/platform-types.js";
 import { type EntityRef, type Json, type PatchOperation, SCHEMA_GROUP, refKey } from "../scim/scim-types.js";
 import { syncEmbedGroup } from "./sync-embed-group.js";
+import { waitForLateCreate } from "./late-writes.js";
 import { claimOwnership, waitForNameHolder } from "./ownership.js";
 import type { SyncContext, SyncOutcome, SyncProgress } from "./sync-context.js";
 import { SyncError, isPlatformFailure } from "./sync-error.js";
@@ -98,6 +99,8 @@ async function syncWorkspaceGroup(
         applied = await createOrAdoptGroup(ctx, ref, first.displayName, first.members, applied);
         continue;
       case "findLostGroup": {
+        // Creates whose answers never came may still land: look once they all could have.
+        await waitForLateCreate(ctx, ref, "createGroup");
         const found = await ctx.platform.findGroupByDisplayName(first.displayName);
         const owner = found ? await ctx.state.claimOwner("group", found.id, ref) : null;
         // The lookup leaves members out; a group that lives on (renamed) needs them to diff.

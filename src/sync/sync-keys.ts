@@ -15,6 +15,8 @@ import type { EntityKind } from "../scim/scim-types.js";
  *   P:rl                          HASH refKey -> rate-limited loops of its current sync
  *   P:lc:pending                  HASH platform user id -> JSON LifecycleEntry
  *   P:lc:order                    ZSET platform user id -> epoch ms queued
+ *   P:check                       ZSET refKey -> epoch ms when its platform object is read again
+ *                                 (a write of its sync got no answer and may still land late)
  */
 export type OwnerScope = "user" | "group" | "embed";
 
@@ -35,4 +37,5 @@ export const syncKeys = {
   rateLimitLoops: (p: string) => `${syncBase(p)}:rl`,
   lcPending: (p: string) => `${syncBase(p)}:lc:pending`,
   lcOrder: (p: string) => `${syncBase(p)}:lc:order`,
+  check: (p: string) => `${syncBase(p)}:check`,
 };

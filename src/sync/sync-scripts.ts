@@ -56,3 +56,24 @@ end
 redis.call('HDEL', KEYS[5], ARGV[3])
 return removed
 `;
+
+/** Schedules late-write checks: ZADD of ARGV[2..] at ARGV[1] unless already due later. */
+export const SCHEDULE_CHECK_SCRIPT = `
+for i = 2, #ARGV do
+  local current = redis.call('ZSCORE', KEYS[1], ARGV[i])
+  if (not current) or tonumber(current) < tonumber(ARGV[1]) then
+    redis.call('ZADD', KEYS[1], ARGV[1], ARGV[i])
+  end
+end
+return 0
+`;
+
+/** Compare-and-delete of a sorted-set member: ZREM ARGV[1] only if its score is still ARGV[2]. */
+export const CLEAR_CHECK_SCRIPT = `
+local current = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if current and tonumber(current) == tonumber(ARGV[2]) then
+  redis.call('ZREM', KEYS[1], ARGV[1])
+  return 1
+end
+return 0
+`;

@@ -11,6 +11,7 @@ import { planUser } from "../mapping/plan-user.js";
 import { toUserProfile } from "../mapping/user-profile.js";
 import type { PlatformScimUser } from "../platform/platform-types.js";
 import { type EntityRef, type JsonObject, refKey } from "../scim/scim-types.js";
+import { waitForLateCreate } from "./late-writes.js";
 import { claimOwnership, waitForNameHolder } from "./ownership.js";
 import type { SyncContext, SyncOutcome, SyncProgress } from "./sync-context.js";
 import { SyncError, classifyFailure, isPlatformFailure } from "./sync-error.js";
@@ -118,6 +119,8 @@ async function syncWorkspaceUser(
       continue;
     }
     if (first.type === "findLostUser") {
+      // Creates whose answers never came may still land: look once they all could have.
+      await waitForLateCreate(ctx, ref, "createUser");
       const found = await ctx.platform.findUserByUserName(first.userName);
       const owner = found ? await ctx.state.claimOwner("user", found.id, ref) : null;
       applied = found && owner === refKey(ref) ? await fromPlatformUser(ctx, found) : null;

@@ -18,6 +18,7 @@ import {
   isSharedPause,
   parseRetryAfter,
 } from "./retry-policy.js";
+import { mayHaveReachedPlatform, noteUnansweredWrite } from "./unanswered-writes.js";
 import {
   type HttpTransport,
   TransportError,
@@ -98,6 +99,9 @@ export class PlatformRequester {
       } catch (err) {
         failedKind = err instanceof TransportError ? err.kind : "network";
         cause = err;
+      }
+      if (failedKind !== undefined && call.method !== "GET" && mayHaveReachedPlatform(failedKind, cause)) {
+        noteUnansweredWrite(started);
       }
       const seconds = (o.now() - started) / 1000;
       const statusLabel = response ? String(response.status) : (failedKind ?? "network");

@@ -14,6 +14,7 @@ export type FaultKind =
   | { type: "drop" }
   | { type: "slow"; delayMs: number }
   | { type: "ghost" }
+  | { type: "late"; delayMs: number }
   | CutOffFault
   | { type: "rateLimit"; perSecond: number; retryAfterSeconds?: number; retryAfterDate?: boolean };
 
@@ -48,7 +49,7 @@ export type FaultRule = FaultKind & {
 
 export interface FaultDecision {
   delayMs: number;
-  /** The fault that ends the request, if any (error, drop, ghost, cutOff, or a tripped rate limit). */
+  /** The fault that ends the request, if any (error, drop, ghost, late, cutOff, or a tripped rate limit). */
   terminal?: FaultKind;
 }
 
@@ -95,6 +96,8 @@ function kindProblem(rule: FaultRule): string | undefined {
         : `error status must be one of ${FAULT_STATUSES.join(", ")}`;
     case "slow":
       return rule.delayMs >= 0 ? undefined : "slow needs delayMs >= 0";
+    case "late":
+      return rule.delayMs >= 0 ? undefined : "late needs delayMs >= 0";
     case "rateLimit":
       return rule.perSecond > 0 ? retryAfterProblem(rule) : "rateLimit needs perSecond > 0";
     case "cutOff":

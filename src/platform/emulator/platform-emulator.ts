@@ -211,7 +211,7 @@ export class PlatformEmulator {
         await sleep(decision.delayMs);
       }
       const terminal = decision.terminal;
-      if (terminal && terminal.type !== "ghost" && terminal.type !== "cutOff") {
+      if (terminal && terminal.type !== "ghost" && terminal.type !== "cutOff" && terminal.type !== "late") {
         fault = terminal.type;
         if (terminal.type === "drop") {
           req.socket.destroy();
@@ -220,7 +220,13 @@ export class PlatformEmulator {
         }
         throw faultError(terminal);
       }
-      const body = parseJsonBody(await readRawBody(req), req.headers["content-type"]);
+      const raw = await readRawBody(req);
+      if (terminal?.type === "late") {
+        // Held, then applied whether or not the client still waits (it may have timed out).
+        fault = "late";
+        await sleep(terminal.delayMs);
+      }
+      const body = parseJsonBody(raw, req.headers["content-type"]);
       const { params, query } = parseParameters(match.operation, match.params, url.searchParams);
       validateBody(match.operation, body);
       const handler = HANDLERS[match.operation.name];

@@ -35,20 +35,18 @@ export interface JobsHarnessOptions {
   maxRetryAfterMs?: number;
   /** The workers' and directory's logger (default: silent, or TEST_LOG_LEVEL). */
   logger?: Logger;
+  /** The platform client's timeout and retries (default 2,000 ms and 3). */
+  platform?: { timeoutMs?: number; maxRetries?: number };
 }
 
 export async function startJobsHarness(name: string, options: JobsHarnessOptions = {}) {
   const emulator = createPlatformEmulator({ token: TOKEN, faults: options.faults, seed: options.seed ?? 7 });
   const platformUrl = await emulator.start({ port: 0 });
   const prefix = testPrefix(name);
+  const timeoutMs = options.platform?.timeoutMs ?? 2_000;
+  const maxRetries = options.platform?.maxRetries ?? 3;
   const config = buildConfig({
-    platform: {
-      baseUrl: platformUrl,
-      token: TOKEN,
-      allowInsecureHttp: true,
-      timeoutMs: 2_000,
-      maxRetries: 3,
-    },
+    platform: { baseUrl: platformUrl, token: TOKEN, allowInsecureHttp: true, timeoutMs, maxRetries },
     redis: { url: TEST_REDIS_URL, prefix },
     sync: {
       concurrency: 8,
@@ -88,8 +86,8 @@ export async function startJobsHarness(name: string, options: JobsHarnessOptions
     baseUrl: platformUrl,
     token: TOKEN,
     allowInsecureHttp: true,
-    timeoutMs: 2_000,
-    maxRetries: 3,
+    timeoutMs,
+    maxRetries,
     budget,
     backoff: { baseMs: 5, capMs: 50 },
     ...(options.maxRetryAfterMs !== undefined ? { maxRetryAfterMs: options.maxRetryAfterMs } : {}),
