@@ -8,7 +8,7 @@ import {
   answered,
 } from "../mapping/plan-types.js";
 import { planUser } from "../mapping/plan-user.js";
-import { toUserProfile } from "../mapping/user-profile.js";
+import { type ManagerLookup, managerValueOf, toUserProfile } from "../mapping/user-profile.js";
 import type { PlatformScimUser } from "../platform/platform-types.js";
 import { type EntityRef, type JsonObject, refKey } from "../scim/scim-types.js";
 import { waitForLateCreate } from "./late-writes.js";
@@ -100,18 +100,20 @@ async function syncWorkspaceUser(
       ? applied.platformId
       : undefined;
 
+  const manager = desired ? await lookUpManager(ctx, ref.source, desired) : undefined;
   const warnings: SyncOutcome["warnings"] = [];
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const known =
       applied && lifecyclePendingFor !== undefined && applied.platformId === lifecyclePendingFor
         ? { ...applied, lifecycle: undefined }
         : applied;
-    const plan = planUser({ desired, applied: known, source });
+    const plan = planUser({ desired, applied: known, source, manager });
     warnings.splice(0, warnings.length, ...plan.problems);
     const first = plan.steps[0];
     if (!first) {
       await dropStaleLifecycle(ctx, applied);
       applied = await afterPlatformId(ctx, ref, record, applied);
+      await waitForManager(ctx, ref.source, plan.waitingForManager);
       return { result: "clean", generation, platformId: applied?.platformId, warnings };
     }
     if (first.type === "createUser") {
@@ -150,7 +152,7 @@ async function syncWorkspaceUser(
         try {
           if (step.type === "patchUser") {
             await ctx.platform.patchUser(platformId, step.operations);
-            applied = { ...applied, profile: desired ? toUserProfile(desired) : applied.profile };
+            applied = { ...applied, profile: plan.profile ?? applied.profile };
             await ctx.state.putApplied(ref, i === lastWrite ? answered(applied) : applied);
           } else if (step.type === "setAttribute") {
             await setAttributeValue(ctx, platformId, step, source.attributes[step.name]?.displayName);
@@ -204,11 +206,50 @@ async function syncWorkspaceUser(
     applied = answered(applied);
     if (!lifecycleQueued) await dropStaleLifecycle(ctx, applied);
     applied = await afterPlatformId(ctx, ref, record, applied);
+    await waitForManager(ctx, ref.source, plan.waitingForManager);
     return { result: lifecycleQueued ? "lifecycle" : "clean", generation, platformId, warnings };
   }
   throw new SyncError("the user did not converge after several rounds", {
     code: "not_converging",
     permanent: false,
+  });
+}
+
+/**
+ * RFC 7643 §4.3: manager.value is the id of the manager's SCIM resource, the platform's user on the
+ * platform. An identity provider sends the bridge id of a user of this source (Entra) or another
+ * value (an employee number): which one, and its platform id, decide what the planner sends.
+ */
+async function lookUpManager(
+  ctx: SyncContext,
+  source: string,
+  desired: JsonObject,
+): Promise<ManagerLookup | undefined> {
+  const value = managerValueOf(desired);
+  if (value === undefined) return undefined;
+  const [platformId] = await ctx.state.getUserPlatformIds(source, [value]);
+  if (platformId) return { value, sourceUser: true, platformId };
+  const user = await ctx.directory.getUser(source, value);
+  return user ? { value, sourceUser: true, platformId: null } : { value, sourceUser: false };
+}
+
+/**
+ * The manager has no platform user yet: the rest is applied, and the user waits (it stays dirty,
+ * no attempt is spent) until the sweeper syncs it again. A manager whose own sync failed for good
+ * (a dead letter) will not get one by waiting: the user is left without it, as synced.
+ */
+async function waitForManager(
+  ctx: SyncContext,
+  source: string,
+  managerId: string | undefined,
+): Promise<void> {
+  if (managerId === undefined) return;
+  const status = await ctx.state.getStatus({ source, kind: "user", id: managerId });
+  if (status?.state === "dead") return;
+  throw new SyncError(`waiting for the manager ${managerId} to get a platform user`, {
+    code: "waiting_for_manager",
+    permanent: false,
+    blocked: true,
   });
 }
 
