@@ -1,8 +1,10 @@
 import type { SyncSnapshot } from "../../src/directory/directory-types.js";
+import type { DesiredAttributeOptions } from "../../src/mapping/attribute-values.js";
+import { managerValueOf } from "../../src/mapping/user-profile.js";
 import { diffAttributeValues } from "../../src/reconcile/attribute-values.js";
 import { sliceOf } from "../../src/reconcile/attribute-slices.js";
 import { type DesiredState, classifyPlatformUser } from "../../src/reconcile/classify-user.js";
-import { type EntityRef, parseRefKey, refKey } from "../../src/scim/scim-types.js";
+import { type EntityRef, type JsonObject, parseRefKey, refKey } from "../../src/scim/scim-types.js";
 import { type RunContext, batches, readAhead } from "./run-context.js";
 
 /** What the directory says about an entity, as the classifiers take it. */
@@ -71,7 +73,8 @@ export async function scanPlatformUsers(ctx: RunContext): Promise<void> {
           if (slices > 1 && sliceOf(ref.id, slices) !== slice) return;
           const values = await platform.getUserAttributeValues(user.id);
           if (!values) return;
-          const differing = diffAttributeValues(desired.resource, ctx.source.attributes, values);
+          const manager = await managerAsSynced(ctx, desired.resource);
+          const differing = diffAttributeValues(desired.resource, ctx.source.attributes, values, manager);
           if (differing.length === 0) return;
           ctx.record(
             {
@@ -87,4 +90,18 @@ export async function scanPlatformUsers(ctx: RunContext): Promise<void> {
     }
     await ctx.flush();
   }
+}
+
+/**
+ * The manager as the sync sends it (sync-user.ts, lookUpManager): the platform id of a manager that
+ * is a user of this source, none while it has no platform user, any other value as it is.
+ */
+async function managerAsSynced(ctx: RunContext, user: JsonObject): Promise<DesiredAttributeOptions> {
+  const value = managerValueOf(user);
+  if (value === undefined) return {};
+  const source = ctx.run.source;
+  const [platformId] = await ctx.deps.state.getUserPlatformIds(source, [value]);
+  if (platformId) return { manager: { value: platformId } };
+  const snapshot = await ctx.deps.directory.snapshotUser(source, value);
+  return snapshot?.desired ? { manager: { value: undefined } } : {};
 }

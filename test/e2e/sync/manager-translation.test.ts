@@ -71,6 +71,18 @@ describe("the enterprise manager reaches the platform as the platform's id", () 
     });
     await h.waitForIdle();
     expect(writes()).toBe(before);
+
+    // A reconciliation compares the attribute with the manager as synced: no drift.
+    const started = await h.admin().post("/sources/entra/reconcile", { dryRun: true });
+    expect(started.status).toBe(202);
+    const run = await waitFor(
+      async () => {
+        const got = await h.admin().get(`/reconcile-runs/${started.body.runId}`);
+        return got.body.state === "succeeded" ? got.body : null;
+      },
+      { what: "the dry run" },
+    );
+    expect(run.counts).toMatchObject({ changed: 0, attributeValues: 0 });
   });
 
   it("forwards a value that is no user of the source (an employee number) as it is", async () => {
