@@ -4,15 +4,16 @@ import { attributeSlices } from "../../src/reconcile/attribute-slices.js";
 import { evaluateGuard } from "../../src/reconcile/deprovision-guard.js";
 import type { ReconcileRun } from "../../src/reconcile/reconcile-run.js";
 import { DRIFT_CLASSES } from "../../src/reconcile/reconcile-types.js";
-import {
-  type RepairOutcome,
-  type TrackedRun,
-  outcomeError,
-  startedOutcome,
-} from "../../src/admin/repair-outcome.js";
+import { type RepairOutcome, type TrackedRun, startedOutcome } from "../../src/admin/repair-outcome.js";
 import { applyRepairs } from "./apply-repairs.js";
 import type { ReconcileDeps } from "./reconcile-ports.js";
-import { TRACKED_TTL_SECONDS, settlePass, stalled } from "./repair-settlement.js";
+import {
+  TRACKED_TTL_SECONDS,
+  finishedFields,
+  sameProgress,
+  settlePass,
+  stalled,
+} from "./repair-settlement.js";
 import { RunContext } from "./run-context.js";
 import { scanDirectory } from "./scan-directory.js";
 import { scanEmbedGroups, scanWorkspaceGroups } from "./scan-platform-groups.js";
@@ -124,21 +125,8 @@ export async function settleRun(deps: ReconcileDeps, runId: string): Promise<Tra
   const done = outcome.settled || stalled(deps.settle, outcome);
   let next: TrackedRun = { ...run, repairs: { ...run.repairs, outcome } };
   if (done) {
-    const error = outcomeError(outcome, "repairs");
-    const startedMs = run.startedAt ? Date.parse(run.startedAt) : Date.now();
-    next = {
-      ...next,
-      state: error ? "failed" : "succeeded",
-      ...(error ? { error } : {}),
-      finishedAt: new Date().toISOString(),
-      // A confirmed run's duration stays its scan's: the wait for the admin is no part of it.
-      ...(run.settledBy ? {} : { durationMs: Date.now() - startedMs }),
-    };
-  } else if (
-    outcome.synced === previous.synced &&
-    outcome.failed === previous.failed &&
-    outcome.pending === previous.pending
-  ) {
+    next = { ...next, ...finishedFields(outcome, "repairs", run) };
+  } else if (sameProgress(outcome, previous)) {
     return run;
   }
   if (!(await deps.runs.transition(next, ["running"]))) return deps.runs.get(runId);

@@ -1,5 +1,6 @@
 import type { Redis } from "ioredis";
 import {
+  outcomeError,
   MAX_LISTED_FAILURES,
   type RepairFailure,
   type RepairOutcome,
@@ -227,6 +228,31 @@ export async function settlePass(
 /** Whether the tracking should give up: nothing settled for `stallMs`. */
 export function stalled(options: SettleOptions, outcome: RepairOutcome, now = Date.now()): boolean {
   return now - Date.parse(outcome.lastSettledAt) > (options.stallMs ?? 15 * 60_000);
+}
+
+/** Whether a pass changed nothing (the document need not be written again). */
+export function sameProgress(a: RepairOutcome, b: RepairOutcome): boolean {
+  return a.synced === b.synced && a.failed === b.failed && a.pending === b.pending;
+}
+
+/**
+ * The fields that end a settled run or resync: `succeeded`, or `failed` with the error naming the
+ * failures; its duration unless an admin's confirmation settled it (the wait for the admin is no
+ * part of it).
+ */
+export function finishedFields(
+  outcome: RepairOutcome,
+  what: "repairs" | "entities",
+  op: { startedAt?: string; settledBy?: string },
+): { state: "succeeded" | "failed"; error?: string; finishedAt: string; durationMs?: number } {
+  const error = outcomeError(outcome, what);
+  const startedMs = op.startedAt ? Date.parse(op.startedAt) : Date.now();
+  return {
+    state: error ? "failed" : "succeeded",
+    ...(error ? { error } : {}),
+    finishedAt: new Date().toISOString(),
+    ...(op.settledBy ? {} : { durationMs: Date.now() - startedMs }),
+  };
 }
 
 export function sleep(ms: number): Promise<void> {

@@ -1,9 +1,4 @@
-import {
-  type RepairOutcome,
-  type TrackedResync,
-  outcomeError,
-  startedOutcome,
-} from "../../src/admin/repair-outcome.js";
+import { type RepairOutcome, type TrackedResync, startedOutcome } from "../../src/admin/repair-outcome.js";
 import type { ResyncStore } from "../../src/admin/resync-store.js";
 import type { Config } from "../../src/config/config-schema.js";
 import type { DirectoryStore } from "../../src/directory/directory-types.js";
@@ -13,7 +8,13 @@ import { evaluateGuard } from "../../src/reconcile/deprovision-guard.js";
 import type { ResyncOperation } from "../../src/reconcile/reconcile-run.js";
 import { type EntityKind, refKey } from "../../src/scim/scim-types.js";
 import type { ReconcileSyncState, ResyncRequester } from "../reconcile/reconcile-ports.js";
-import { type SettleOptions, settlePass, stalled } from "../reconcile/repair-settlement.js";
+import {
+  type SettleOptions,
+  finishedFields,
+  sameProgress,
+  settlePass,
+  stalled,
+} from "../reconcile/repair-settlement.js";
 import type { OwnedCounts } from "../reconcile/sync-state-adapter.js";
 
 export interface ResyncDeps {
@@ -274,20 +275,8 @@ export async function settleResync(deps: ResyncDeps, id: string): Promise<Tracke
   const done = outcome.settled || stalled(deps.settle, outcome);
   let next: TrackedResync = { ...op, outcome };
   if (done) {
-    const error = outcomeError(outcome, "entities");
-    const startedMs = op.startedAt ? Date.parse(op.startedAt) : Date.now();
-    next = {
-      ...next,
-      state: error ? "failed" : "succeeded",
-      ...(error ? { error } : {}),
-      finishedAt: new Date().toISOString(),
-      ...(op.settledBy ? {} : { durationMs: Date.now() - startedMs }),
-    };
-  } else if (
-    outcome.synced === previous.synced &&
-    outcome.failed === previous.failed &&
-    outcome.pending === previous.pending
-  ) {
+    next = { ...next, ...finishedFields(outcome, "entities", op) };
+  } else if (sameProgress(outcome, previous)) {
     return op;
   }
   if (!(await deps.resyncs.transition(next, ["running"]))) return deps.resyncs.get(id);
