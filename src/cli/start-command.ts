@@ -42,6 +42,10 @@ function parseArgsProblem(err: unknown): string | undefined {
 
 export async function runStart(args: string[]): Promise<number> {
   if (isClusterWorker()) return runClusterWorker();
+  if (args.length === 1 && (args[0] === "--help" || args[0] === "-h")) {
+    process.stdout.write(START_USAGE);
+    return 0;
+  }
   let values: { role: string; config?: string; processes?: string };
   try {
     ({ values } = parseArgs({

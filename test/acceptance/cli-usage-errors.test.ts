@@ -55,6 +55,13 @@ describe("CLI usage errors", () => {
     expect(run.stderr).not.toMatch(/TypeError|ERR_PARSE_ARGS|\n\s+at /);
   });
 
+  it("start --help prints the usage and exits 0, starting nothing", async () => {
+    const run = await cli(["start", "--help"]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/^usage: scim-bridge start/);
+    expect(run.stderr).toBe("");
+  });
+
   it("token new with nothing else still prints a token", async () => {
     const run = await cli(["token", "new"]);
     expect(run.code).toBe(0);
