@@ -73,10 +73,9 @@ describe("a platform write that lands after the bridge gave up on it", () => {
     // Both attempts are held past the client's timeout; the first lands 1.5 s after it was sent.
     h.emulator.addFault({ type: "late", delayMs: 1_500, count: 2, match: { operation: "createUser" } });
     const u = await h.directory.createUser("okta", h.user("leaver@example.com"));
-    const ref = { source: "okta", kind: "user" as const, id: u.resource.id };
-    await waitFor(async () => (await h?.state.getStatus(ref))?.state === "retrying", {
-      what: "the create to fail for want of an answer",
-    });
+    // Deleted while its first create is held: the sync that follows the failed create plans a
+    // lookup of the lost create, not a create.
+    await waitFor(() => h?.emulator.faults()[0]?.count === 1, { what: "the first create to be held" });
     await h.directory.deleteUser("okta", u.resource.id);
 
     await h.waitForIdle(15_000);
@@ -91,10 +90,7 @@ describe("a platform write that lands after the bridge gave up on it", () => {
     });
     h.emulator.addFault({ type: "late", delayMs: 1_500, count: 2, match: { operation: "createGroup" } });
     const g = await h.directory.createGroup("okta", h.group("Held"), []);
-    const ref = { source: "okta", kind: "group" as const, id: g.resource.id };
-    await waitFor(async () => (await h?.state.getStatus(ref))?.state === "retrying", {
-      what: "the create to fail for want of an answer",
-    });
+    await waitFor(() => h?.emulator.faults()[0]?.count === 1, { what: "the first create to be held" });
     await h.directory.deleteGroup("okta", g.resource.id);
 
     await h.waitForIdle(15_000);
