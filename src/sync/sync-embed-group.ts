@@ -29,19 +29,20 @@ export async function syncEmbedGroup(
   resync: boolean,
 ): Promise<SyncOutcome> {
   let desired: { tenant: string; name: string } | null = null;
-  /** The group's name gives no tenant: only the membership of its existing embed group is synced. */
-  let noTenant = false;
+  /**
+   * The group's name cannot name an embed group (it gives no tenant, or it is too long): only the
+   * membership of its existing embed group is synced, then this is raised.
+   */
+  let badName: (() => SyncError) | undefined;
   if (record) {
     const tenant = resolveEmbedTenant(target, record.resource.displayName);
-    if (!tenant) noTenant = true;
+    if (!tenant) badName = noEmbedTenant;
     else desired = { tenant, name: `${prefix}${record.resource.displayName}` };
   }
   // The platform contract caps embed group names (createEmbedGroup: name maxLength 200, code points).
   if (desired && [...desired.name].length > EMBED_GROUP_NAME_MAX) {
-    throw new SyncError(
-      `the embed group name is longer than the platform's ${EMBED_GROUP_NAME_MAX} characters`,
-      { code: "embed_group_name_too_long", permanent: true },
-    );
+    badName = nameTooLong;
+    desired = null;
   }
   const memberIds = (record?.members ?? []).map((m) => m.value);
   const infos = await ctx.state.getEmbedMembers(ref.source, memberIds);
@@ -56,20 +57,20 @@ export async function syncEmbedGroup(
   }
 
   let applied = await ctx.state.getApplied<AppliedEmbedGroup>(ref);
-  // A group renamed to a name that gives no tenant: no embed group can be named after it, and
+  // A group renamed to a name that gives no tenant (or one too long): no embed group can be named after it, and
   // deleting the one it has would drop its members' access on a mere rename. A rename that cannot
   // be applied must not keep members in, though: the existing embed group (its current tenant and
   // name) keeps following the group's membership (a deactivated or deleted user still leaves it),
   // and the error is raised after that, so it stays visible (a dead letter).
-  if (noTenant && !(applied?.platformId && applied.tenant)) throw noEmbedTenant();
+  if (badName && !(applied?.platformId && applied.tenant)) throw badName();
   if (applied?.platformId && applied.tenant && (resync || applied.inDoubt)) {
     // A resync, or writes whose answers never came: what the platform holds now decides.
     const inDoubt = applied.inDoubt;
     applied = await readEmbedGroup(ctx, applied.tenant, applied.platformId);
     if (inDoubt && applied) await ctx.state.putApplied(ref, applied);
   }
-  if (noTenant) {
-    if (!applied?.platformId || !applied.tenant || applied.name === undefined) throw noEmbedTenant();
+  if (badName) {
+    if (!applied?.platformId || !applied.tenant || applied.name === undefined) throw badName();
     desired = { tenant: applied.tenant, name: applied.name };
   }
 
@@ -77,12 +78,12 @@ export async function syncEmbedGroup(
     const plan = planEmbedGroup({ desired, desiredMembers, applied });
     const first = plan.steps[0];
     if (!first) {
-      if (noTenant) throw noEmbedTenant();
+      if (badName) throw badName();
       return { result: "clean", generation, platformId: applied?.platformId, warnings: [] };
     }
     // Without a tenant the embed group is never created (again) nor looked for: gone is gone.
-    if (noTenant && first.type !== "addEmbedMembers" && first.type !== "removeEmbedMembers") {
-      throw noEmbedTenant();
+    if (badName && first.type !== "addEmbedMembers" && first.type !== "removeEmbedMembers") {
+      throw badName();
     }
     if (first.type === "createEmbedGroup") {
       applied = await createOrAdoptEmbedGroup(ctx, ref, first.tenant, first.name, applied);
@@ -137,13 +138,23 @@ export async function syncEmbedGroup(
       applied = null;
       continue;
     }
-    if (noTenant) throw noEmbedTenant();
+    if (badName) throw badName();
     return { result: "clean", generation, platformId, warnings: [] };
   }
   throw new SyncError("the embed group did not converge after several rounds", {
     code: "not_converging",
     permanent: false,
   });
+}
+
+function nameTooLong(): SyncError {
+  return new SyncError(
+    `the embed group name is longer than the platform's ${EMBED_GROUP_NAME_MAX} characters`,
+    {
+      code: "embed_group_name_too_long",
+      permanent: true,
+    },
+  );
 }
 
 function noEmbedTenant(): SyncError {

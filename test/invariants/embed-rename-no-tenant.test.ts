@@ -110,4 +110,29 @@ describe("an embed group whose group's new name gives no tenant", () => {
     expect(h.emulator.state().embedTenants.flatMap((t) => t.groups)).toHaveLength(0);
     expect(h.writes()).toBe(0);
   });
+
+  it("a rename to a name longer than the platform takes keeps the membership in step too", async () => {
+    h = await startJobsHarness("embed-long-name", {
+      sources: { fixed: { tokens: ["t"], target: { embedTenant: "acme" } } },
+    });
+    const d = h.directory;
+    const ann = await d.createUser("fixed", h.user("ann@x.example", { externalId: "ann" }));
+    const ben = await d.createUser("fixed", h.user("ben@x.example", { externalId: "ben" }));
+    const g = await d.createGroup("fixed", h.group("Admins"), [ann.resource.id, ben.resource.id]);
+    await h.waitForIdle();
+    const ref: EntityRef = { source: "fixed", kind: "group", id: g.resource.id };
+
+    await d.updateGroup("fixed", g.resource.id, (c) => ({
+      resource: { ...c.resource, displayName: "A".repeat(201) },
+    }));
+    await h.waitForIdle();
+    expect((await h.state.getStatus(ref))?.lastError?.code).toBe("embed_group_name_too_long");
+
+    // A deactivated member leaves the embed group all the same.
+    await d.updateUser("fixed", ben.resource.id, (c) => ({ ...c.resource, active: false }));
+    await h.waitForIdle();
+    expect(groupsOf("acme").map((x) => [x.name, [...x.members].sort()])).toEqual([["Admins", ["ann"]]]);
+    expect((await h.state.getStatus(ref))?.lastError?.code).toBe("embed_group_name_too_long");
+    expect(h.emulator.violations()).toEqual([]);
+  });
 });
