@@ -1,6 +1,11 @@
+import { execFile } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
+import { createServer as createHttpServer } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { selfSignedCertificate } from "../../../src/platform/emulator/self-signed-cert.js";
 import { parse as parseYaml } from "yaml";
 import { buildConfig } from "../../../src/config/load-config.js";
 
@@ -136,6 +141,48 @@ describe("what the image runs", () => {
   });
 });
 
+describe("the image's HEALTHCHECK", () => {
+  const step = dockerfile.stages.at(-1)?.steps.find((s) => s.op === "HEALTHCHECK");
+  const exec = JSON.parse(/CMD\s+(\[.*\])\s*$/.exec(step?.args ?? "")?.[1] ?? "[]") as string[];
+
+  /** Runs the HEALTHCHECK's command with PORT set; answers its exit code. */
+  function check(port: number): Promise<number> {
+    const [, ...args] = exec;
+    return new Promise((resolve) => {
+      execFile(process.execPath, args, { env: { PORT: String(port) }, timeout: 10_000 }, (err) =>
+        resolve(err ? (typeof err.code === "number" ? err.code : 1) : 0),
+      );
+    });
+  }
+  const healthz = (req: { url?: string }, res: { statusCode: number; end(): void }) => {
+    res.statusCode = req.url === "/healthz" ? 200 : 404;
+    res.end();
+  };
+
+  it("is node in exec form, asking /healthz on PORT", () => {
+    expect(exec[0]).toBe("node");
+    expect(exec.join(" ")).toMatch(/\/healthz/);
+  });
+
+  it("passes for a bridge on plain HTTP and under server.tls (HTTPS only), fails when nothing answers", async () => {
+    const plain = createHttpServer(healthz);
+    const { certPem, keyPem } = selfSignedCertificate({ commonName: "bridge", hosts: ["127.0.0.1"] });
+    const tls = createHttpsServer({ cert: certPem, key: keyPem }, healthz);
+    try {
+      await new Promise<void>((resolve) => plain.listen(0, "127.0.0.1", resolve));
+      await new Promise<void>((resolve) => tls.listen(0, "127.0.0.1", resolve));
+      expect(await check((plain.address() as AddressInfo).port)).toBe(0);
+      expect(await check((tls.address() as AddressInfo).port)).toBe(0);
+      const free = (tls.address() as AddressInfo).port;
+      await new Promise((resolve) => tls.close(resolve));
+      expect(await check(free)).toBe(1);
+    } finally {
+      plain.close();
+      tls.close();
+    }
+  });
+});
+
 describe("docker-compose.yml", () => {
   const compose = parseYaml(readFileSync("docker-compose.yml", "utf8"), { merge: true });
 
@@ -147,6 +194,8 @@ describe("docker-compose.yml", () => {
     expect(compose.services.worker.command).toEqual(["start", "--role", "worker"]);
     expect(compose.services.api.image).toBe(compose.services.emulator.image);
     expect(compose.services.emulator.command[0]).toBe("emulator");
+    // The image's HEALTHCHECK asks a bridge's /healthz, which the emulator does not serve.
+    expect(compose.services.emulator.healthcheck).toEqual({ disable: true });
   });
 
   it("gives the bridge a config that its own loader accepts", () => {
