@@ -216,7 +216,7 @@ export const configSchema = z
         /** A dirty marker older than this with no job is re-enqueued by the sweeper. */
         sweepAfterMs: z.number().int().positive().default(10_000),
         /**
-         * A platform write that got no answer (timed out, connection lost) may still be applied
+         * A platform write that timed out (no answer in time, or a gateway's 504) may still be applied
          * later: this long after it was sent, its entities are read on the platform again and put
          * right. Default: twice platform.timeoutMs.
          */

@@ -4,7 +4,7 @@ import type { SyncContext } from "./sync-context.js";
 import { SyncError } from "./sync-error.js";
 
 /**
- * Late writes: a platform write that got no answer (timed out, connection lost) may be applied
+ * Late writes: a platform write that timed out (no answer in time, or a gateway's 504) may be applied
  * after the bridge has moved on: after its retry was answered, after an opposite change was sent,
  * after a lookup found nothing. Nothing the sync sees at that moment can tell. So the entities of
  * such a write are read on the platform again `sync.lateWriteCheckMs` (default: twice
@@ -27,7 +27,7 @@ export async function checkLateWrites(
   await ctx.state.scheduleCheck(refs, writes.unansweredAt + afterMs);
   ctx.logger.info(
     { refs: refs.length, inSeconds: Math.round(afterMs / 1000) },
-    "a platform write got no answer and may still land: its entities are read again later",
+    "a platform write timed out and may still land: its entities are read again later",
   );
 }
 

@@ -18,7 +18,7 @@ import {
   isSharedPause,
   parseRetryAfter,
 } from "./retry-policy.js";
-import { mayHaveReachedPlatform, noteUnansweredWrite } from "./unanswered-writes.js";
+import { mayLandLate, noteUnansweredWrite } from "./unanswered-writes.js";
 import {
   type HttpTransport,
   TransportError,
@@ -100,7 +100,7 @@ export class PlatformRequester {
         failedKind = err instanceof TransportError ? err.kind : "network";
         cause = err;
       }
-      if (failedKind !== undefined && call.method !== "GET" && mayHaveReachedPlatform(failedKind, cause)) {
+      if (call.method !== "GET" && mayLandLate(failedKind, response?.status)) {
         noteUnansweredWrite(started);
       }
       const seconds = (o.now() - started) / 1000;

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 
 /**
- * Platform writes sent without an answer (timed out, connection lost): the platform may still
+ * Platform writes that timed out (no answer in time, or a gateway's 504): the platform may still
  * apply such a write later, after the bridge has moved on (a retry answered, an opposite change
  * sent, a lookup that found nothing). A caller that must check for such late writes watches the
  * calls it makes; the requester notes each unanswered write in the watch of the calls in flight.
@@ -24,15 +24,15 @@ export function noteUnansweredWrite(sentAt: number): void {
   if (watch) watch.unansweredAt = Math.max(watch.unansweredAt ?? 0, sentAt);
 }
 
-/** Connection failures that happen before a request can reach the platform. */
-const NOT_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ENETUNREACH", "EHOSTUNREACH"]);
-
 /**
- * Whether a failed exchange may have reached the platform (and so may still apply). `error` is the
- * transport's error, whose cause is node's (with its `code`).
+ * Whether a failed write may still be applied later: it timed out (the platform, or a gateway in
+ * front of it answering 504, was still on it when the client stopped waiting). A connection that
+ * broke or was refused is not counted: a platform that closes a connection is done with the
+ * request, and a write it applied before closing is found by the next sync's in-doubt read.
  */
-export function mayHaveReachedPlatform(kind: "timeout" | "network" | "too_large", error: unknown): boolean {
-  if (kind !== "network") return kind === "timeout";
-  const inner = (error as { cause?: { code?: unknown } } | null)?.cause;
-  return !(typeof inner?.code === "string" && NOT_SENT.has(inner.code));
+export function mayLandLate(
+  failed: "timeout" | "network" | "too_large" | undefined,
+  status?: number,
+): boolean {
+  return failed === "timeout" || status === 504;
 }

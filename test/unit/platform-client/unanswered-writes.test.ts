@@ -12,21 +12,12 @@ import { createPlatformMetrics } from "../../../src/platform/client/platform-met
 import { NoopRequestBudget } from "../../../src/platform/client/request-budget.js";
 import {
   type WriteWatch,
-  mayHaveReachedPlatform,
+  mayLandLate,
   noteUnansweredWrite,
   watchWrites,
 } from "../../../src/platform/client/unanswered-writes.js";
 
-/** A requester whose transport fails the first `failures` sends with `error`, then answers 200 {}. */
-function requesterFailing(error: TransportError, failures: number) {
-  let sent = 0;
-  const transport = {
-    async send(_request: TransportRequest): Promise<TransportResponse> {
-      sent++;
-      if (sent <= failures) throw error;
-      return { status: 200, body: "{}", headers: { "content-type": "application/json" } };
-    },
-  } as unknown as HttpTransport;
+function requesterOver(transport: HttpTransport): PlatformRequester {
   return new PlatformRequester({
     transport,
     token: "t",
@@ -42,6 +33,18 @@ function requesterFailing(error: TransportError, failures: number) {
     sleep: async () => {},
     now: () => 1_000,
   });
+}
+
+/** A requester whose transport fails the first `failures` sends with `error`, then answers 200 {}. */
+function requesterFailing(error: TransportError, failures: number) {
+  let sent = 0;
+  return requesterOver({
+    async send(_request: TransportRequest): Promise<TransportResponse> {
+      sent++;
+      if (sent <= failures) throw error;
+      return { status: 200, body: "{}", headers: { "content-type": "application/json" } };
+    },
+  } as unknown as HttpTransport);
 }
 
 const refused = new TransportError(
@@ -66,7 +69,7 @@ describe("unanswered platform writes", () => {
     expect(watch.unansweredAt).toBe(1_000);
   });
 
-  it("a read, or a write that never reached the platform, is not noted", async () => {
+  it("a read, or a write whose connection broke or was refused, is not noted", async () => {
     const watch: WriteWatch = {};
     await watchWrites(watch, () =>
       requesterFailing(timedOut, 1).call({
@@ -75,22 +78,43 @@ describe("unanswered platform writes", () => {
         path: "/api/scim/v2/Users/x",
       }),
     );
-    await watchWrites(watch, () =>
-      requesterFailing(refused, 1).call({
-        operation: "createUser",
-        method: "POST",
-        path: "/api/scim/v2/Users",
-        body: {},
-      }),
-    );
+    for (const error of [refused, reset]) {
+      await watchWrites(watch, () =>
+        requesterFailing(error, 1).call({
+          operation: "createUser",
+          method: "POST",
+          path: "/api/scim/v2/Users",
+          body: {},
+        }),
+      );
+    }
     expect(watch.unansweredAt).toBeUndefined();
   });
 
-  it("classifies what may have reached the platform", () => {
-    expect(mayHaveReachedPlatform("timeout", timedOut)).toBe(true);
-    expect(mayHaveReachedPlatform("network", reset)).toBe(true);
-    expect(mayHaveReachedPlatform("network", refused)).toBe(false);
-    expect(mayHaveReachedPlatform("too_large", undefined)).toBe(false);
+  it("a gateway's 504 to a write is noted (the platform behind it may still be on it)", async () => {
+    let sent = 0;
+    const transport = {
+      async send(): Promise<TransportResponse> {
+        sent++;
+        return sent === 1
+          ? { status: 504, body: "", headers: {} }
+          : { status: 200, body: "{}", headers: { "content-type": "application/json" } };
+      },
+    } as unknown as HttpTransport;
+    const requester = requesterOver(transport);
+    const watch: WriteWatch = {};
+    await watchWrites(watch, () =>
+      requester.call({ operation: "patchUser", method: "PATCH", path: "/api/scim/v2/Users/x", body: {} }),
+    );
+    expect(watch.unansweredAt).toBe(1_000);
+  });
+
+  it("classifies what may land late", () => {
+    expect(mayLandLate("timeout")).toBe(true);
+    expect(mayLandLate(undefined, 504)).toBe(true);
+    expect(mayLandLate("network")).toBe(false);
+    expect(mayLandLate(undefined, 503)).toBe(false);
+    expect(mayLandLate("too_large")).toBe(false);
   });
 
   it("notes only inside a watch, the latest time, across awaits", async () => {
