@@ -33,8 +33,8 @@ function lifecycleAction(from: LifecycleState | undefined, to: LifecycleState): 
 }
 
 /**
- * Plans the sync of one user of a workspace source: create (adopt on conflict), lifecycle through
- * the bulk endpoint, PATCH of what changed, attribute values. A converged user plans
+ * Plans the sync of one user of a workspace source: create (adopt on conflict), PATCH of what
+ * changed, attribute values, and lifecycle through the bulk endpoint. A converged user plans
  * nothing. When the plan starts with a create or a lost-user lookup, the executor runs that step
  * and plans again with what it learnt.
  *
@@ -89,11 +89,7 @@ function planPresentUser(
     };
   }
 
-  // The lifecycle change goes first: it is only queued (the bulk endpoint applies it), and a
-  // deactivation must not wait on a profile or attribute write the platform may refuse.
   const steps: UserStep[] = [];
-  const action = lifecycleAction(applied.lifecycle, desired.active ? "active" : "inactive");
-  if (action) steps.push({ type: "lifecycle", action, final: false });
   const operations = diffUserProfile(applied.profile ?? { userName: "" }, profile);
   if (operations.length > 0) steps.push({ type: "patchUser", operations });
 
@@ -109,6 +105,9 @@ function planPresentUser(
       steps.push({ type: "setAttribute", name, attributeType: want.type, value: want.value });
     }
   }
+  // Last: the executor queues it after the writes, whatever became of them (sync-user.ts).
+  const action = lifecycleAction(applied.lifecycle, desired.active ? "active" : "inactive");
+  if (action) steps.push({ type: "lifecycle", action, final: false });
   return { steps, problems };
 }
 

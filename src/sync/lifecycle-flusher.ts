@@ -197,11 +197,11 @@ async function settleApplied(
     return;
   }
   // The sync that queued this change had another write refused or failing since (a dead letter, a
-  // retry on its way): the entity is not synced, and that sync's outcome keeps its status.
+  // retry on its way): the entity is not synced, and that sync's outcome keeps its status. (A plan's
+  // warning is recorded with 0 attempts: it is no failure.)
   const status = await ctx.state.getStatus(entry.ref);
-  if (status?.lastError && status.state !== "synced") {
-    if (Date.parse(status.lastError.at) >= (entry.queuedAt ?? entry.since)) return;
-  }
+  const failure = status?.state !== "synced" && status?.lastError?.attempts ? status.lastError : undefined;
+  if (failure && Date.parse(failure.at) >= (entry.queuedAt ?? entry.since)) return;
   await ctx.state.setStatus({
     ref: entry.ref,
     state: "synced",

@@ -147,6 +147,8 @@ async function syncWorkspaceUser(
     // A write the platform refuses for good (a userName another user holds, an attribute of another
     // type) does not hold back the others: the rest are still sent, then the refusal is raised.
     let refused: unknown;
+    // A write that failed otherwise (transient, or waiting for a name): raised after the lifecycle.
+    let failed: unknown;
     try {
       for (const [i, step] of plan.steps.entries()) {
         try {
@@ -158,25 +160,23 @@ async function syncWorkspaceUser(
             await setAttributeValue(ctx, platformId, step, source.attributes[step.name]?.displayName);
             applied = { ...applied, attributes: { ...applied.attributes, [step.name]: step.value } };
             await ctx.state.putApplied(ref, i === lastWrite ? answered(applied) : applied);
-          } else if (step.type === "lifecycle") {
-            const now = Date.now();
-            await ctx.state.putLifecycle({
-              platformId,
-              ref,
-              action: step.action,
-              generation,
-              final: step.final,
-              attempts: 0,
-              since: now,
-              queuedAt: now,
-            });
-            await ctx.scheduleLifecycle();
-            lifecycleQueued = true;
           }
         } catch (err) {
-          if (isPlatformFailure(err, "not_found") || !classifyFailure(err).permanent) throw err;
-          if (isPlatformFailure(err, "conflict") && desired)
-            await waitIfRenameFrees(ctx, ref, desired, applied);
+          if (isPlatformFailure(err, "not_found")) throw err;
+          if (!classifyFailure(err).permanent) {
+            failed = err;
+            break;
+          }
+          if (isPlatformFailure(err, "conflict") && desired) {
+            const waiting = await waitIfRenameFrees(ctx, ref, desired, applied).then(
+              () => undefined,
+              (blocked: unknown) => blocked,
+            );
+            if (waiting !== undefined) {
+              failed = waiting;
+              break;
+            }
+          }
           refused ??= err;
           // The refusal is an answer: the write did not land.
           if (i === lastWrite) {
@@ -198,6 +198,27 @@ async function syncWorkspaceUser(
       }
       continue;
     }
+    // The lifecycle change is queued after the writes, whatever became of them: a refused or failing
+    // write must not keep a deactivated user active. After, not before: the flusher records the
+    // applied lifecycle once the bulk call is answered, and a write recorded later would put the
+    // record the sync read back over it.
+    const lifecycle = plan.steps.find((s) => s.type === "lifecycle");
+    if (lifecycle) {
+      const now = Date.now();
+      await ctx.state.putLifecycle({
+        platformId,
+        ref,
+        action: lifecycle.action,
+        generation,
+        final: lifecycle.final,
+        attempts: 0,
+        since: now,
+        queuedAt: now,
+      });
+      await ctx.scheduleLifecycle();
+      lifecycleQueued = true;
+    }
+    if (failed !== undefined) throw failed;
     if (refused) {
       // The user is on the platform all the same: its groups may add it now.
       await afterPlatformId(ctx, ref, record, applied);

@@ -143,4 +143,29 @@ describe("a deactivation is not held back by a refused write", () => {
     const ref: EntityRef = { source: "okta", kind: "user", id: u.resource.id };
     expect((await h.state.getStatus(ref))?.lastError?.code).toBe("platform_conflict");
   });
+
+  it("a deactivation and a profile change in one update: the flusher's record is not overwritten", async () => {
+    // The PATCH takes longer than the lifecycle batch window: had the lifecycle been queued first,
+    // its bulk call would be recorded before the PATCH, and the PATCH's record (read before) would
+    // put `active` back over it; the reactivation that follows would then be planned as nothing.
+    h = await startJobsHarness("deprov-record", { sync: { lifecycleBatchWindowMs: 20 } });
+    const u = await h.directory.createUser("okta", h.user("mixed@example.com", { displayName: "Before" }));
+    await h.waitForIdle();
+    const ref: EntityRef = { source: "okta", kind: "user", id: u.resource.id };
+    h.emulator.addFault({ type: "slow", delayMs: 400, count: 1, match: { operation: "patchUser" } });
+
+    await h.directory.updateUser("okta", u.resource.id, (c) => ({
+      ...c.resource,
+      active: false,
+      displayName: "After",
+    }));
+    await h.waitForIdle();
+    expect(h.platformUsers().get("mixed@example.com")).toMatchObject({ active: false, displayName: "After" });
+    expect((await h.state.getStatus(ref))?.state).toBe("synced");
+    expect((await h.state.getApplied<{ lifecycle?: string }>(ref))?.lifecycle).toBe("inactive");
+
+    await h.directory.updateUser("okta", u.resource.id, (c) => ({ ...c.resource, active: true }));
+    await h.waitForIdle();
+    expect(h.platformUsers().get("mixed@example.com")?.["active"]).toBe(true);
+  });
 });

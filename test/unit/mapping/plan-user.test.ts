@@ -95,12 +95,13 @@ describe("planUser", () => {
     expect(on.steps).toEqual([{ type: "lifecycle", action: "ACTIVATE", final: false }]);
   });
 
-  it("queues the lifecycle change before the profile and attribute writes", () => {
-    // A deactivation must not wait behind a write the platform may refuse (a taken userName).
+  it("plans the lifecycle change after the profile and attribute writes", () => {
+    // The executor queues it after them whatever became of them (a refused rename does not keep a
+    // deactivated user active), so that the flusher's record of it is not overwritten by theirs.
     const u = user({ active: false, userName: "renamed@example.com" });
     const plan = planUser({ desired: u, applied: converged(user()), source });
-    expect(plan.steps.map((s) => s.type)).toEqual(["lifecycle", "patchUser"]);
-    expect(plan.steps[0]).toEqual({ type: "lifecycle", action: "DEACTIVATE", final: false });
+    expect(plan.steps.map((s) => s.type)).toEqual(["patchUser", "lifecycle"]);
+    expect(plan.steps[1]).toEqual({ type: "lifecycle", action: "DEACTIVATE", final: false });
   });
 
   it("applies onDelete: deactivate or delete to a tombstone, then forgets it", () => {
