@@ -4,7 +4,7 @@
  * every outcome (complete answer, refused, cut off) is recorded.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { type Agent, request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -150,4 +150,67 @@ export async function waitUntilReady(port: number, bridge: BridgeProcess, timeou
     },
     { timeoutMs, intervalMs: 100, what: `the bridge on port ${port} to be ready` },
   );
+}
+
+/**
+ * The live (not zombie) bridge processes among the children of `pid`, from /proc. (Under tsx a
+ * process may also have an esbuild child, which is not one of them.)
+ */
+export function childPids(pid: number): number[] {
+  const children: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+    } catch {
+      continue; // ended meanwhile
+    }
+    // "pid (comm) state ppid ...": comm may hold spaces and parentheses; the last ")" ends it.
+    const [state, ppid] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (Number(ppid) !== pid || state === "Z") continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").includes("src/cli/main"))
+        children.push(Number(entry));
+    } catch {}
+  }
+  return children.sort((a, b) => a - b);
+}
+
+/** Whether `pid` runs (and is not a zombie). */
+export function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+/** The JSON log lines of the process's output (with this `msg`, when one is given). */
+export function logLines(bridge: BridgeProcess, msg?: string): Array<Record<string, unknown>> {
+  const lines = bridge
+    .output()
+    .split("\n")
+    .filter((line) => line.startsWith("{"))
+    .map((line) => {
+      try {
+        return JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        return {};
+      }
+    });
+  return msg === undefined ? lines : lines.filter((line) => line.msg === msg);
+}
+
+/** Kills whatever is left of a cluster (its children first), even when a test failed midway. */
+export async function disposeCluster(bridge: BridgeProcess | undefined): Promise<void> {
+  if (!bridge) return;
+  const pid = bridge.child.pid;
+  for (const child of pid === undefined ? [] : childPids(pid)) {
+    try {
+      process.kill(child, "SIGKILL");
+    } catch {}
+  }
+  await bridge.dispose();
 }

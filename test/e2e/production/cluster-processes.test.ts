@@ -5,7 +5,6 @@
  * reports the cluster's totals; a process killed with SIGKILL is replaced; SIGTERM stops them all
  * (exit 0, no process left); a process that cannot start stops the primary (exit 1).
  */
-import { readFileSync, readdirSync } from "node:fs";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -17,7 +16,16 @@ import {
 import { USER_SCHEMA } from "../../helpers/bridge-harness.js";
 import { TEST_REDIS_URL, deleteKeys, testPrefix, waitFor } from "../../helpers/redis-test-prefix.js";
 import { freePort } from "../../helpers/throwaway-redis.js";
-import { type BridgeProcess, call, spawnBridge, waitUntilReady } from "./bridge-process.js";
+import {
+  type BridgeProcess,
+  alive,
+  call,
+  childPids,
+  disposeCluster,
+  logLines,
+  spawnBridge,
+  waitUntilReady,
+} from "./bridge-process.js";
 
 const SHUTDOWN_TIMEOUT_MS = 2_000;
 /** shutdownLimitMs(config): drain (0) + shutdownTimeoutMs + 5 s. */
@@ -25,69 +33,6 @@ const SHUTDOWN_LIMIT_MS = SHUTDOWN_TIMEOUT_MS + 5_000;
 const USERS = 40;
 const CLIENTS = 8;
 const SCIM_HEADERS = { Authorization: "Bearer okta-token", "Content-Type": "application/scim+json" };
-
-/**
- * The live (not zombie) bridge processes among the children of `pid`, from /proc. (Under tsx a
- * process may also have an esbuild child, which is not one of them.)
- */
-function childPids(pid: number): number[] {
-  const children: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-    } catch {
-      continue; // ended meanwhile
-    }
-    // "pid (comm) state ppid ...": comm may hold spaces and parentheses; the last ")" ends it.
-    const [state, ppid] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (Number(ppid) !== pid || state === "Z") continue;
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").includes("src/cli/main"))
-        children.push(Number(entry));
-    } catch {}
-  }
-  return children.sort((a, b) => a - b);
-}
-
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-  } catch {
-    return false;
-  }
-}
-
-/** Log lines (JSON) of the process's output with this `msg`. */
-function logLines(bridge: BridgeProcess, msg: string): Array<Record<string, unknown>> {
-  return bridge
-    .output()
-    .split("\n")
-    .filter((line) => line.startsWith("{"))
-    .map((line) => {
-      try {
-        return JSON.parse(line) as Record<string, unknown>;
-      } catch {
-        return {};
-      }
-    })
-    .filter((line) => line.msg === msg);
-}
-
-/** Kills whatever is left of a cluster (its children first), even when a test failed midway. */
-async function disposeCluster(bridge: BridgeProcess | undefined): Promise<void> {
-  if (!bridge) return;
-  const pid = bridge.child.pid;
-  const children = pid === undefined ? [] : childPids(pid);
-  for (const child of children) {
-    try {
-      process.kill(child, "SIGKILL");
-    } catch {}
-  }
-  await bridge.dispose();
-}
 
 function clusterConfig(platformUrl: string, prefix: string, redisUrl = TEST_REDIS_URL): ConfigInput {
   return {

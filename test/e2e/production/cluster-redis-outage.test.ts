@@ -10,7 +10,6 @@
  * that cannot reach Redis while it starts stops the whole cluster (docs/operations.md, "Several
  * processes in one container").
  */
-import { readFileSync, readdirSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ConfigInput } from "../../../src/config/config-schema.js";
 import {
@@ -20,40 +19,19 @@ import {
 import { USER_SCHEMA } from "../../helpers/bridge-harness.js";
 import { waitFor } from "../../helpers/redis-test-prefix.js";
 import { ThrowawayRedis, freePort } from "../../helpers/throwaway-redis.js";
-import { type BridgeProcess, type Outcome, call, spawnBridge, waitUntilReady } from "./bridge-process.js";
+import {
+  type BridgeProcess,
+  type Outcome,
+  call,
+  childPids,
+  disposeCluster,
+  logLines,
+  spawnBridge,
+  waitUntilReady,
+} from "./bridge-process.js";
 
 const OUTAGE_MS = 10_000;
 const SCIM_HEADERS = { Authorization: "Bearer okta-token", "Content-Type": "application/scim+json" };
-
-/** The live bridge processes among the children of `pid` (from /proc; not tsx's esbuild). */
-function childPids(pid: number): number[] {
-  const children: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const [state, ppid] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (Number(ppid) !== pid || state === "Z") continue;
-      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").includes("src/cli/main"))
-        children.push(Number(entry));
-    } catch {} // ended meanwhile
-  }
-  return children.sort((a, b) => a - b);
-}
-
-function logLines(bridge: BridgeProcess): Array<Record<string, unknown>> {
-  return bridge
-    .output()
-    .split("\n")
-    .filter((line) => line.startsWith("{"))
-    .map((line) => {
-      try {
-        return JSON.parse(line) as Record<string, unknown>;
-      } catch {
-        return {};
-      }
-    });
-}
 
 /** Lines that would mean a process stopped, crashed or was replaced (not the 503s' request lines). */
 function exitLines(bridge: BridgeProcess): string[] {
@@ -98,7 +76,7 @@ describe("a Redis outage under scim-bridge start (cluster and single process)", 
     const started = await waitFor(
       () => {
         if (cluster.child.exitCode !== null) throw new Error(`exited early:\n${cluster.output()}`);
-        return logLines(cluster).find((l) => l.msg === "scim-bridge started");
+        return logLines(cluster, "scim-bridge started")[0];
       },
       { timeoutMs: 25_000, intervalMs: 100, what: `"scim-bridge started" from the primary` },
     );
@@ -114,14 +92,7 @@ describe("a Redis outage under scim-bridge start (cluster and single process)", 
   }, 40_000);
 
   afterAll(async () => {
-    for (const { bridge } of bridges) {
-      for (const child of childPids(bridge.child.pid!)) {
-        try {
-          process.kill(child, "SIGKILL");
-        } catch {}
-      }
-      await bridge.dispose();
-    }
+    for (const { bridge } of bridges) await disposeCluster(bridge);
     await emulator?.close();
     await redis?.dispose();
   }, 20_000);
