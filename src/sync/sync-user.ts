@@ -136,7 +136,6 @@ async function syncWorkspaceUser(
 
     const platformId = applied?.platformId;
     if (!applied || !platformId) throw new Error("planner produced updates without a platform id");
-    let lifecycleQueued = false;
     let vanished = false;
     const lastWrite = plan.steps.findLastIndex((s) => s.type === "patchUser" || s.type === "setAttribute");
     if (lastWrite >= 0) {
@@ -149,45 +148,41 @@ async function syncWorkspaceUser(
     let refused: unknown;
     // A write that failed otherwise (transient, or waiting for a name): raised after the lifecycle.
     let failed: unknown;
-    try {
-      for (const [i, step] of plan.steps.entries()) {
-        try {
-          if (step.type === "patchUser") {
-            await ctx.platform.patchUser(platformId, step.operations);
-            applied = { ...applied, profile: plan.profile ?? applied.profile };
-            await ctx.state.putApplied(ref, i === lastWrite ? answered(applied) : applied);
-          } else if (step.type === "setAttribute") {
-            await setAttributeValue(ctx, platformId, step, source.attributes[step.name]?.displayName);
-            applied = { ...applied, attributes: { ...applied.attributes, [step.name]: step.value } };
-            await ctx.state.putApplied(ref, i === lastWrite ? answered(applied) : applied);
-          }
-        } catch (err) {
-          if (isPlatformFailure(err, "not_found")) throw err;
-          if (!classifyFailure(err).permanent) {
-            failed = err;
+    for (const [i, step] of plan.steps.entries()) {
+      try {
+        if (step.type === "patchUser") {
+          await ctx.platform.patchUser(platformId, step.operations);
+          applied = { ...applied, profile: plan.profile ?? applied.profile };
+          await ctx.state.putApplied(ref, i === lastWrite ? answered(applied) : applied);
+        } else if (step.type === "setAttribute") {
+          await setAttributeValue(ctx, platformId, step, source.attributes[step.name]?.displayName);
+          applied = { ...applied, attributes: { ...applied.attributes, [step.name]: step.value } };
+          await ctx.state.putApplied(ref, i === lastWrite ? answered(applied) : applied);
+        }
+      } catch (err) {
+        if (isPlatformFailure(err, "not_found")) {
+          vanished = true; // deleted behind our back: create it again (or forget a tombstone)
+          break;
+        }
+        if (!classifyFailure(err).permanent) {
+          failed = err;
+          break;
+        }
+        if (isPlatformFailure(err, "conflict") && desired) {
+          try {
+            await waitIfRenameFrees(ctx, ref, desired, applied);
+          } catch (blocked) {
+            failed = blocked;
             break;
           }
-          if (isPlatformFailure(err, "conflict") && desired) {
-            const waiting = await waitIfRenameFrees(ctx, ref, desired, applied).then(
-              () => undefined,
-              (blocked: unknown) => blocked,
-            );
-            if (waiting !== undefined) {
-              failed = waiting;
-              break;
-            }
-          }
-          refused ??= err;
-          // The refusal is an answer: the write did not land.
-          if (i === lastWrite) {
-            applied = answered(applied);
-            await ctx.state.putApplied(ref, applied);
-          }
+        }
+        refused ??= err;
+        // The refusal is an answer: the write did not land.
+        if (i === lastWrite) {
+          applied = answered(applied);
+          await ctx.state.putApplied(ref, applied);
         }
       }
-    } catch (err) {
-      if (!isPlatformFailure(err, "not_found")) throw err;
-      vanished = true; // deleted behind our back: create it again (or forget a tombstone)
     }
     if (vanished) {
       applied = { ...applied, lifecycle: "deleted" };
@@ -216,7 +211,6 @@ async function syncWorkspaceUser(
         queuedAt: now,
       });
       await ctx.scheduleLifecycle();
-      lifecycleQueued = true;
     }
     if (failed !== undefined) throw failed;
     if (refused) {
@@ -225,10 +219,10 @@ async function syncWorkspaceUser(
       throw refused;
     }
     applied = answered(applied);
-    if (!lifecycleQueued) await dropStaleLifecycle(ctx, applied);
+    if (!lifecycle) await dropStaleLifecycle(ctx, applied);
     applied = await afterPlatformId(ctx, ref, record, applied);
     await waitForManager(ctx, ref.source, plan.waitingForManager);
-    return { result: lifecycleQueued ? "lifecycle" : "clean", generation, platformId, warnings };
+    return { result: lifecycle ? "lifecycle" : "clean", generation, platformId, warnings };
   }
   throw new SyncError("the user did not converge after several rounds", {
     code: "not_converging",
