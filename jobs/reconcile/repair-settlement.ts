@@ -7,9 +7,8 @@ import {
 } from "../../src/admin/repair-outcome.js";
 import { dirtyKey } from "../../src/directory/directory-keys.js";
 import { luaScript } from "../../src/lua-script.js";
-import { type EntityKind, parseRefKey } from "../../src/scim/scim-types.js";
-import { syncKeys } from "../../src/sync/sync-keys.js";
-import type { EntitySyncStatus } from "../../src/sync/sync-state-types.js";
+import { type EntityRef, parseRefKey } from "../../src/scim/scim-types.js";
+import { RedisSyncStateStore } from "../../src/sync/redis-sync-state-store.js";
 
 /** Whether the sync an entity was enqueued for has ended: synced, failed (dead letter), or not yet. */
 export interface RepairVerdict {
@@ -29,6 +28,7 @@ export type RepairStatusReader = (refKeys: readonly string[]) => Promise<RepairV
  * entity gone (purged) with nothing left to do. Anything else waits.
  */
 export function redisRepairStatus(redis: Redis, prefix: string): RepairStatusReader {
+  const state = new RedisSyncStateStore(redis, prefix);
   return async (refKeys) => {
     if (refKeys.length === 0) return [];
     const refs = refKeys.map((key) => {
@@ -38,27 +38,15 @@ export function redisRepairStatus(redis: Redis, prefix: string): RepairStatusRea
         return null;
       }
     });
-    const [dirty, requested] = await Promise.all([
+    const known = refs.filter((ref): ref is EntityRef => ref !== null);
+    const [dirty, requested, knownStatuses] = await Promise.all([
       redis.zmscore(dirtyKey(prefix), ...refKeys),
-      redis.smismember(syncKeys.resync(prefix), ...refKeys),
+      state.resyncsRequested(refKeys),
+      state.getStatuses(known),
     ]);
-    const statusKeys = new Map<string, { source: string; kind: EntityKind; at: number[] }>();
-    refs.forEach((ref, index) => {
-      if (!ref) return;
-      const key = syncKeys.status(prefix, ref.source, ref.kind);
-      const group = statusKeys.get(key) ?? { source: ref.source, kind: ref.kind, at: [] };
-      group.at.push(index);
-      statusKeys.set(key, group);
-    });
-    const statuses: Array<EntitySyncStatus | null> = refs.map(() => null);
-    await Promise.all(
-      [...statusKeys].map(async ([key, group]) => {
-        const raw = await redis.hmget(key, ...group.at.map((index) => refs[index]?.id as string));
-        raw.forEach((value, i) => {
-          statuses[group.at[i] as number] = value ? (JSON.parse(value) as EntitySyncStatus) : null;
-        });
-      }),
-    );
+    // The statuses of the well-formed references, back in the order of all of them.
+    let next = 0;
+    const statuses = refs.map((ref) => (ref ? (knownStatuses[next++] ?? null) : null));
     return refs.map((ref, index): RepairVerdict => {
       // A malformed reference names no entity: nothing will ever sync it.
       if (!ref) return { verdict: "failed", code: "malformed_reference", reason: "not an entity reference" };
@@ -72,7 +60,7 @@ export function redisRepairStatus(redis: Redis, prefix: string): RepairStatusRea
           reason: status.lastError?.message ?? "",
         };
       }
-      if (status.state === "synced" && requested[index] !== 1) return { verdict: "synced" };
+      if (status.state === "synced" && !requested[index]) return { verdict: "synced" };
       return { verdict: "pending" };
     });
   };

@@ -144,6 +144,25 @@ export class RedisSyncStateStore implements SyncStateReader {
     return raw ? (JSON.parse(raw) as EntitySyncStatus) : null;
   }
 
+  /** The statuses of many entities, in their order: one HMGET per source and kind. */
+  async getStatuses(refs: readonly EntityRef[]): Promise<Array<EntitySyncStatus | null>> {
+    const byKey = new Map<string, number[]>();
+    refs.forEach((ref, index) => {
+      const key = syncKeys.status(this.prefix, ref.source, ref.kind);
+      byKey.set(key, [...(byKey.get(key) ?? []), index]);
+    });
+    const statuses: Array<EntitySyncStatus | null> = refs.map(() => null);
+    await Promise.all(
+      [...byKey].map(async ([key, at]) => {
+        const raw = await this.redis.hmget(key, ...at.map((index) => refs[index]?.id as string));
+        raw.forEach((value, i) => {
+          statuses[at[i] as number] = value ? (JSON.parse(value) as EntitySyncStatus) : null;
+        });
+      }),
+    );
+    return statuses;
+  }
+
   async setStatus(status: EntitySyncStatus): Promise<void> {
     const { ref } = status;
     await this.redis.hset(syncKeys.status(this.prefix, ref.source, ref.kind), ref.id, JSON.stringify(status));
@@ -227,6 +246,13 @@ export class RedisSyncStateStore implements SyncStateReader {
 
   async isResyncRequested(ref: EntityRef): Promise<boolean> {
     return (await this.redis.sismember(syncKeys.resync(this.prefix), refKey(ref))) === 1;
+  }
+
+  /** Whether each entity (by refKey) has a resync request not taken yet, in their order. */
+  async resyncsRequested(refKeys: readonly string[]): Promise<boolean[]> {
+    if (refKeys.length === 0) return [];
+    const members = await this.redis.smismember(syncKeys.resync(this.prefix), ...refKeys);
+    return members.map((member) => member === 1);
   }
 
   async clearResync(ref: EntityRef): Promise<void> {
