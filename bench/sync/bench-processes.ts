@@ -1,10 +1,10 @@
 /**
- * The processes a sync benchmark runs: the emulator host and one or two bridge processes
- * (`scim-bridge start --role ...` from source through tsx), each on 127.0.0.1, logging to files
- * in the run directory, with their peak RSS sampled from /proc.
+ * The processes a sync benchmark runs: the emulator host (from source through tsx) and one or two
+ * bridge processes (`startBridge` with `--role ...`, from the built `dist/` as operators run it),
+ * each on 127.0.0.1, logging to files in the run directory, with their peak RSS sampled from /proc.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { createWriteStream, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { createWriteStream, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 import { Redis } from "ioredis";
@@ -86,8 +86,11 @@ export function runDirectory(name: string): string {
   return dir;
 }
 
-/** Spawns a node process running a TypeScript entry through tsx (no npx/tsx wrapper process). */
-function spawnTs(
+/**
+ * Spawns a node process (no npx or tsx wrapper process) running a JavaScript entry, or a TypeScript
+ * one through tsx's loader.
+ */
+function spawnNode(
   name: string,
   entry: string,
   args: string[],
@@ -95,7 +98,8 @@ function spawnTs(
   logDir: string,
   nodeArgs: string[] = [],
 ): Proc {
-  const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", entry, ...args], {
+  const loader = entry.endsWith(".ts") ? ["--import", "tsx"] : [];
+  const child = spawn(process.execPath, [...nodeArgs, ...loader, entry, ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -105,8 +109,34 @@ function spawnTs(
   return { name, child, peakHwmKb: 0, peakRssKb: 0, cpuSeconds: 0 };
 }
 
+/** Newest modification time (ms) of the files under `dir`. */
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) newest = Math.max(newest, statSync(join(entry.parentPath, entry.name)).mtimeMs);
+  }
+  return newest;
+}
+
+/**
+ * Builds `dist/` (`npm run build`) when it is missing or older than the sources, so that the bridge
+ * a benchmark measures is the code checked out. Bench code itself is not part of `dist/`.
+ */
+export function ensureBridgeBuilt(): void {
+  let built = 0;
+  try {
+    built = statSync(join(ROOT, "dist/src/bridge.js")).mtimeMs;
+  } catch {
+    // not built yet
+  }
+  const sources = Math.max(...["src", "routes", "jobs"].map((d) => newestMtime(join(ROOT, d))));
+  if (built >= sources) return;
+  process.stderr.write("building dist/ (npm run build): it is older than the sources\n");
+  execFileSync("npm", ["run", "--silent", "build"], { cwd: ROOT, stdio: ["ignore", "ignore", "inherit"] });
+}
+
 export async function startEmulatorHost(logDir: string): Promise<{ proc: Proc; url: string }> {
-  const proc = spawnTs("emulator", "bench/sync/emulator-host.ts", ["--token", PLATFORM_TOKEN], {}, logDir);
+  const proc = spawnNode("emulator", "bench/sync/emulator-host.ts", ["--token", PLATFORM_TOKEN], {}, logDir);
   const url = await new Promise<string>((resolveUrl, reject) => {
     let out = "";
     proc.child.stdout?.on("data", (chunk: Buffer) => {
@@ -161,14 +191,15 @@ export function writeBridgeConfig(dir: string, o: BridgeConfigOptions): string {
 }
 
 export interface BridgeProc extends Proc {
-  /** The bench hook that answers the bridge's isIdle() (bench/sync/bridge-host.ts). */
+  /** The bench hook that answers the bridge's isIdle() (bench/sync/bridge-host.mjs). */
   controlUrl: string;
   /** The bridge's own HTTP server (SCIM for api/all, /metrics for every role). */
   url: string;
 }
 
 /**
- * Starts a bridge process with `--role <role>` (bench/sync/bridge-host.ts: startBridge from the
+ * Starts a bridge process with `--role <role>` (bench/sync/bridge-host.mjs on the built `dist/`,
+ * built first if stale: startBridge from the
  * YAML config, as `scim-bridge start` does, plus an isIdle hook); waits for /readyz.
  */
 export async function startBridgeProcess(
@@ -179,14 +210,14 @@ export async function startBridgeProcess(
   /** Write V8 CPU profiles of the bridge process into logDir/profile-<role>/ at exit. */
   profile = false,
 ): Promise<BridgeProc> {
+  ensureBridgeBuilt();
   const controlPort = await freePort();
-  const proc = spawnTs(
+  const proc = spawnNode(
     `bridge-${role}`,
-    "bench/sync/bridge-host.ts",
+    "bench/sync/bridge-host.mjs",
     ["--role", role, "--control-port", String(controlPort)],
     { SCIM_BRIDGE_CONFIG: configFile, PORT: String(port) },
     logDir,
-    // One file per thread (tsx's loader runs in a worker thread); the main thread's is the largest.
     profile ? ["--cpu-prof", `--cpu-prof-dir=${join(logDir, `profile-${role}`)}`] : [],
   );
   proc.child.stdout?.resume();
@@ -235,7 +266,7 @@ export async function deletePrefixKeys(prefix: string): Promise<number> {
   return deleted;
 }
 
-/** Redis commands a bridge process has sent so far, by name (bench/sync/bridge-host.ts). */
+/** Redis commands a bridge process has sent so far, by name (bench/sync/bridge-host.mjs). */
 export async function redisStats(p: BridgeProc): Promise<Record<string, number>> {
   const res = await fetch(`${p.controlUrl}/redis-stats`).catch(() => undefined);
   return res?.status === 200 ? ((await res.json()) as Record<string, number>) : {};

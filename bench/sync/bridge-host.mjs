@@ -1,9 +1,14 @@
 /**
  * Benchmark child process: a whole bridge (`startBridge`, as `scim-bridge start` builds it from
  * SCIM_BRIDGE_CONFIG) plus a tiny control endpoint on 127.0.0.1 that answers the bridge's
- * `isIdle()`, for as long as the admin API's `GET /admin/v1/status` is not mounted by startBridge.
+ * `isIdle()` and the Redis commands it has sent.
  *
- *   SCIM_BRIDGE_CONFIG=... node --import tsx bench/sync/bridge-host.ts --role all --control-port N
+ * Plain JavaScript on the built bridge (`dist/`, what `npm start` and the image run), so that the
+ * process's peak RSS and CPU are the bridge's own: under tsx, the loader's worker thread added about
+ * 45 MB of RSS to an idle bridge (172 MB against 127 MB, measured 2026-11-26). bench-processes.ts
+ * builds `dist/` first when it is older than the sources.
+ *
+ *   SCIM_BRIDGE_CONFIG=... node bench/sync/bridge-host.mjs --role all --control-port N
  *
  * BENCH_SYNC_EXPERIMENT=no-budget replaces RedisRequestBudget.acquire with a no-op (no shared
  * platform rate limit): an experiment to measure what the budget costs, never a recorded figure.
@@ -14,12 +19,12 @@
  *                      and scripts go through too)
  */
 import { createServer } from "node:http";
-import { Redis } from "ioredis";
 import { parseArgs } from "node:util";
-import { type Role, startBridge } from "../../src/bridge.js";
-import { loadConfigFile } from "../../src/config/load-config.js";
-import { RedisRequestBudget } from "../../src/platform/client/request-budget.js";
-import { createLogger } from "../../src/observability/logger.js";
+import { Redis } from "ioredis";
+import { startBridge } from "../../dist/src/bridge.js";
+import { loadConfigFile } from "../../dist/src/config/load-config.js";
+import { createLogger } from "../../dist/src/observability/logger.js";
+import { RedisRequestBudget } from "../../dist/src/platform/client/request-budget.js";
 
 const { values } = parseArgs({
   options: { role: { type: "string", default: "all" }, "control-port": { type: "string" } },
@@ -29,10 +34,11 @@ if (!file || !values["control-port"]) {
   process.stderr.write("bridge-host: SCIM_BRIDGE_CONFIG and --control-port are required\n");
   process.exit(2);
 }
-const redisCommands: Record<string, number> = {};
+/** @type {Record<string, number>} */
+const redisCommands = {};
 const sendCommand = Redis.prototype.sendCommand;
-Redis.prototype.sendCommand = function (this: Redis, ...args: Parameters<Redis["sendCommand"]>) {
-  const command = args[0] as { name?: string; args?: unknown[] };
+Redis.prototype.sendCommand = function (...args) {
+  const command = args[0];
   let name = command.name ?? "unknown";
   // Scripts are told apart by their first key (prefix and ids left out).
   if ((name === "eval" || name === "evalsha") && command.args && command.args.length > 2) {
@@ -52,7 +58,7 @@ if (process.env.BENCH_SYNC_EXPERIMENT === "no-budget") {
 
 const config = loadConfigFile(file, process.env);
 const logger = createLogger(config.logLevel);
-const bridge = await startBridge(config, { role: values.role as Role, logger });
+const bridge = await startBridge(config, { role: values.role, logger });
 
 const control = createServer((req, res) => {
   if (req.url === "/redis-stats") {
@@ -65,7 +71,7 @@ const control = createServer((req, res) => {
   }
   bridge.isIdle().then(
     (idle) => res.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify({ idle })),
-    (err: unknown) => res.writeHead(500).end(String(err)),
+    (err) => res.writeHead(500).end(String(err)),
   );
 });
 control.listen(Number(values["control-port"]), "127.0.0.1");
