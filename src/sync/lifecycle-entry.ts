@@ -16,6 +16,13 @@ export interface LifecycleEntry {
   since: number;
   /** Epoch ms when the sync queued it (kept across attempts; absent in entries of older versions). */
   queuedAt?: number;
+  /**
+   * The sync that queued it ends blocked (waiting for the user's manager, or for a userName to be
+   * freed): once applied, the user is not marked synced and clean, it stays dirty for that sync to
+   * come back. Set before the entry is queued, so a flush settling before the sync has recorded
+   * its blocked status reads it all the same.
+   */
+  blocked?: true;
 }
 
 /** An entry as read, with its raw JSON (for compare-and-delete). */

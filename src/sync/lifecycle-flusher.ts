@@ -196,6 +196,10 @@ async function settleApplied(
     if (!purged) await ctx.directory.markDirty(entry.ref);
     return;
   }
+  // The sync that queued this change ends blocked (waiting for the user's manager, or for a
+  // userName to be freed): the user is not synced, and stays dirty until that sync comes back. Read from the entry, not the
+  // status: the sync records its status only after it queued the change, maybe after this flush.
+  if (entry.blocked) return;
   // The sync that queued this change had another write refused or failing since (a dead letter, a
   // retry on its way): the entity is not synced, and that sync's outcome keeps its status. (A plan's
   // warning is recorded with 0 attempts: it is no failure.)

@@ -278,12 +278,12 @@ export class RedisSyncStateStore implements SyncStateReader {
 
   // --- lifecycle batch ---
 
-  /** Queues a lifecycle change; keeps an entry of the same action that is already there. */
+  /** Queues a lifecycle change; keeps an entry of the same action (and `blocked`) that is already there. */
   async putLifecycle(entry: LifecycleEntry): Promise<boolean> {
     const result = await PUT_LIFECYCLE.run(
       this.redis,
       [syncKeys.lcPending(this.prefix), syncKeys.lcOrder(this.prefix)],
-      [entry.platformId, JSON.stringify(entry), entry.action, String(entry.since)],
+      [entry.platformId, JSON.stringify(entry), entry.action, String(entry.since), entry.blocked ? "1" : ""],
     );
     return result === 1;
   }

@@ -17,12 +17,18 @@ end
 return 0
 `;
 
-/** Queues a lifecycle entry unless the same action is already queued for that user. */
+/**
+ * Queues a lifecycle entry unless the same action is already queued for that user, with the same
+ * `blocked` flag (ARGV[5]: '1' or ''): an entry that would leave the user dirty, or clean, when
+ * applied is replaced by one that decides otherwise.
+ */
 export const PUT_LIFECYCLE_SCRIPT = `
 local current = redis.call('HGET', KEYS[1], ARGV[1])
 if current then
   local ok, decoded = pcall(cjson.decode, current)
-  if ok and decoded['action'] == ARGV[3] then return 0 end
+  if ok and decoded['action'] == ARGV[3] and (decoded['blocked'] == true) == (ARGV[5] == '1') then
+    return 0
+  end
 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('ZADD', KEYS[2], 'NX', ARGV[4], ARGV[1])

@@ -113,7 +113,9 @@ async function syncWorkspaceUser(
     if (!first) {
       await dropStaleLifecycle(ctx, applied);
       applied = await afterPlatformId(ctx, ref, record, applied);
-      await waitForManager(ctx, ref.source, plan.waitingForManager);
+      if (await waitsForManager(ctx, ref.source, plan.waitingForManager)) {
+        throw waitingForManager(plan.waitingForManager);
+      }
       return { result: "clean", generation, platformId: applied?.platformId, warnings };
     }
     if (first.type === "createUser") {
@@ -193,6 +195,11 @@ async function syncWorkspaceUser(
       }
       continue;
     }
+    // Whether this sync ends blocked is known before its lifecycle change is queued: the flush may
+    // settle that change before the sync has recorded its status, and must not mark it clean then.
+    const waits =
+      failed === undefined && !refused && (await waitsForManager(ctx, ref.source, plan.waitingForManager));
+    const blocked = waits || (failed !== undefined && classifyFailure(failed).blocked === true);
     // The lifecycle change is queued after the writes, whatever became of them: a refused or failing
     // write must not keep a deactivated user active. After, not before: the flusher records the
     // applied lifecycle once the bulk call is answered, and a write recorded later would put the
@@ -209,6 +216,7 @@ async function syncWorkspaceUser(
         attempts: 0,
         since: now,
         queuedAt: now,
+        ...(blocked ? { blocked: true as const } : {}),
       });
       await ctx.scheduleLifecycle();
     }
@@ -221,7 +229,7 @@ async function syncWorkspaceUser(
     applied = answered(applied);
     if (!lifecycle) await dropStaleLifecycle(ctx, applied);
     applied = await afterPlatformId(ctx, ref, record, applied);
-    await waitForManager(ctx, ref.source, plan.waitingForManager);
+    if (waits) throw waitingForManager(plan.waitingForManager);
     return { result: lifecycle ? "lifecycle" : "clean", generation, platformId, warnings };
   }
   throw new SyncError("the user did not converge after several rounds", {
@@ -249,19 +257,23 @@ async function lookUpManager(
 }
 
 /**
- * The manager has no platform user yet: the rest is applied, and the user waits (it stays dirty,
- * no attempt is spent) until the sweeper syncs it again. A manager whose own sync failed for good
- * (a dead letter) will not get one by waiting: the user is left without it, as synced.
+ * Whether the user waits for its manager: one that has no platform user yet gets one, the rest is
+ * applied meanwhile and the user stays dirty (no attempt is spent) until the sweeper syncs it
+ * again. A manager whose own sync failed for good (a dead letter) will not get one by waiting: the
+ * user is left without it, as synced.
  */
-async function waitForManager(
+async function waitsForManager(
   ctx: SyncContext,
   source: string,
   managerId: string | undefined,
-): Promise<void> {
-  if (managerId === undefined) return;
+): Promise<boolean> {
+  if (managerId === undefined) return false;
   const status = await ctx.state.getStatus({ source, kind: "user", id: managerId });
-  if (status?.state === "dead") return;
-  throw new SyncError(`waiting for the manager ${managerId} to get a platform user`, {
+  return status?.state !== "dead";
+}
+
+function waitingForManager(managerId: string | undefined): SyncError {
+  return new SyncError(`waiting for the manager ${managerId} to get a platform user`, {
     code: "waiting_for_manager",
     permanent: false,
     blocked: true,

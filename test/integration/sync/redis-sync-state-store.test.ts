@@ -51,3 +51,28 @@ describe("RedisSyncStateStore bulk reads", () => {
     expect(await store.countPlatformIds("okta")).toBe(1);
   });
 });
+
+describe("RedisSyncStateStore lifecycle batch", () => {
+  const ref = { source: "okta", kind: "user" as const, id: "u-lc" };
+  const entry = { platformId: "p-lc", ref, action: "DEACTIVATE" as const, generation: 3, final: false };
+
+  it("keeps a queued entry of the same action, but not one that decides the user's cleanliness otherwise", async () => {
+    expect(await store.putLifecycle({ ...entry, attempts: 0, since: 1, queuedAt: 1 })).toBe(true);
+    // The same change queued again (a duplicate sync): the entry in the batch stays as it was.
+    expect(await store.putLifecycle({ ...entry, attempts: 0, since: 2, queuedAt: 2 })).toBe(false);
+    expect((await store.getLifecycle("p-lc"))?.entry.since).toBe(1);
+    // A sync that ends blocked queues the same action: its entry replaces the other one, so the
+    // flush does not mark the user clean when it applies it (and the other way round).
+    expect(await store.putLifecycle({ ...entry, attempts: 0, since: 3, queuedAt: 3, blocked: true })).toBe(
+      true,
+    );
+    expect((await store.getLifecycle("p-lc"))?.entry.blocked).toBe(true);
+    expect(await store.putLifecycle({ ...entry, attempts: 0, since: 4, queuedAt: 4, blocked: true })).toBe(
+      false,
+    );
+    expect(await store.putLifecycle({ ...entry, attempts: 0, since: 5, queuedAt: 5 })).toBe(true);
+    expect((await store.getLifecycle("p-lc"))?.entry.blocked).toBeUndefined();
+    await store.dropLifecycle("p-lc");
+    expect(await store.countLifecycle()).toBe(0);
+  });
+});

@@ -1,0 +1,115 @@
+import type { Job } from "bullmq";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { SyncJobData } from "../../../jobs/sync-job.js";
+import { syncMetrics } from "../../../jobs/sync-metrics.js";
+import { createSyncProcessor } from "../../../jobs/sync-processor.js";
+import { createLogger } from "../../../src/observability/logger.js";
+import { createMetricsRegistry } from "../../../src/observability/metrics.js";
+import { NoopRequestBudget } from "../../../src/platform/client/request-budget.js";
+import { type EntityRef, refKey } from "../../../src/scim/scim-types.js";
+import { AttributeDefinitions } from "../../../src/sync/attribute-definitions.js";
+import { flushLifecycle } from "../../../src/sync/lifecycle-flusher.js";
+import type { SyncContext } from "../../../src/sync/sync-context.js";
+import { type JobsHarness, startJobsHarness } from "../jobs/jobs-harness.js";
+
+const ENT = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User";
+
+/**
+ * A user sync that ends blocked (waiting for its manager) queues its lifecycle change first and
+ * records its status after. A lifecycle flush settling in between must not mark the user synced and
+ * clean: it would never be synced again, and never get its manager.
+ *
+ * Deterministic: the test's scheduleLifecycle (called by the sync right after it queued the change)
+ * runs the whole flush there and then, inside that window. Real Redis, the real sync processor and
+ * flusher, the strict emulator over HTTP; no workers.
+ */
+describe("a lifecycle flush inside a blocked user sync", () => {
+  let h: JobsHarness;
+  let ctx: SyncContext;
+  let flushInsideSync = false;
+  let flushes = 0;
+  let run: (ref: EntityRef) => Promise<string>;
+
+  beforeAll(async () => {
+    h = await startJobsHarness("flush-blocked", { workers: false });
+    const logger = createLogger("silent");
+    ctx = {
+      config: h.config,
+      directory: h.directory,
+      platform: h.platform,
+      state: h.state,
+      attributes: new AttributeDefinitions(h.platform),
+      logger,
+      scheduleLifecycle: async () => {
+        if (!flushInsideSync) return;
+        flushes++;
+        await flushLifecycle(ctx, {
+          windowMs: 0,
+          maxWaitMs: 0,
+          maxAttempts: 3,
+          stopping: () => false,
+          sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+          deadLetter: async ({ code }) => {
+            throw new Error(`unexpected lifecycle dead letter ${code}`);
+          },
+        });
+      },
+    };
+    const process = createSyncProcessor({
+      ctx,
+      queue: h.syncQueue.queue,
+      budget: new NoopRequestBudget(),
+      metrics: syncMetrics(createMetricsRegistry({ defaultMetrics: false }), async () => ({})),
+      logger,
+    });
+    run = (ref) =>
+      process({ data: { ...ref }, attemptsMade: 0, opts: { attempts: 8 } } as unknown as Job<SyncJobData>);
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  const isDirty = async (ref: EntityRef) =>
+    (await h.directory.listDirty(Date.now() + 60_000, 1_000)).some((e) => refKey(e.ref) === refKey(ref));
+  const platformUser = (userName: string) => h.platformUsers().get(userName) as Record<string, unknown>;
+
+  it("leaves the user dirty and waiting; it gets its manager once the manager lands", async () => {
+    const emp = await h.directory.createUser("okta", h.user("emp@flush.example"));
+    const empRef: EntityRef = { source: "okta", kind: "user", id: emp.resource.id };
+    expect(await run(empRef)).toBe("clean");
+    expect(await isDirty(empRef)).toBe(false);
+
+    // The manager is in the directory, not on the platform yet (its sync has not run).
+    const boss = await h.directory.createUser("okta", h.user("boss@flush.example"));
+    const bossRef: EntityRef = { source: "okta", kind: "user", id: boss.resource.id };
+    await h.directory.updateUser("okta", emp.resource.id, (current) => ({
+      ...current.resource,
+      active: false,
+      schemas: [...current.resource.schemas, ENT],
+      [ENT]: { manager: { value: boss.resource.id } },
+    }));
+
+    flushInsideSync = true;
+    expect(await run(empRef)).toBe("blocked");
+    flushInsideSync = false;
+    expect(flushes).toBe(1);
+    // The flush did run inside the sync: the deactivation is on the platform.
+    expect(platformUser("emp@flush.example")["active"]).toBe(false);
+    const status = await h.state.getStatus(empRef);
+    expect(status?.state).toBe("pending");
+    expect(status?.lastError?.code).toBe("waiting_for_manager");
+    // Still dirty: the sweeper comes back to it.
+    expect(await isDirty(empRef)).toBe(true);
+
+    // The manager lands; the user's next sync (the sweeper's) sets it, and only then is it clean.
+    expect(await run(bossRef)).toBe("clean");
+    expect(await run(empRef)).toBe("clean");
+    const bossPlatformId = platformUser("boss@flush.example")["id"];
+    expect((platformUser("emp@flush.example")[ENT] as { manager?: { value?: string } }).manager?.value).toBe(
+      bossPlatformId,
+    );
+    expect((await h.state.getStatus(empRef))?.state).toBe("synced");
+    expect(await isDirty(empRef)).toBe(false);
+    expect(h.emulator.violations()).toEqual([]);
+  });
+});
