@@ -9,6 +9,15 @@ import { AppError, UnauthorizedError } from "../errors.js";
 
 export const DEFAULT_TOLERANCE_SECONDS = 5 * 60;
 
+/**
+ * The shortest HMAC key a signature is checked with (128 bits; the specification recommends 24 to
+ * 64 random bytes). A `whsec_` secret whose base64 decodes to fewer bytes authenticates nobody:
+ * `whsec_A` decodes to none at all (an HMAC anybody can compute), three bytes fall to an online
+ * guess. Deliveries to such a source are refused (WeakWebhookSecretError) until an operator sets
+ * a proper secret.
+ */
+export const MIN_KEY_BYTES = 16;
+
 export interface WebhookHeaders {
   id?: string;
   timestamp?: string;
@@ -43,8 +52,22 @@ export class WebhookTimestampError extends AppError {
 }
 
 /**
- * Verifies a delivery; throws UnauthorizedError (missing headers, forged signature) or
- * WebhookTimestampError (timestamp unreadable or outside the tolerance). `nowMs` is injected.
+ * The source's secret is too short to authenticate a delivery (MIN_KEY_BYTES): a configuration
+ * problem an operator must fix (500, logged at error), never a delivery taken for signed.
+ */
+export class WeakWebhookSecretError extends AppError {
+  constructor(keyBytes: number) {
+    super(
+      `the source's webhook signing secret decodes to ${keyBytes} bytes, fewer than ${MIN_KEY_BYTES}: deliveries are refused until it is replaced`,
+      { status: 500, code: "webhook_secret_too_short" },
+    );
+  }
+}
+
+/**
+ * Verifies a delivery; throws WeakWebhookSecretError (a secret too short to authenticate anything),
+ * UnauthorizedError (missing headers, forged signature) or WebhookTimestampError (timestamp
+ * unreadable or outside the tolerance). `nowMs` is injected.
  */
 export function verifyWebhook(
   secret: string,
@@ -53,6 +76,8 @@ export function verifyWebhook(
   nowMs: number,
   toleranceSeconds = DEFAULT_TOLERANCE_SECONDS,
 ): void {
+  const key = webhookKey(secret);
+  if (key.length < MIN_KEY_BYTES) throw new WeakWebhookSecretError(key.length);
   const { id, timestamp, signature } = headers;
   if (!id || !timestamp || !signature) {
     throw new UnauthorizedError("webhook-id, webhook-timestamp and webhook-signature headers are required");
@@ -63,7 +88,7 @@ export function verifyWebhook(
       `webhook-timestamp is more than ${toleranceSeconds} seconds away from now`,
     );
   }
-  const expected = hmac(webhookKey(secret), id, timestamp, body);
+  const expected = hmac(key, id, timestamp, body);
   let ok = false;
   for (const entry of signature.split(" ")) {
     const comma = entry.indexOf(",");
