@@ -1,4 +1,5 @@
 import { BadRequestError } from "../errors.js";
+import { caseFold, legacyFold } from "../scim/case-fold.js";
 import { type EntityKind, type JsonObject, parseRefKey, type ScimMeta } from "../scim/scim-types.js";
 import type { DirtyEntry } from "./directory-types.js";
 
@@ -12,11 +13,19 @@ const GROUP_DROPPED = new Set(["id", "meta", "members"]);
 
 export interface StoredDoc {
   doc: JsonObject;
-  /** Lower-cased userName or displayName (unique per source and kind, RFC 7643 §4.1.1 caseExact=false). */
+  /**
+   * userName or displayName case-folded (caseFold: lower case, NFC), unique per source and kind
+   * (RFC 7643 §4.1.1 caseExact=false).
+   */
   nameKey: string;
+  /**
+   * The name's key as the indexes held it before they were case-folded with NFC (legacyFold), when
+   * it differs from nameKey: still checked for uniqueness, so a name stored before is not taken twice.
+   */
+  legacyNameKey?: string;
   /** externalId as sent, "" when absent (caseExact=true, RFC 7643 §3.1). */
   externalId: string;
-  /** Lower-cased distinct email values (users only). */
+  /** Distinct email values, case-folded (caseFold; users only). */
   emails: string[];
 }
 
@@ -43,11 +52,17 @@ export function storedUser(resource: JsonObject): StoredDoc {
   if (Array.isArray(doc.emails)) {
     for (const email of doc.emails) {
       if (email && typeof email === "object" && !Array.isArray(email) && typeof email.value === "string") {
-        if (email.value.length > 0) emails.add(email.value.toLowerCase());
+        if (email.value.length > 0) emails.add(caseFold(email.value));
       }
     }
   }
-  return { doc, nameKey: userName.toLowerCase(), externalId: externalIdOf(doc), emails: [...emails] };
+  return {
+    doc,
+    nameKey: caseFold(userName),
+    legacyNameKey: legacyFold(userName),
+    externalId: externalIdOf(doc),
+    emails: [...emails],
+  };
 }
 
 export function storedGroup(resource: JsonObject): StoredDoc {
@@ -56,7 +71,13 @@ export function storedGroup(resource: JsonObject): StoredDoc {
   if (typeof displayName !== "string" || displayName.length === 0) {
     throw new BadRequestError("displayName is required", "invalidValue");
   }
-  return { doc, nameKey: displayName.toLowerCase(), externalId: externalIdOf(doc), emails: [] };
+  return {
+    doc,
+    nameKey: caseFold(displayName),
+    legacyNameKey: legacyFold(displayName),
+    externalId: externalIdOf(doc),
+    emails: [],
+  };
 }
 
 /** The weak ETag of a generation (RFC 7232 §2.3, RFC 7644 §3.14). */

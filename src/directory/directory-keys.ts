@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { caseFold, legacyFold } from "../scim/case-fold.js";
 import type { EntityKind } from "../scim/scim-types.js";
 
 /**
@@ -15,18 +16,18 @@ import type { EntityKind } from "../scim/scim-types.js";
  *                                             tomb=1 once deleted (doc and index fields removed)
  *   B:user:<id>:groups                  SET   group ids the user is a member of
  *   B:user:ids                          ZSET  live user id -> creation sequence
- *   B:user:idx:userName                 HASH  lower-cased userName -> id (unique)
+ *   B:user:idx:userName                 HASH  case-folded userName (caseFold) -> id (unique)
  *   B:user:idx:externalId               HASH  externalId (exact) -> id (unique)
- *   B:user:idx:email:<lower-cased email> SET  ids (emails are not unique)
- *   B:group:<id>                        HASH  doc, created, modified, gen, iu (lower displayName), ie, tomb
+ *   B:user:idx:email:<case-folded email> SET  ids (emails are not unique)
+ *   B:group:<id>                        HASH  doc, created, modified, gen, iu (folded displayName), ie, tomb
  *   B:group:<id>:members                SET   member user ids
  *   B:group:ids                         ZSET  live group id -> creation sequence
- *   B:group:idx:displayName             HASH  lower-cased displayName -> id (unique)
+ *   B:group:idx:displayName             HASH  case-folded displayName (caseFold) -> id (unique)
  *   B:group:idx:externalId              HASH  externalId (exact) -> id (unique)
  *
  *   ${prefix}:deleted:${source}:user:ext:<sha1 hex of externalId>       STRING epoch ms the user with
  *                                        that externalId was deleted (any intake path); expires (7 days)
- *   ${prefix}:deleted:${source}:user:name:<sha1 hex of lower userName>  STRING same, by userName
+ *   ${prefix}:deleted:${source}:user:name:<sha1 hex of folded userName>  STRING same, by userName
  *
  * A tombstone (`tomb=1`) keeps only its hash (gen, modified, created) until purgeTombstone deletes it.
  * The deletion records (outside the source's base B: they outlive the entity's keys) are what an
@@ -91,7 +92,7 @@ export function deletionBase(prefix: string, source: string): string {
 }
 
 /**
- * The deletion record of a user by externalId (exact) or by userName (lower-cased, trimmed, as
+ * The deletion record of a user by externalId (exact) or by userName (case-folded, trimmed, as
  * the userName index). The DELETE script builds the same key with redis.sha1hex.
  */
 export function deletedUserKey(prefix: string, source: string, by: "ext" | "name", value: string): string {
@@ -99,7 +100,11 @@ export function deletedUserKey(prefix: string, source: string, by: "ext" | "name
   return `${deletionBase(prefix, source)}:user:${by}:${digest}`;
 }
 
-/** The deletion-record keys of a user: by externalId, and by userName as the index holds it. */
+/**
+ * The deletion-record keys of a user: by externalId, and by userName as the index holds it
+ * (caseFold, trimmed), plus its plain lower case when that differs (legacyFold: the key of a user
+ * indexed before names were folded).
+ */
 export function deletedUserKeys(
   prefix: string,
   source: string,
@@ -107,7 +112,11 @@ export function deletedUserKeys(
 ): string[] {
   const keys: string[] = [];
   if (key.externalId) keys.push(deletedUserKey(prefix, source, "ext", key.externalId));
-  const name = key.userName?.toLowerCase().trim();
-  if (name) keys.push(deletedUserKey(prefix, source, "name", name));
+  const userName = key.userName?.trim();
+  if (userName) {
+    keys.push(deletedUserKey(prefix, source, "name", caseFold(userName)));
+    const legacy = legacyFold(userName);
+    if (legacy !== undefined) keys.push(deletedUserKey(prefix, source, "name", legacy));
+  }
   return keys;
 }

@@ -1,4 +1,5 @@
 import type { Redis } from "ioredis";
+import { caseFold, legacyFold } from "../scim/case-fold.js";
 import { filterReads } from "../scim/filter-eval.js";
 import type { FilterNode } from "../scim/filter-types.js";
 import type { EntityKind, Json, JsonObject } from "../scim/scim-types.js";
@@ -38,15 +39,24 @@ async function candidateIds(ctx: ListContext, lookup: IndexedLookup): Promise<st
     case "id":
       return isStoreId(lookup.value) ? [lookup.value] : [];
     case "name": {
-      const id = await redis.hget(uniqueIndexKey(base, kind, "name"), lookup.value.toLowerCase());
+      // caseFold's key, then the plain lower case an entry written before folding has (legacyFold).
+      const index = uniqueIndexKey(base, kind, "name");
+      const legacy = legacyFold(lookup.value);
+      const id =
+        (await redis.hget(index, caseFold(lookup.value))) ??
+        (legacy === undefined ? null : await redis.hget(index, legacy));
       return id ? [id] : [];
     }
     case "externalId": {
       const id = await redis.hget(uniqueIndexKey(base, kind, "externalId"), lookup.value);
       return id ? [id] : [];
     }
-    case "email":
-      return redis.smembers(emailIndexKey(base, lookup.value.toLowerCase()));
+    case "email": {
+      const ids = await redis.smembers(emailIndexKey(base, caseFold(lookup.value)));
+      const legacy = legacyFold(lookup.value);
+      if (legacy === undefined) return ids;
+      return [...new Set([...ids, ...(await redis.smembers(emailIndexKey(base, legacy)))])];
+    }
     case "linked":
       // The entities linked to a user are groups and the other way round: the value's own link set.
       return redis.smembers(linkSetKey(base, kind === "group" ? "user" : "group", lookup.value));

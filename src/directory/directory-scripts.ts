@@ -51,8 +51,11 @@ end
 /**
  * Create or update (replace, PATCH) a user or group, with an optional membership change.
  * ARGV: base, kind, id, mode(create|update), expectedGen(''=any), docJson, nameKey, externalId(''),
- *       emailsJson, nowIso, nowMs, dirtyKey, refKey, sameAt(''=none), memberMode(none|change),
- *       guardJson(''=none), hasReplace(0|1), nReplace, nAdd, nRemove, ...ids
+ *       emailsJson, nowIso, nowMs, dirtyKey, refKey, sameAt(''=none), legacyNameKey(''=none),
+ *       memberMode(none|change), guardJson(''=none), hasReplace(0|1), nReplace, nAdd, nRemove, ...ids
+ * `legacyNameKey` is the name's key as indexes held it before names were case-folded with NFC
+ * (case-fold.ts legacyFold; only for a non-ASCII name whose forms differ): an entry of another
+ * entity under it is a conflict too.
  * `sameAt` is the generation at which the caller found the stored document equal to docJson. When
  * the entity is still at that generation and the membership change leaves the member set as it is,
  * the write changes nothing (the one "no change" rule, redis-directory-store.ts): nothing is
@@ -67,17 +70,17 @@ local h = KEYS[1]
 local base, kind, id, mode, expected = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local doc, nameKey, ext, emails = ARGV[6], ARGV[7], ARGV[8], ARGV[9]
 local nowIso, nowMs, dirty, ref, sameAt = ARGV[10], ARGV[11], ARGV[12], ARGV[13], ARGV[14]
-local memberMode = ARGV[15]
-local guard = readGuard(ARGV[16])
+local legacyName, memberMode = ARGV[15], ARGV[16]
+local guard = readGuard(ARGV[17])
 local nameIdx = base .. (kind == 'user' and ':user:idx:userName' or ':group:idx:displayName')
 local extIdx = base .. ':' .. kind .. ':idx:externalId'
 local members = base .. ':group:' .. id .. ':members'
 
 local replace, add, remove = nil, {}, {}
 if memberMode == 'change' then
-  local nR, nA, nD = tonumber(ARGV[18]), tonumber(ARGV[19]), tonumber(ARGV[20])
-  local i = 21
-  if ARGV[17] == '1' then replace = {} end
+  local nR, nA, nD = tonumber(ARGV[19]), tonumber(ARGV[20]), tonumber(ARGV[21])
+  local i = 22
+  if ARGV[18] == '1' then replace = {} end
   for _ = 1, nR do replace[#replace + 1] = ARGV[i]; i = i + 1 end
   for _ = 1, nA do add[#add + 1] = ARGV[i]; i = i + 1 end
   for _ = 1, nD do remove[#remove + 1] = ARGV[i]; i = i + 1 end
@@ -131,6 +134,10 @@ if guard and not guardHolds(guard) then return {'guard'} end
 
 local owner = redis.call('HGET', nameIdx, nameKey)
 if owner and owner ~= id then return {'conflict', 'name'} end
+if legacyName ~= '' then
+  owner = redis.call('HGET', nameIdx, legacyName)
+  if owner and owner ~= id then return {'conflict', 'name'} end
+end
 if ext ~= '' then
   owner = redis.call('HGET', extIdx, ext)
   if owner and owner ~= id then return {'conflict', 'externalId'} end

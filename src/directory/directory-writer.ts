@@ -67,7 +67,7 @@ function guardArg(guard: WriteGuard | undefined): string {
   return guard ? JSON.stringify(guard) : "";
 }
 
-/** memberMode, the guard (ARGV[16]), then the membership change. */
+/** memberMode, the guard (ARGV[17]), then the membership change. */
 function membershipArgs(change: MembershipChange | undefined, guard: string): ScriptArg[] {
   if (!change) return ["none", guard, 0, 0, 0, 0];
   const replace = change.replace ? [...new Set(change.replace)] : [];
@@ -132,6 +132,7 @@ export class DirectoryWriter {
       dirtyKey(this.prefix),
       refKey({ source, kind, id }),
       request.sameAt === undefined ? "" : String(request.sameAt),
+      stored.legacyNameKey ?? "",
       ...membershipArgs(request.members, guardArg(request.guard)),
     );
     const status = reply[0];

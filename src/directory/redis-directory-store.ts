@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Redis, RedisOptions } from "ioredis";
 import { NotFoundError, PreconditionFailedError, ServiceUnavailableError } from "../errors.js";
 import type { Logger } from "../observability/logger.js";
+import { caseFold, legacyFold } from "../scim/case-fold.js";
 import type { FilterNode } from "../scim/filter-types.js";
 import {
   type EntityKind,
@@ -462,18 +463,25 @@ export class RedisDirectoryStore implements DirectoryStore {
       }
       if (!name) return null;
       // Names are stored trimmed (canonical-resource.ts); one stored before that keeps its spaces.
+      // Keys are case-folded (caseFold); one written before folding has its plain lower case.
       const index = uniqueIndexKey(base, kind, "name");
-      const key = name.toLowerCase();
+      const key = caseFold(name);
       const trimmed = key.trim();
       const id = trimmed === "" ? null : await this.redis.hget(index, trimmed);
-      return id ?? (trimmed === key ? null : this.redis.hget(index, key));
+      if (id) return id;
+      if (trimmed !== key) {
+        const spaced = await this.redis.hget(index, key);
+        if (spaced) return spaced;
+      }
+      const legacy = legacyFold(name.trim());
+      return legacy === undefined ? null : this.redis.hget(index, legacy);
     });
   }
 
   private deleteEntity(kind: EntityKind, source: string, id: string, options?: DeleteOptions): Promise<void> {
     return guarded(async () => {
       const base = sourceBase(this.prefix, source);
-      const expected = await expectedGeneration(this.redis, kind, base, id, options?.ifMatch);
+      const expected = await expectedGenerationOf(this.redis, kind, base, id, options);
       const deletion = { at: options?.deletedAt, ttlSeconds: this.deletionTtl };
       const out = await this.writer.remove(kind, source, base, id, expected, deletion, options?.guard);
       if (out.raced) throw new PreconditionFailedError();

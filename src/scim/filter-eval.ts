@@ -7,6 +7,7 @@ import {
   getKey,
   parseAttrPath,
 } from "./attribute-schema.js";
+import { caseFold } from "./case-fold.js";
 import type { CompareOp, FilterNode, FilterValue } from "./filter-types.js";
 import type { Json, JsonObject } from "./scim-types.js";
 
@@ -132,8 +133,8 @@ function compare(actual: Json, expected: FilterValue, op: CompareOp, def: AttrDe
       if (!Number.isNaN(a) && !Number.isNaN(e)) return order(a, e, op);
     }
     const exact = def?.caseExact === true;
-    const a = exact ? actual : actual.toLowerCase();
-    const e = exact ? expected : expected.toLowerCase();
+    const a = exact ? actual : caseFold(actual);
+    const e = exact ? expected : caseFold(expected);
     if (op === "co") return a.includes(e);
     if (op === "sw") return a.startsWith(e);
     if (op === "ew") return a.endsWith(e);

@@ -2,6 +2,7 @@ import type { MembershipChange } from "../directory/directory-types.js";
 import { BadRequestError } from "../errors.js";
 import { type AttrDef, type AttrTable, GROUP_ATTRS, USER_ATTRS, findKey } from "./attribute-schema.js";
 import { canonicalValue, statesAttribute, toCanonicalGroup, toCanonicalUser } from "./canonical-resource.js";
+import { caseFold } from "./case-fold.js";
 import { expandNoPathValue, isJsonObject } from "./dialects.js";
 import { matchesFilterWithin } from "./filter-eval.js";
 import { MembershipAccumulator, memberFilterNeedsList } from "./patch-members.js";
@@ -281,9 +282,7 @@ function sameElement(a: Json, b: Json, def: AttrDef | undefined): boolean {
   if (isJsonObject(a) && isJsonObject(b) && a.value !== undefined && b.value !== undefined) {
     const exact = def?.sub?.get("value")?.caseExact === true;
     const eq = (x: Json | undefined, y: Json | undefined) =>
-      !exact && typeof x === "string" && typeof y === "string"
-        ? x.toLowerCase() === y.toLowerCase()
-        : x === y;
+      !exact && typeof x === "string" && typeof y === "string" ? caseFold(x) === caseFold(y) : x === y;
     return eq(a.value, b.value) && (a.type === undefined || b.type === undefined || eq(a.type, b.type));
   }
   return JSON.stringify(a) === JSON.stringify(b);
