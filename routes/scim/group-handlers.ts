@@ -14,8 +14,9 @@ import {
   membersExcluded,
   parseListParams,
   projectionOf,
+  searchRequest,
 } from "./list-params.js";
-import { etagHeaders, ifMatchOf, resourceHeaders } from "./preconditions.js";
+import { etagHeaders, preconditionsOf, resourceHeaders } from "./preconditions.js";
 import { renderGroup, scimBaseUrl } from "./scim-render.js";
 import { type ResourceHandlers, type ScimRouterDeps, requireObjectBody, sendScim } from "./scim-http.js";
 
@@ -91,7 +92,11 @@ export function createGroupHandlers({ directory, config }: ScimRouterDeps): Reso
       sendScim(res, 200, await listWith(req, parseListParams(req.query as Record<string, unknown>, "Group")));
     },
     search: async (req, res) => {
-      sendScim(res, 200, await listWith(req, parseListParams(requireObjectBody(req), "Group")));
+      sendScim(
+        res,
+        200,
+        await listWith(req, parseListParams(searchRequest(requireObjectBody(req)), "Group")),
+      );
     },
     create: async (req, res) => {
       const { resource, members } = toCanonicalGroup(requireObjectBody(req));
@@ -111,14 +116,18 @@ export function createGroupHandlers({ directory, config }: ScimRouterDeps): Reso
       checkGroupName(config, source(req), resource);
       const wanted = projectionOf(req);
       if (statesAttribute(body, "members", "Group")) {
-        const replaced = await directory.replaceGroup(source(req), id(req), resource, members, {
-          ifMatch: ifMatchOf(req),
-        });
+        const replaced = await directory.replaceGroup(
+          source(req),
+          id(req),
+          resource,
+          members,
+          preconditionsOf(req),
+        );
         sendGroup(req, res, 200, replaced, wanted);
         return;
       }
       // No members in the body: the group is replaced, its members stay (statesAttribute).
-      await directory.updateGroup(source(req), id(req), () => ({ resource }), { ifMatch: ifMatchOf(req) });
+      await directory.updateGroup(source(req), id(req), () => ({ resource }), preconditionsOf(req));
       sendGroup(req, res, 200, await read(req, wanted, id(req)), wanted);
     },
     patch: async (req, res) => {
@@ -133,7 +142,7 @@ export function createGroupHandlers({ directory, config }: ScimRouterDeps): Reso
           return next;
         },
         // The member list is read only for a members filter that needs it (not `value eq`).
-        { ifMatch: ifMatchOf(req), withMembers: groupPatchNeedsMembers(operations) },
+        { ...preconditionsOf(req), withMembers: groupPatchNeedsMembers(operations) },
       );
       // A group PATCH answers 204 (RFC 7644 §3.5.2) unless the caller asked for attributes back:
       // re-reading a 5,000-member group on every membership change costs more than it gives.
@@ -148,7 +157,7 @@ export function createGroupHandlers({ directory, config }: ScimRouterDeps): Reso
       sendGroup(req, res, 200, await read(req, wanted, id(req)), wanted);
     },
     remove: async (req, res) => {
-      await directory.deleteGroup(source(req), id(req), { ifMatch: ifMatchOf(req) });
+      await directory.deleteGroup(source(req), id(req), preconditionsOf(req));
       sendScim(res, 204, undefined);
     },
   };

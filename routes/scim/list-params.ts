@@ -3,6 +3,7 @@ import { BadRequestError } from "../../src/errors.js";
 import { findKey, parseAttrPath } from "../../src/scim/attribute-schema.js";
 import { parseFilter } from "../../src/scim/filter-parser.js";
 import type { FilterNode } from "../../src/scim/filter-types.js";
+import { SCHEMA_SEARCH } from "../../src/scim/scim-types.js";
 
 export const DEFAULT_PAGE_SIZE = 100;
 export const MAX_PAGE_SIZE = 200;
@@ -85,6 +86,23 @@ export function parseListParams(
     attributes: attributeNames(listParam(source, "attributes"), "attributes"),
     excludedAttributes: attributeNames(listParam(source, "excludedAttributes"), "excludedAttributes"),
   };
+}
+
+/**
+ * A POST .search body (RFC 7644 §3.4.3) whose envelope is checked: its `schemas` must name
+ * SearchRequest. Lenient as PATCH is with PatchOp (dialects.ts): a missing or empty `schemas` is
+ * accepted; one that names other messages only (a User's, a PatchOp's) is 400 invalidSyntax, not
+ * read as a query of everything.
+ */
+export function searchRequest(body: Record<string, unknown>): Record<string, unknown> {
+  const schemas = listParam(body, "schemas");
+  if (schemas === undefined || schemas === null) return body;
+  if (!Array.isArray(schemas)) throw new BadRequestError('"schemas" must be an array', "invalidSyntax");
+  const search = SCHEMA_SEARCH.toLowerCase();
+  if (schemas.length > 0 && !schemas.some((s) => typeof s === "string" && s.toLowerCase() === search)) {
+    throw new BadRequestError(`"schemas" must contain "${SCHEMA_SEARCH}"`, "invalidSyntax");
+  }
+  return body;
 }
 
 /** The projection parameters of a request (RFC 7644 §3.9). */

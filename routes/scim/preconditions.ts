@@ -8,6 +8,21 @@ export function ifMatchOf(req: Request): string | undefined {
   return value;
 }
 
+/** The If-None-Match header as the store compares it on a write (RFC 7232 §3.2); `*` is kept. */
+export function ifNoneMatchOf(req: Request): string | undefined {
+  const value = req.get("If-None-Match")?.trim();
+  return value ? value : undefined;
+}
+
+/**
+ * The preconditions of a write (RFC 7644 §3.14): If-Match (a version other than the current one is
+ * 412) and If-None-Match (the current version, or `*`, is 412; RFC 7232 §3.2 for a method other
+ * than GET and HEAD, whose If-None-Match is answered 304 by the response).
+ */
+export function preconditionsOf(req: Request): { ifMatch?: string; ifNoneMatch?: string } {
+  return { ifMatch: ifMatchOf(req), ifNoneMatch: ifNoneMatchOf(req) };
+}
+
 export function etagHeaders(version: string): Record<string, string> {
   return { ETag: version };
 }

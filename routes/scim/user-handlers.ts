@@ -6,8 +6,14 @@ import { statesAttribute, toCanonicalUser } from "../../src/scim/canonical-resou
 import { applyUserPatch } from "../../src/scim/patch.js";
 import { projectResource } from "../../src/scim/projection.js";
 import { SCHEMA_LIST, type JsonObject } from "../../src/scim/scim-types.js";
-import { type ListParams, type Projection, parseListParams, projectionOf } from "./list-params.js";
-import { ifMatchOf, resourceHeaders } from "./preconditions.js";
+import {
+  type ListParams,
+  type Projection,
+  parseListParams,
+  projectionOf,
+  searchRequest,
+} from "./list-params.js";
+import { preconditionsOf, resourceHeaders } from "./preconditions.js";
 import { renderUser, scimBaseUrl } from "./scim-render.js";
 import { type ResourceHandlers, type ScimRouterDeps, requireObjectBody, sendScim } from "./scim-http.js";
 
@@ -43,7 +49,7 @@ export function createUserHandlers({ directory }: ScimRouterDeps): ResourceHandl
       sendScim(res, 200, await listWith(req, parseListParams(req.query as Record<string, unknown>, "User")));
     },
     search: async (req, res) => {
-      sendScim(res, 200, await listWith(req, parseListParams(requireObjectBody(req), "User")));
+      sendScim(res, 200, await listWith(req, parseListParams(searchRequest(requireObjectBody(req)), "User")));
     },
     create: async (req, res) => {
       const resource = toCanonicalUser(requireObjectBody(req));
@@ -66,7 +72,7 @@ export function createUserHandlers({ directory }: ScimRouterDeps): ResourceHandl
         source(req),
         id(req),
         (current) => (keepsActive ? { ...next, active: current.resource.active !== false } : next),
-        { ifMatch: ifMatchOf(req) },
+        preconditionsOf(req),
       );
       sendUser(req, res, 200, record, wanted);
     },
@@ -77,14 +83,12 @@ export function createUserHandlers({ directory }: ScimRouterDeps): ResourceHandl
         source(req),
         id(req),
         (current) => applyUserPatch(current.resource, operations),
-        {
-          ifMatch: ifMatchOf(req),
-        },
+        preconditionsOf(req),
       );
       sendUser(req, res, 200, record, wanted);
     },
     remove: async (req, res) => {
-      await directory.deleteUser(source(req), id(req), { ifMatch: ifMatchOf(req) });
+      await directory.deleteUser(source(req), id(req), preconditionsOf(req));
       sendScim(res, 204, undefined);
     },
   };

@@ -39,6 +39,11 @@ export interface GroupRecord {
 export interface WriteOptions {
   /** If-Match value (a weak ETag as given in `meta.version`); a mismatch throws PreconditionFailedError. */
   ifMatch?: string;
+  /**
+   * If-None-Match value (RFC 7232 §3.2): when it names the current version, or is `*` (the entity
+   * exists), the write throws PreconditionFailedError and changes nothing.
+   */
+  ifNoneMatch?: string;
   /** A condition on, and a write of, another intake's ordering state, atomic with this write. */
   guard?: WriteGuard;
 }

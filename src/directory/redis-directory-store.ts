@@ -47,7 +47,7 @@ import type {
 } from "./directory-types.js";
 import { DirectoryWriter, type PutOutcome } from "./directory-writer.js";
 import { guarded } from "./redis-failure.js";
-import { checkIfMatch, expectedGeneration } from "./if-match.js";
+import { checkIfMatch, checkIfNoneMatch, expectedGenerationOf } from "./if-match.js";
 import {
   DEFAULT_RACE_RETRY,
   RACED,
@@ -198,6 +198,7 @@ export class RedisDirectoryStore implements DirectoryStore {
       const current = (await readUsers(this.redis, base, [id]))[0];
       if (!current) throw new NotFoundError(`User ${id} not found`);
       checkIfMatch(current.generation, options?.ifMatch);
+      checkIfNoneMatch(current.generation, options?.ifNoneMatch);
       const stored = storedUser(mutate(current));
       // A user has no membership change: the document decides (unchangedAt).
       if (unchangedAt("user", current, stored) !== undefined) return current;
@@ -254,7 +255,7 @@ export class RedisDirectoryStore implements DirectoryStore {
     return guarded(async () => {
       const stored = storedGroup(resource);
       const base = sourceBase(this.prefix, source);
-      const expected = await expectedGeneration(this.redis, "group", base, id, options?.ifMatch);
+      const expected = await expectedGenerationOf(this.redis, "group", base, id, options);
       // Read only to tell whether the write changes anything; If-Match is checked by the script.
       const current = (await readGroups(this.redis, base, [id], false))[0];
       const sameAt = current === undefined ? undefined : unchangedAt("group", current, stored);
@@ -296,6 +297,7 @@ export class RedisDirectoryStore implements DirectoryStore {
       const current = (await readGroups(this.redis, base, [id], withMembers))[0];
       if (!current) throw new NotFoundError(`Group ${id} not found`);
       checkIfMatch(current.generation, options?.ifMatch);
+      checkIfNoneMatch(current.generation, options?.ifNoneMatch);
       const next = mutate(current);
       const stored = storedGroup(next.resource);
       const sameAt = unchangedAt("group", current, stored);
