@@ -5,9 +5,10 @@
  * delivery. Reads go to the directory; what the delivery changes is kept here, in memory.
  */
 import type { DirectoryStore } from "../directory/directory-types.js";
+import { caseFold } from "../scim/case-fold.js";
 import { maySameEntity } from "./external-id.js";
 
-/** The unique keys of one entity: externalId as given, the name trimmed and lower-cased. */
+/** The unique keys of one entity: externalId as given, the name trimmed and case-folded. */
 interface Keys {
   externalId?: string;
   name: string;
@@ -19,8 +20,13 @@ type Ref = string;
 /** "taken": the name is held by another entity (the event must be refused). */
 export type UpsertOutcome = { ref: Ref } | "taken";
 
+/**
+ * A name as the directory compares it (caseFold: lower case, then NFC), so that names one event
+ * sends composed and another decomposed are one name here too: otherwise both pass validation and
+ * the second is refused by the directory half-way through the delivery.
+ */
 function nameKey(name: string): string {
-  return name.trim().toLowerCase();
+  return caseFold(name.trim());
 }
 
 interface Lookups {
