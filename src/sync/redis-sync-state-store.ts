@@ -7,6 +7,8 @@ import { type OwnerScope, syncKeys } from "./sync-keys.js";
 import {
   CLAIM_SCRIPT,
   CLEAR_CHECK_SCRIPT,
+  DROP_MANAGER_DEPENDENTS_SCRIPT,
+  NOTE_MANAGER_LEFT_OUT_SCRIPT,
   PUT_LIFECYCLE_SCRIPT,
   RECORD_SYNCED_SCRIPT,
   RELEASE_SCRIPT,
@@ -23,6 +25,11 @@ const PUT_LIFECYCLE = luaScript<number>("scimSyncPutLifecycle", PUT_LIFECYCLE_SC
 const SETTLE_LIFECYCLE = luaScript<number>("scimSyncSettleLifecycle", SETTLE_LIFECYCLE_SCRIPT);
 const SCHEDULE_CHECK = luaScript<number>("scimSyncScheduleCheck", SCHEDULE_CHECK_SCRIPT);
 const CLEAR_CHECK = luaScript<number>("scimSyncClearCheck", CLEAR_CHECK_SCRIPT);
+const NOTE_MANAGER_LEFT_OUT = luaScript<number>("scimSyncNoteManagerLeftOut", NOTE_MANAGER_LEFT_OUT_SCRIPT);
+const DROP_MANAGER_DEPENDENTS = luaScript<number>(
+  "scimSyncDropManagerDependents",
+  DROP_MANAGER_DEPENDENTS_SCRIPT,
+);
 
 /**
  * What the sync pipeline remembers in Redis: applied records, ownership of platform objects,
@@ -134,7 +141,50 @@ export class RedisSyncStateStore implements SyncStateReader {
         .hdel(syncKeys.emb(this.prefix, ref.source), ref.id);
     }
     await multi.exec();
+    if (ref.kind === "user") await this.forgetManagerLinks(ref.source, ref.id);
     if (owned) await this.releaseOwner(owned.scope, owned.platformKey, ref);
+  }
+
+  // --- users synced without their manager (its own sync a dead letter) ---
+
+  /** `userId` was synced without its manager `managerId`: sync it again once the manager lands. */
+  async noteManagerLeftOut(source: string, userId: string, managerId: string): Promise<void> {
+    const left = syncKeys.managerLeftOut(this.prefix, source);
+    const before = (await this.redis.hget(left, userId)) ?? managerId;
+    await NOTE_MANAGER_LEFT_OUT.run(
+      this.redis,
+      [
+        left,
+        syncKeys.managerDependents(this.prefix, source, managerId),
+        syncKeys.managerDependents(this.prefix, source, before),
+      ],
+      [userId, managerId],
+    );
+  }
+
+  /** The users synced without the manager `managerId`. */
+  managerDependents(source: string, managerId: string): Promise<string[]> {
+    return this.redis.smembers(syncKeys.managerDependents(this.prefix, source, managerId));
+  }
+
+  /** Forgets that these users were synced without `managerId` (they are synced again, or gone). */
+  async dropManagerDependents(source: string, managerId: string, userIds: string[]): Promise<void> {
+    if (userIds.length === 0) return;
+    await DROP_MANAGER_DEPENDENTS.run(
+      this.redis,
+      [
+        syncKeys.managerLeftOut(this.prefix, source),
+        syncKeys.managerDependents(this.prefix, source, managerId),
+      ],
+      [managerId, ...userIds],
+    );
+  }
+
+  /** A deleted user: neither a user synced without its manager, nor a manager anyone waits on. */
+  private async forgetManagerLinks(source: string, id: string): Promise<void> {
+    await this.dropManagerDependents(source, id, await this.managerDependents(source, id));
+    const managerId = await this.redis.hget(syncKeys.managerLeftOut(this.prefix, source), id);
+    if (managerId !== null) await this.dropManagerDependents(source, managerId, [id]);
   }
 
   // --- status ---

@@ -83,3 +83,28 @@ if current and tonumber(current) == tonumber(ARGV[2]) then
 end
 return 0
 `;
+
+/**
+ * A user was synced without its manager: records it both ways, moved from the manager it was noted
+ * for before (if another). KEYS: mgr:left hash, dependents of the manager, dependents of the
+ * manager noted before (or the first again). ARGV: user id, manager id.
+ */
+export const NOTE_MANAGER_LEFT_OUT_SCRIPT = `
+local before = redis.call('HGET', KEYS[1], ARGV[1])
+if before and before ~= ARGV[2] then redis.call('SREM', KEYS[3], ARGV[1]) end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('SADD', KEYS[2], ARGV[1])
+return 0
+`;
+
+/**
+ * Drops users from a manager's dependents, and their mgr:left field where it still names that
+ * manager. KEYS: mgr:left hash, dependents of the manager. ARGV: manager id, user ids...
+ */
+export const DROP_MANAGER_DEPENDENTS_SCRIPT = `
+for i = 2, #ARGV do
+  redis.call('SREM', KEYS[2], ARGV[i])
+  if redis.call('HGET', KEYS[1], ARGV[i]) == ARGV[1] then redis.call('HDEL', KEYS[1], ARGV[i]) end
+end
+return 0
+`;

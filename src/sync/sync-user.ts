@@ -100,7 +100,7 @@ async function syncWorkspaceUser(
       ? applied.platformId
       : undefined;
 
-  const manager = desired ? await lookUpManager(ctx, ref.source, desired) : undefined;
+  let manager = desired ? await lookUpManager(ctx, ref.source, desired) : undefined;
   const warnings: SyncOutcome["warnings"] = [];
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const known =
@@ -113,8 +113,11 @@ async function syncWorkspaceUser(
     if (!first) {
       await dropStaleLifecycle(ctx, applied);
       applied = await afterPlatformId(ctx, ref, record, applied);
-      if (await waitsForManager(ctx, ref.source, plan.waitingForManager)) {
-        throw waitingForManager(plan.waitingForManager);
+      const wait = await managerWait(ctx, ref, plan.waitingForManager);
+      if (wait === "wait") throw waitingForManager(plan.waitingForManager);
+      if (wait === "landed" && desired) {
+        manager = await lookUpManager(ctx, ref.source, desired);
+        continue;
       }
       return { result: "clean", generation, platformId: applied?.platformId, warnings };
     }
@@ -197,9 +200,13 @@ async function syncWorkspaceUser(
     }
     // Whether this sync ends blocked is known before its lifecycle change is queued: the flush may
     // settle that change before the sync has recorded its status, and must not mark it clean then.
-    const waits =
-      failed === undefined && !refused && (await waitsForManager(ctx, ref.source, plan.waitingForManager));
-    const blocked = waits || (failed !== undefined && classifyFailure(failed).blocked === true);
+    const wait =
+      failed === undefined && !refused ? await managerWait(ctx, ref, plan.waitingForManager) : "none";
+    if (wait === "landed" && desired) {
+      manager = await lookUpManager(ctx, ref.source, desired);
+      continue;
+    }
+    const blocked = wait === "wait" || (failed !== undefined && classifyFailure(failed).blocked === true);
     // The lifecycle change is queued after the writes, whatever became of them: a refused or failing
     // write must not keep a deactivated user active. After, not before: the flusher records the
     // applied lifecycle once the bulk call is answered, and a write recorded later would put the
@@ -229,7 +236,7 @@ async function syncWorkspaceUser(
     applied = answered(applied);
     if (!lifecycle) await dropStaleLifecycle(ctx, applied);
     applied = await afterPlatformId(ctx, ref, record, applied);
-    if (waits) throw waitingForManager(plan.waitingForManager);
+    if (wait === "wait") throw waitingForManager(plan.waitingForManager);
     return { result: lifecycle ? "lifecycle" : "clean", generation, platformId, warnings };
   }
   throw new SyncError("the user did not converge after several rounds", {
@@ -257,19 +264,28 @@ async function lookUpManager(
 }
 
 /**
- * Whether the user waits for its manager: one that has no platform user yet gets one, the rest is
- * applied meanwhile and the user stays dirty (no attempt is spent) until the sweeper syncs it
- * again. A manager whose own sync failed for good (a dead letter) will not get one by waiting: the
- * user is left without it, as synced.
+ * What the user does about a manager that has no platform user yet:
+ * - "wait": the rest is applied, and the user stays dirty (no attempt is spent) until the sweeper
+ *   syncs it again;
+ * - "none": the manager's own sync failed for good (a dead letter) and will not give it one by
+ *   waiting: the user is left without it, as synced, and noted among the manager's dependents, so
+ *   that the manager's create or adoption syncs it again;
+ * - "landed": the manager got its platform user meanwhile (after the lookup, before the note):
+ *   plan again with it.
  */
-async function waitsForManager(
+async function managerWait(
   ctx: SyncContext,
-  source: string,
+  ref: EntityRef,
   managerId: string | undefined,
-): Promise<boolean> {
-  if (managerId === undefined) return false;
-  const status = await ctx.state.getStatus({ source, kind: "user", id: managerId });
-  return status?.state !== "dead";
+): Promise<"none" | "wait" | "landed"> {
+  if (managerId === undefined) return "none";
+  const status = await ctx.state.getStatus({ source: ref.source, kind: "user", id: managerId });
+  if (status?.state !== "dead") return "wait";
+  // Noted before the platform id is read again, and the manager records its platform id before
+  // it reads its dependents (afterPlatformId): one of the two sees the other.
+  await ctx.state.noteManagerLeftOut(ref.source, ref.id, managerId);
+  const [platformId] = await ctx.state.getUserPlatformIds(ref.source, [managerId]);
+  return platformId ? "landed" : "none";
 }
 
 function waitingForManager(managerId: string | undefined): SyncError {
@@ -398,8 +414,8 @@ async function dropStaleLifecycle(ctx: SyncContext, applied: AppliedUser | null)
 }
 
 /**
- * When a user first gets its platform id, its groups can now add it: record the id where group
- * syncs read it, then mark them dirty. `notifyGroups` is written together with the platform id and
+ * When a user first gets its platform id, its groups can now add it, and the users synced without
+ * it as their manager can have it: record the id where their syncs read it, then mark them dirty. `notifyGroups` is written together with the platform id and
  * cleared only after this, so a crash in between repeats it instead of losing a member.
  */
 async function afterPlatformId(
@@ -411,9 +427,20 @@ async function afterPlatformId(
   if (!record || !applied?.platformId || !applied.notifyGroups) return applied;
   await ctx.state.setUserPlatformId(ref.source, ref.id, applied.platformId);
   await markGroupsDirty(ctx, ref);
+  await markDependentsDirty(ctx, ref);
   const { notifyGroups: _done, ...rest } = applied;
   await ctx.state.putApplied(ref, rest);
   return rest;
+}
+
+/**
+ * The users synced without this user as their manager (it was a dead letter then) can have it now:
+ * they are synced again. Forgotten only after they are marked, so a crash in between repeats it.
+ */
+async function markDependentsDirty(ctx: SyncContext, ref: EntityRef): Promise<void> {
+  const dependents = await ctx.state.managerDependents(ref.source, ref.id);
+  for (const id of dependents) await ctx.directory.markDirty({ source: ref.source, kind: "user", id });
+  await ctx.state.dropManagerDependents(ref.source, ref.id, dependents);
 }
 
 /**
