@@ -1,5 +1,6 @@
 import type { Request, Response } from "express";
 import type { GroupRecord } from "../../src/directory/directory-types.js";
+import { checkIfMatch } from "../../src/directory/if-match.js";
 import type { Config } from "../../src/config/config-schema.js";
 import { BadRequestError, NotFoundError } from "../../src/errors.js";
 import { statesAttribute, toCanonicalGroup } from "../../src/scim/canonical-resource.js";
@@ -16,7 +17,7 @@ import {
   projectionOf,
   searchRequest,
 } from "./list-params.js";
-import { etagHeaders, preconditionsOf, resourceHeaders } from "./preconditions.js";
+import { etagHeaders, ifMatchOf, preconditionsOf, resourceHeaders } from "./preconditions.js";
 import { renderGroup, scimBaseUrl } from "./scim-render.js";
 import { type ResourceHandlers, type ScimRouterDeps, requireObjectBody, sendScim } from "./scim-http.js";
 
@@ -108,7 +109,9 @@ export function createGroupHandlers({ directory, config }: ScimRouterDeps): Reso
     },
     get: async (req, res) => {
       const wanted = projectionOf(req);
-      sendGroup(req, res, 200, await read(req, wanted, id(req)), wanted);
+      const record = await read(req, wanted, id(req));
+      checkIfMatch(record.generation, ifMatchOf(req)); // RFC 7232 §3.1: a GET too
+      sendGroup(req, res, 200, record, wanted);
     },
     replace: async (req, res) => {
       const body = requireObjectBody(req);

@@ -1,5 +1,6 @@
 import type { Request, Response } from "express";
 import type { UserRecord } from "../../src/directory/directory-types.js";
+import { checkIfMatch } from "../../src/directory/if-match.js";
 import { NotFoundError } from "../../src/errors.js";
 import { normalizePatchRequest } from "../../src/scim/dialects.js";
 import { statesAttribute, toCanonicalUser } from "../../src/scim/canonical-resource.js";
@@ -13,7 +14,7 @@ import {
   projectionOf,
   searchRequest,
 } from "./list-params.js";
-import { preconditionsOf, resourceHeaders } from "./preconditions.js";
+import { ifMatchOf, preconditionsOf, resourceHeaders } from "./preconditions.js";
 import { renderUser, scimBaseUrl } from "./scim-render.js";
 import { type ResourceHandlers, type ScimRouterDeps, requireObjectBody, sendScim } from "./scim-http.js";
 
@@ -60,6 +61,7 @@ export function createUserHandlers({ directory }: ScimRouterDeps): ResourceHandl
       const wanted = projectionOf(req);
       const record = await directory.getUser(source(req), id(req));
       if (!record) throw new NotFoundError(`User ${id(req)} not found`);
+      checkIfMatch(record.generation, ifMatchOf(req)); // RFC 7232 §3.1: a GET too
       sendUser(req, res, 200, record, wanted);
     },
     replace: async (req, res) => {

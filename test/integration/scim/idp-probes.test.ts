@@ -129,6 +129,16 @@ describe("conditional requests (RFC 7644 §3.14, RFC 7232)", () => {
     expect(res.body.displayName).toBe("After");
   });
 
+  it("GET with If-Match naming another version is 412; with the current one (or *) 200 (RFC 7232 §3.1)", async () => {
+    const user = await createUser();
+    expectScimError(await getUser(user.id).set("If-Match", 'W/"999"'), 412);
+    expect((await getUser(user.id).set("If-Match", user.meta.version)).status).toBe(200);
+    expect((await getUser(user.id).set("If-Match", "*")).status).toBe(200);
+    const group = await createGroup("probe get if-match");
+    const stale = await t.request.get(`${base}/Groups/${group.id}`).set(t.okta).set("If-Match", 'W/"999"');
+    expectScimError(stale, 412);
+  });
+
   it("If-None-Match: * on GET of an existing user is 304", async () => {
     const user = await createUser();
     const res = await getUser(user.id).set("If-None-Match", "*");
@@ -341,9 +351,13 @@ describe("PATCH shapes Entra and Okta send", () => {
       schemas: [PATCH],
       Operations: [{ op: "Add", path: "name", value: [{ givenName: "Ada", familyName: "Lovelace" }] }],
     });
-    expect([200, 400]).toContain(res.status);
-    if (res.status === 200) expect(res.body.name).toEqual({ givenName: "Ada", familyName: "Lovelace" });
-    else expectScimError(res, 400);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.name).toEqual({ givenName: "Ada", familyName: "Lovelace" });
+    const title = await send("patch", `/Users/${user.id}`, {
+      schemas: [PATCH],
+      Operations: [{ op: "Add", path: "title", value: ["CTO"] }],
+    });
+    expect(title.body.title).toBe("CTO");
   });
 
   it("a value of the wrong type for a single-valued string (an array) is 400 invalidValue and changes nothing", async () => {
@@ -385,6 +399,87 @@ describe("PATCH shapes Entra and Okta send", () => {
     const long = "x".repeat(64 * 1024);
     const user = await createUser({ displayName: long });
     expect((await getUser(user.id)).body.displayName).toBe(long);
+  });
+});
+
+describe("more Okta and Entra shapes", () => {
+  it("a user renamed to its own name in another case or Unicode form keeps its id; the new form is returned", async () => {
+    const user = await createUser({ userName: "jos\u00e9.self@example.com" });
+    for (const userName of ["JOS\u00c9.Self@example.com", "jos\u00e9.self@example.com".normalize("NFD")]) {
+      const res = await send("patch", `/Users/${user.id}`, {
+        schemas: [PATCH],
+        Operations: [{ op: "replace", value: { userName } }],
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body.userName).toBe(userName);
+    }
+    expect(await findByUserName("jos\u00e9.self@example.com")).toEqual([user.id]);
+  });
+
+  it("Okta's no-path replace carrying `id` (and meta) changes only what it should", async () => {
+    const user = await createUser();
+    const res = await send("patch", `/Users/${user.id}`, {
+      schemas: [PATCH],
+      Operations: [{ op: "replace", value: { id: user.id, active: false, meta: { version: 'W/"77"' } } }],
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.id).toBe(user.id);
+    expect(res.body.active).toBe(false);
+    expect(res.body.meta.version).not.toBe('W/"77"');
+  });
+
+  it("Entra removes the manager by its URN path", async () => {
+    const ENTERPRISE = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User";
+    const manager = await createUser();
+    const user = await createUser({
+      schemas: [USER, ENTERPRISE],
+      [ENTERPRISE]: { manager: { value: manager.id }, department: "R&D" },
+    });
+    const res = await send("patch", `/Users/${user.id}`, {
+      schemas: [PATCH],
+      Operations: [{ op: "Remove", path: `${ENTERPRISE}:manager` }],
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body[ENTERPRISE]).toEqual({ department: "R&D" });
+  });
+
+  it("remove `members` without a value empties the group (RFC 7644 §3.5.2.2)", async () => {
+    const [a, b] = [await createUser(), await createUser()];
+    const group = await createGroup("probe remove all", [a.id, b.id]);
+    const res = await send("patch", `/Groups/${group.id}`, {
+      schemas: [PATCH],
+      Operations: [{ op: "remove", path: "members" }],
+    });
+    expect([200, 204]).toContain(res.status);
+    const got = await t.request.get(`${base}/Groups/${group.id}`).set(t.okta);
+    expect(got.body.members ?? []).toEqual([]);
+    expect((await getUser(a.id)).body.groups ?? []).toEqual([]);
+  });
+
+  it("a group renamed onto another group's name in another case is 409 and changes nothing", async () => {
+    await createGroup("Probe Taken");
+    const group = await createGroup("probe free");
+    const res = await send("patch", `/Groups/${group.id}`, {
+      schemas: [PATCH],
+      Operations: [{ op: "replace", path: "displayName", value: "PROBE TAKEN" }],
+    });
+    expectScimError(res, 409);
+    expect(res.body.scimType).toBe("uniqueness");
+    expect((await t.request.get(`${base}/Groups/${group.id}`).set(t.okta)).body.displayName).toBe(
+      "probe free",
+    );
+  });
+
+  it("startIndex past the end: 200, totalResults, no resources", async () => {
+    const res = await t.request.get(`${base}/Users?startIndex=100000&count=10`).set(t.okta);
+    expect(res.status).toBe(200);
+    expect(res.body.totalResults).toBeGreaterThan(0);
+    expect(res.body.Resources ?? []).toEqual([]);
+    expect(res.body.itemsPerPage).toBe(0);
+  });
+
+  it("a userName of only spaces is 400 invalidValue", async () => {
+    expectScimError(await send("post", "/Users", { schemas: [USER], userName: "   " }), 400);
   });
 });
 
