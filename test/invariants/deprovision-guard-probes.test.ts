@@ -33,7 +33,7 @@ describe("the deprovisioning guard at its edges", () => {
     );
   };
   const activeOrphans = (ids: string[]) =>
-    h.emulator.state().users.filter((u) => ids.includes(u.id) && u.active !== false).length;
+    h.emulator.state().users.filter((u) => ids.includes(String(u.id)) && u.active !== false).length;
 
   beforeAll(async () => {
     h = await startTestBridge("inv-guard-probes", {
