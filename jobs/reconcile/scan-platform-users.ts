@@ -1,6 +1,5 @@
 import type { SyncSnapshot } from "../../src/directory/directory-types.js";
-import type { DesiredAttributeOptions } from "../../src/mapping/attribute-values.js";
-import { managerValueOf } from "../../src/mapping/user-profile.js";
+import { type ManagerLookup, managerValueOf, resolveManager } from "../../src/mapping/user-profile.js";
 import { diffAttributeValues } from "../../src/reconcile/attribute-values.js";
 import { sliceOf } from "../../src/reconcile/attribute-slices.js";
 import { type DesiredState, classifyPlatformUser } from "../../src/reconcile/classify-user.js";
@@ -65,7 +64,14 @@ export async function scanPlatformUsers(ctx: RunContext): Promise<void> {
       await Promise.all(
         mine.map(async ({ user, ref }) => {
           const desired = desiredOf(await directory.snapshotUser(source, ref.id));
-          const result = classifyPlatformUser({ platform: user, owner: "this", desired, ...policy });
+          const lookup = desired.state === "present" ? await managerLookup(ctx, desired.resource) : undefined;
+          const result = classifyPlatformUser({
+            platform: user,
+            owner: "this",
+            desired,
+            ...policy,
+            manager: { lookup },
+          });
           const entry = { kind: "user" as const, id: ref.id, platformId: user.id };
           ctx.record(result, entry, refKey(ref));
           if (!withAttributes || desired.state !== "present") return;
@@ -73,8 +79,13 @@ export async function scanPlatformUsers(ctx: RunContext): Promise<void> {
           if (slices > 1 && sliceOf(ref.id, slices) !== slice) return;
           const values = await platform.getUserAttributeValues(user.id);
           if (!values) return;
-          const manager = await managerAsSynced(ctx, desired.resource);
-          const differing = diffAttributeValues(desired.resource, ctx.source.attributes, values, manager);
+          const manager = resolveManager(desired.resource, lookup);
+          const differing = diffAttributeValues(
+            desired.resource,
+            ctx.source.attributes,
+            values,
+            manager ? { manager: { value: manager.value } } : {},
+          );
           if (differing.length === 0) return;
           ctx.record(
             {
@@ -93,15 +104,15 @@ export async function scanPlatformUsers(ctx: RunContext): Promise<void> {
 }
 
 /**
- * The manager as the sync sends it (sync-user.ts, lookUpManager): the platform id of a manager that
- * is a user of this source, none while it has no platform user, any other value as it is.
+ * The desired user's manager looked up as the sync looks it up (sync-user.ts, lookUpManager): a
+ * user of this source and its platform id (null while it has none), or another value.
  */
-async function managerAsSynced(ctx: RunContext, user: JsonObject): Promise<DesiredAttributeOptions> {
+async function managerLookup(ctx: RunContext, user: JsonObject): Promise<ManagerLookup | undefined> {
   const value = managerValueOf(user);
-  if (value === undefined) return {};
+  if (value === undefined) return undefined;
   const source = ctx.run.source;
   const [platformId] = await ctx.deps.state.getUserPlatformIds(source, [value]);
-  if (platformId) return { manager: { value: platformId } };
+  if (platformId) return { value, sourceUser: true, platformId };
   const snapshot = await ctx.deps.directory.snapshotUser(source, value);
-  return snapshot?.desired ? { manager: { value: undefined } } : {};
+  return snapshot?.desired ? { value, sourceUser: true, platformId: null } : { value, sourceUser: false };
 }

@@ -7,9 +7,9 @@ import type { AppliedUser, LifecycleState, Plan, UserPlan, UserStep } from "./pl
 import {
   type ManagerLookup,
   diffUserProfile,
+  profileAsSynced,
   resolveManager,
   toPlatformUserBody,
-  toUserProfile,
   type UserProfile,
 } from "./user-profile.js";
 
@@ -47,9 +47,7 @@ export function planUser(input: UserPlanInput): UserPlan {
   if (desired === null) return planDeletedUser(applied, source.onDelete);
 
   const manager = resolveManager(desired, input.manager);
-  const profile = toUserProfile(desired);
-  if (manager?.value !== undefined) profile.manager = manager.value;
-  else if (manager) delete profile.manager;
+  const profile = profileAsSynced(desired, input.manager);
   const plan = planPresentUser(desired, applied, source, profile, manager);
   return manager?.waitingFor
     ? { ...plan, profile, waitingForManager: manager.waitingFor }

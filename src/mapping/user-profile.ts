@@ -105,6 +105,18 @@ export function resolveManager(
   return { value: undefined, waitingFor: value };
 }
 
+/**
+ * The profile the sync brings the platform to for `user`: its manager as resolveManager decides
+ * (the manager's platform id; left out while it has none; any other value as it is).
+ */
+export function profileAsSynced(user: JsonObject, lookup: ManagerLookup | undefined): UserProfile {
+  const profile = toUserProfile(user);
+  const manager = resolveManager(user, lookup);
+  if (manager?.value !== undefined) profile.manager = manager.value;
+  else if (manager) delete profile.manager;
+  return profile;
+}
+
 /** The body of a platform SCIM create (RFC 7644 §3.3). */
 export function toPlatformUserBody(profile: UserProfile, active: boolean): JsonObject {
   const body: JsonObject = { schemas: [SCHEMA_USER], userName: profile.userName, active };

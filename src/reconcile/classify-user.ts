@@ -1,3 +1,4 @@
+import type { ManagerLookup } from "../mapping/user-profile.js";
 import type { JsonObject } from "../scim/scim-types.js";
 import type { DriftClass } from "./reconcile-types.js";
 import { diffUserFields } from "./user-fields.js";
@@ -33,6 +34,11 @@ export interface PlatformUserInput {
   desired: DesiredState<JsonObject & { active: boolean }>;
   onDelete: "deactivate" | "delete";
   orphans: "report" | "deactivate";
+  /**
+   * What the run looked up about the desired user's enterprise manager, as the sync does: the
+   * manager is then compared as the sync sends it (its platform id). Without it, it is not compared.
+   */
+  manager?: { lookup: ManagerLookup | undefined };
   /** Workspace users are compared; an embed-tenant source owns no workspace users. */
 }
 
@@ -85,7 +91,11 @@ export function classifyPlatformUser(input: PlatformUserInput): Classification {
     findings.push({ cls: "activeMismatch", detail: `active: platform ${active}, desired ${want}` });
     deprovision = !want;
   }
-  const fields = diffUserFields(desired.resource, input.platform);
+  const fields = diffUserFields(
+    desired.resource,
+    input.platform,
+    input.manager ? { manager: input.manager.lookup } : undefined,
+  );
   if (fields.length > 0) findings.push({ cls: "changed", detail: `fields: ${fields.join(", ")}` });
   return { findings, repair: findings.length > 0 ? "sync" : "none", deprovision };
 }
