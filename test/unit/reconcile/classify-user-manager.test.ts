@@ -13,7 +13,7 @@ const landed: ManagerLookup = { value: BOSS_BRIDGE_ID, sourceUser: true, platfor
 const noPlatformUser: ManagerLookup = { value: BOSS_BRIDGE_ID, sourceUser: true, platformId: null };
 
 /** Entra's user: the manager is the bridge id of another user of the source. */
-const desired = (manager: string | undefined = BOSS_BRIDGE_ID) => ({
+const desired = (manager: string | undefined = BOSS_BRIDGE_ID): JsonObject & { active: boolean } => ({
   schemas: [USER, ENT],
   id: "u-emp",
   userName: "emp@contoso.com",
