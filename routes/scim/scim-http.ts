@@ -41,11 +41,39 @@ export function sendScim(
   writeScimJson(res, status, JSON.stringify(body));
 }
 
+/**
+ * How deep a SCIM body may nest objects and arrays. The deepest a SCIM message needs is about 5
+ * (a PatchOp: body, Operations, operation, a value list, an element); past this limit a body is
+ * refused. Without one, a body nested some thousands deep was stored nowhere but answered 500
+ * (JSON.stringify ran out of stack while writing it), which an identity provider retries forever.
+ */
+export const MAX_BODY_NESTING = 32;
+
+/** Whether `value` nests objects or arrays deeper than `max` (recursion bounded by `max`). */
+function nestsDeeperThan(value: unknown, max: number): boolean {
+  if (value === null || typeof value !== "object") return false;
+  if (max === 0) return true;
+  const children = Array.isArray(value) ? value : Object.values(value);
+  for (const child of children) if (nestsDeeperThan(child, max - 1)) return true;
+  return false;
+}
+
+/**
+ * The JSON object a SCIM request carries: anything else, or one nested deeper than
+ * MAX_BODY_NESTING, is a 400 invalidSyntax (RFC 7644 §3.12: the body does not conform to the
+ * request's schema) before anything is read or written.
+ */
 export function requireObjectBody(req: Request): JsonObject {
   const body: unknown = req.body;
   if (body === undefined || body === null || typeof body !== "object" || Array.isArray(body)) {
     throw new BadRequestError(
       "The request body must be a JSON object (application/scim+json)",
+      "invalidSyntax",
+    );
+  }
+  if (nestsDeeperThan(body, MAX_BODY_NESTING)) {
+    throw new BadRequestError(
+      `The request body nests objects or arrays deeper than ${MAX_BODY_NESTING} levels`,
       "invalidSyntax",
     );
   }

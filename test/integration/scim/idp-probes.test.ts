@@ -395,6 +395,33 @@ describe("PATCH shapes Entra and Okta send", () => {
     expect((await getUser(other.id)).body.displayName).toBe("Other");
   });
 
+  it("a body nested thousands deep is 400 invalidSyntax, not a 500, and stores or changes nothing", async () => {
+    const deep = (depth: number) => `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`;
+    const raw = (method: "post" | "patch", path: string, text: string) =>
+      t.request[method](`${base}${path}`).set(t.okta).set("Content-Type", "application/scim+json").send(text);
+    const userName = unique("deep");
+    for (const depth of [40, 5000]) {
+      const res = await raw(
+        "post",
+        "/Users",
+        `{"schemas":["${USER}"],"userName":"${userName}","name":${deep(depth)}}`,
+      );
+      expectScimError(res, 400);
+      expect(res.body.scimType).toBe("invalidSyntax");
+    }
+    expect(await findByUserName(userName)).toEqual([]);
+    const user = await createUser({ displayName: "Kept" });
+    const patch = await raw(
+      "patch",
+      `/Users/${user.id}`,
+      `{"schemas":["${PATCH}"],"Operations":[{"op":"add","value":{"displayName":"Changed","x":${deep(5000)}}}]}`,
+    );
+    expectScimError(patch, 400);
+    const after = await getUser(user.id);
+    expect(after.body.displayName).toBe("Kept");
+    expect(after.body.meta.version).toBe(user.meta.version);
+  });
+
   it("a 64 KiB displayName is stored and returned whole (no silent truncation)", async () => {
     const long = "x".repeat(64 * 1024);
     const user = await createUser({ displayName: long });
