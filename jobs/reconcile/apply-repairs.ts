@@ -15,10 +15,42 @@ async function* scanSet(redis: Redis, key: string, count: number): AsyncIterable
 }
 
 /**
+ * Whether a workspace source's directory holds a user of this userName: its first sync adopts the
+ * platform user of that name (ARCHITECTURE.md, "Mapping onto the platform"), so an unowned one is
+ * on its way to being owned, not an orphan.
+ */
+export type AdoptionCheck = (userName: string) => Promise<boolean>;
+
+/**
+ * Orphans of a chunk that are still to be deactivated: read again on the platform, those gone or
+ * already inactive need nothing, and those a source is about to adopt (`adoptable`) are left as
+ * they are (deactivating them would lock the person out until the adopting sync turns them on).
+ */
+async function stillToDeactivate(
+  platform: Pick<PlatformClient, "getUser">,
+  ids: string[],
+  adoptable: AdoptionCheck | undefined,
+): Promise<{ ids: string[]; adopting: number }> {
+  let adopting = 0;
+  const keep = await Promise.all(
+    ids.map(async (id) => {
+      const user = await platform.getUser(id);
+      if (!user || user.active === false) return false;
+      if (adoptable && typeof user.userName === "string" && (await adoptable(user.userName))) {
+        adopting += 1;
+        return false;
+      }
+      return true;
+    }),
+  );
+  return { ids: ids.filter((_id, index) => keep[index]), adopting };
+}
+
+/**
  * Applies a run's planned repairs: entities are marked dirty and resynced through the normal
  * sync path (chunked), and orphans, which no source owns and so have no sync of their own, are
  * deactivated through the bulk endpoint, at most 100 a call, after checking again that no source
- * claimed them meanwhile.
+ * claimed them meanwhile, nor is about to (`adoptable`), and that they are still active.
  */
 export async function applyRepairs(input: {
   redis: Redis;
@@ -29,6 +61,7 @@ export async function applyRepairs(input: {
   state: ReconcileSyncState;
   logger: Logger;
   chunk: number;
+  adoptable?: AdoptionCheck;
 }): Promise<{ entities: number; orphanDeactivations: number }> {
   let entities = 0;
   for await (const keys of scanSet(input.redis, input.repairsKey, input.chunk)) {
@@ -48,7 +81,19 @@ export async function applyRepairs(input: {
     for (let start = 0; start < ids.length; start += 100) {
       const chunk = ids.slice(start, start + 100);
       const owners = await input.state.ownersOf("user", chunk);
-      const stillOrphans = chunk.filter((_id, index) => !owners[index]);
+      const unowned = chunk.filter((_id, index) => !owners[index]);
+      if (unowned.length === 0) continue;
+      const { ids: stillOrphans, adopting } = await stillToDeactivate(
+        input.platform,
+        unowned,
+        input.adoptable,
+      );
+      if (adopting > 0) {
+        input.logger.info(
+          { adopting },
+          "reconcile: orphans whose userName a source holds are left active (that source adopts them)",
+        );
+      }
       if (stillOrphans.length === 0) continue;
       const result = await input.platform.bulkUsers("DEACTIVATE", stillOrphans);
       orphanDeactivations += result.succeeded.length;

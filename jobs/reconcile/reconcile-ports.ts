@@ -27,7 +27,10 @@ export interface ReconcileDeps {
   /** For the run's working sets (seen ids, planned repairs); never holds a listing in memory. */
   redis: Redis;
   platform: PlatformClient;
-  directory: Pick<DirectoryStore, "snapshotUser" | "snapshotGroup" | "scanIds" | "countEntities">;
+  directory: Pick<
+    DirectoryStore,
+    "snapshotUser" | "snapshotGroup" | "scanIds" | "countEntities" | "findUserId"
+  >;
   state: ReconcileSyncState;
   requestResync: ResyncRequester;
   runs: ReconcileRunStore;

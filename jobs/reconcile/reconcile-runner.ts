@@ -5,7 +5,7 @@ import { evaluateGuard } from "../../src/reconcile/deprovision-guard.js";
 import type { ReconcileRun } from "../../src/reconcile/reconcile-run.js";
 import { DRIFT_CLASSES } from "../../src/reconcile/reconcile-types.js";
 import { type RepairOutcome, type TrackedRun, startedOutcome } from "../../src/admin/repair-outcome.js";
-import { applyRepairs } from "./apply-repairs.js";
+import { type AdoptionCheck, applyRepairs } from "./apply-repairs.js";
 import type { ReconcileDeps } from "./reconcile-ports.js";
 import {
   TRACKED_TTL_SECONDS,
@@ -44,6 +44,19 @@ export function isSettling(run: TrackedRun | null | undefined): boolean {
   return run?.state === "running" && outcome !== undefined && !outcome.settled;
 }
 
+/** Whether any workspace source's directory holds a user of this userName (apply-repairs.ts). */
+function heldByAWorkspaceSource(deps: ReconcileDeps): AdoptionCheck {
+  const workspaces = Object.entries(deps.config.sources)
+    .filter(([, source]) => source.target === "workspace")
+    .map(([id]) => id);
+  return async (userName) => {
+    for (const source of workspaces) {
+      if (await deps.directory.findUserId(source, { userName })) return true;
+    }
+    return false;
+  };
+}
+
 /**
  * Applies a run's planned repairs (at once, or once an admin confirmed them). Orphans are
  * deactivated here, and `drift_repaired_total{kind="orphans"}` counts those really deactivated (a
@@ -65,6 +78,7 @@ async function applyAndCount(
     state: deps.state,
     logger: log,
     chunk: deps.repairChunk ?? 500,
+    adoptable: heldByAWorkspaceSource(deps),
   });
   if (deps.registry) {
     recordDrift(deps.registry, "repaired", run.source, { orphans: applied.orphanDeactivations });
