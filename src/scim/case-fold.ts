@@ -1,3 +1,5 @@
+const NON_ASCII = /[\u0080-\uffff]/;
+
 /**
  * The comparison form of a case-insensitive string (RFC 7643 §2.2 `caseExact: false`): lower-cased,
  * then in Unicode Normalization Form C, so that a name sent composed ("José", U+00E9) and one sent
@@ -7,7 +9,7 @@
  */
 export function caseFold(value: string): string {
   const lower = value.toLowerCase();
-  return /[\u0080-\uffff]/.test(lower) ? lower.normalize("NFC") : lower;
+  return NON_ASCII.test(lower) ? lower.normalize("NFC") : lower;
 }
 
 /**
@@ -17,6 +19,6 @@ export function caseFold(value: string): string {
  */
 export function legacyFold(value: string): string | undefined {
   const lower = value.toLowerCase();
-  const folded = caseFold(value);
-  return folded === lower ? undefined : lower;
+  if (!NON_ASCII.test(lower)) return undefined;
+  return lower.normalize("NFC") === lower ? undefined : lower;
 }
