@@ -14,6 +14,8 @@ const OKTA_SECRET = "e2e-okta-hook-probe-secret";
 const EMPTY_KEY_SECRET = "whsec_A";
 /** Decodes to three bytes: an online guess of the key is a matter of hours. */
 const SHORT_KEY_SECRET = "whsec_AAAA";
+/** Four bytes ("test"): weak, but no longer guessable online; a test setup's secret still works. */
+const FOUR_BYTE_SECRET = `whsec_${Buffer.from("test").toString("base64")}`;
 
 let h: TestBridge;
 
@@ -23,6 +25,7 @@ beforeAll(async () => {
       okta: { tokens: ["okta-token"], hooks: { okta: { secret: OKTA_SECRET } } },
       weak: { tokens: ["weak-token"], hooks: { events: { secret: EMPTY_KEY_SECRET } } },
       short: { tokens: ["short-token"], hooks: { events: { secret: SHORT_KEY_SECRET } } },
+      four: { tokens: ["four-token"], hooks: { events: { secret: FOUR_BYTE_SECRET } } },
     },
   });
 });
@@ -77,6 +80,16 @@ describe("signed events: a secret too short to authenticate", () => {
     await h.waitForIdle();
     expect(h.platformUsers().get("forged-weak@example.com")).toBeUndefined();
     expect(h.platformUsers().get("forged-short@example.com")).toBeUndefined();
+  });
+
+  it("a 4-byte key is the floor: a delivery signed with it applies", async () => {
+    const res = await postSignedWithKey("four", Buffer.from("test"), {
+      type: "user.upserted",
+      data: { schemas: ["urn:ietf:params:scim:schemas:core:2.0:User"], userName: "four@example.com" },
+    });
+    expect(res.status).toBe(200);
+    await h.waitForIdle();
+    expect(h.platformUsers().get("four@example.com")?.active).toBe(true);
   });
 });
 
