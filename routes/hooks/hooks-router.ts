@@ -45,7 +45,7 @@ export interface HooksRouterDeps {
    * error format.
    */
   beforeHandlers?: RequestHandler[];
-  /** Clock for webhook timestamps and Okta events' latest believable `published` (epoch ms); default Date.now. */
+  /** Clock for webhook timestamps (epoch ms); default Date.now. */
   now?: () => number;
 }
 
@@ -190,7 +190,7 @@ export function createHooksRouter(deps: HooksRouterDeps): Router {
     ...before,
     raw,
     handle(async (req, res) => {
-      const actions = parseOktaDelivery(parseJson(rawBytes(req)), now());
+      const actions = parseOktaDelivery(parseJson(rawBytes(req)));
       const summary = await okta.handleDelivery(String(req.params.source), actions);
       res.status(200).json(summary);
     }),

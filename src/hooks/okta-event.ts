@@ -111,28 +111,13 @@ export function toOktaAction(event: unknown): OktaAction {
   };
 }
 
-/**
- * How far ahead of the bridge's clock an event's `published` time is believed (clock skew). An
- * event's time orders it against every later change of what it touches (event-ordering.ts): one
- * stamped a day ahead, believed, would make a day of real events about that user stale (a
- * deactivation ignored). Beyond this, an event counts as published at receipt plus this much.
- */
-export const OKTA_FUTURE_TOLERANCE_MS = 5 * 60_000;
-
-/**
- * Reads a delivery body; throws BadRequestError when it is not an Event Hook delivery at all.
- * With `receivedAt` (epoch ms), `published` times later than OKTA_FUTURE_TOLERANCE_MS after it are
- * taken as that.
- */
-export function parseOktaDelivery(body: unknown, receivedAt?: number): OktaAction[] {
+/** Reads a delivery body; throws BadRequestError when it is not an Event Hook delivery at all. */
+export function parseOktaDelivery(body: unknown): OktaAction[] {
   if (!isObj(body) || !isObj(body.data) || !Array.isArray(body.data.events)) {
     throw new BadRequestError(
       "not an Okta Event Hook delivery: expected data.events to be an array",
       "invalidSyntax",
     );
   }
-  const actions = body.data.events.map(toOktaAction);
-  if (receivedAt === undefined) return actions;
-  const latest = receivedAt + OKTA_FUTURE_TOLERANCE_MS;
-  return actions.map((action) => (action.published > latest ? { ...action, published: latest } : action));
+  return body.data.events.map(toOktaAction);
 }
