@@ -551,6 +551,19 @@ describe("group membership PATCHes", () => {
     expect(got.body.meta.version).toBe(outer.meta.version);
   });
 
+  it("Entra's remove naming a user the bridge no longer holds removes the others and is no error", async () => {
+    const [a, b] = [await createUser(), await createUser()];
+    const group = await createGroup("probe remove deleted", [a.id, b.id]);
+    expect((await t.request.delete(`${base}/Users/${b.id}`).set(t.okta)).status).toBe(204);
+    const res = await send("patch", `/Groups/${group.id}`, {
+      schemas: [PATCH],
+      Operations: [{ op: "Remove", path: "members", value: [{ value: a.id }, { value: b.id }] }],
+    });
+    expect([200, 204]).toContain(res.status);
+    const got = await t.request.get(`${base}/Groups/${group.id}`).set(t.okta);
+    expect(got.body.members ?? []).toEqual([]);
+  });
+
   it("an add naming an unknown user id among known ones is 400 and adds none of them", async () => {
     const a = await createUser();
     const group = await createGroup("probe unknown member");
