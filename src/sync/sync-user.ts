@@ -415,8 +415,9 @@ async function dropStaleLifecycle(ctx: SyncContext, applied: AppliedUser | null)
 
 /**
  * When a user first gets its platform id, its groups can now add it, and the users synced without
- * it as their manager can have it: record the id where their syncs read it, then mark them dirty. `notifyGroups` is written together with the platform id and
- * cleared only after this, so a crash in between repeats it instead of losing a member.
+ * it as their manager can have it: record the id where their syncs read it, then mark them dirty.
+ * `notifyGroups` is written together with the platform id and cleared only after this, so a crash
+ * in between repeats it instead of losing a member (or a manager).
  */
 async function afterPlatformId(
   ctx: SyncContext,
