@@ -2,6 +2,7 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import { ConfigError, loadConfigFile } from "../config/load-config.js";
 import { hashToken, newToken } from "../config/tokens.js";
+import { catchStopSignals } from "../server/stop-signals.js";
 
 const USAGE = `usage: scim-bridge <command> [options]
 
@@ -73,8 +74,10 @@ export async function main(argv: string[]): Promise<number> {
       }
     }
     case "start": {
+      // Before the start command loads: from here on a stop signal ends `start` cleanly (exit 0).
+      const stopSignals = catchStopSignals();
       const { runStart } = await import("./start-command.js");
-      return runStart(rest);
+      return runStart(rest, stopSignals);
     }
     case "emulator": {
       const { runEmulator } = await import("./emulator-command.js");

@@ -16,6 +16,7 @@ import {
   runClusterPrimary,
   serveMetricsToPrimary,
 } from "../server/cluster-supervisor.js";
+import { type StopSignals, catchStopSignals } from "../server/stop-signals.js";
 import { type Sandbox, SandboxError, startSandbox } from "./sandbox.js";
 
 const ROLES: readonly Role[] = ["all", "api", "worker"];
@@ -40,8 +41,13 @@ function parseArgsProblem(err: unknown): string | undefined {
   return first.charAt(0).toLowerCase() + first.slice(1);
 }
 
-export async function runStart(args: string[]): Promise<number> {
-  if (isClusterWorker()) return runClusterWorker();
+/**
+ * `stopSignals`: SIGTERM and SIGINT, caught from as early as the caller could (main does before it
+ * loads this module). A signal while the sandbox or the bridge starts, or the instant after the
+ * banner, then stops the process cleanly instead of ending it by the signal's default action.
+ */
+export async function runStart(args: string[], stopSignals = catchStopSignals()): Promise<number> {
+  if (isClusterWorker()) return runClusterWorker(stopSignals);
   if (args.length === 1 && (args[0] === "--help" || args[0] === "-h")) {
     process.stdout.write(START_USAGE);
     return 0;
@@ -98,6 +104,7 @@ export async function runStart(args: string[]): Promise<number> {
       logger: createLogger(config.logLevel),
       shutdownLimitMs: shutdownLimitMs(config),
       startedFields: { role, sources: Object.keys(config.sources) },
+      stopSignals,
     });
   }
   const logger = createLogger(config.logLevel);
@@ -107,7 +114,7 @@ export async function runStart(args: string[]): Promise<number> {
       "the sandbox runs in one process; --processes and server.processes are ignored",
     );
   }
-  return runBridgeProcess(config, role, logger, sandbox);
+  return runBridgeProcess(config, role, logger, stopSignals, sandbox);
 }
 
 /** What a cluster worker receives from its primary: the primary's config and role, as they are. */
@@ -117,13 +124,20 @@ interface WorkerSetup {
 }
 
 /** A cluster worker (server.processes > 1): one bridge, run as a single process runs it. */
-async function runClusterWorker(): Promise<number> {
+async function runClusterWorker(stopSignals: StopSignals): Promise<number> {
   // Before anything else, so that the primary's metrics requests find this process answering.
   const registry = createMetricsRegistry();
   serveMetricsToPrimary(registry);
-  const { config, role } = await receiveSetup<WorkerSetup>();
+  // The primary sends SIGTERM to a process still waiting for its setup when it stops, and then
+  // sends no setup: such a process leaves the cluster and exits 0.
+  const setup = await Promise.race([receiveSetup<WorkerSetup>(), stopSignals.next.then(() => undefined)]);
+  if (!setup) {
+    leaveCluster();
+    return 0;
+  }
+  const { config, role } = setup;
   const logger = createLogger(config.logLevel).child({ pid: process.pid });
-  return runBridgeProcess(config, role, logger, undefined, {
+  return runBridgeProcess(config, role, logger, stopSignals, undefined, {
     registry,
     metricsText: clusterMetricsText(),
     started: (bridge) => reportReady(bridge),
@@ -139,14 +153,44 @@ interface InCluster {
   stopped(): void;
 }
 
-/** Runs one bridge in this process until SIGTERM or SIGINT: the single process, or a cluster worker. */
+/**
+ * Runs one bridge in this process until SIGTERM or SIGINT (`stopSignals`, caught since the process
+ * began to start): the single process, or a cluster worker.
+ */
 async function runBridgeProcess(
   config: Config,
   role: Role,
   logger: Logger,
+  stopSignals: StopSignals,
   sandbox?: Sandbox,
   inCluster?: InCluster,
 ): Promise<number> {
+  // bridge.close() bounds each step (drain, requests and jobs in flight, Redis); this is the last
+  // resort if one of them hangs anyway.
+  const armShutdownLimit = () => {
+    const limitMs = shutdownLimitMs(config);
+    setTimeout(() => {
+      logger.error({ limitMs }, "shutdown timed out; exiting");
+      process.exit(1);
+    }, limitMs).unref();
+  };
+  const stopped = () => {
+    logger.info("shut down");
+    inCluster?.stopped();
+    // Everything is closed; a handle left open by a library must not hold the exit.
+    setTimeout(() => {
+      logger.warn("open handles after shutdown; exiting");
+      process.exit(0);
+    }, 1_000).unref();
+    return 0;
+  };
+  if (stopSignals.received) {
+    // Stopped while the sandbox started: no bridge to start.
+    logger.info({ signal: stopSignals.received }, "shutting down before the bridge started");
+    armShutdownLimit();
+    await sandbox?.close().catch((err: unknown) => logger.warn({ err }, "error while shutting down"));
+    return stopped();
+  }
   const { startBridge } = await import("../bridge.js");
   let bridge: RunningBridge;
   try {
@@ -177,34 +221,16 @@ async function runBridgeProcess(
     logger.info({ role, url: bridge.url, sources: Object.keys(config.sources) }, "scim-bridge started");
   }
 
-  await new Promise<void>((resolve) => {
-    const stop = (signal: string) => {
-      logger.info({ signal }, "shutting down");
-      // bridge.close() bounds each step (drain, requests and jobs in flight, Redis); this is the
-      // last resort if one of them hangs anyway.
-      const limitMs = shutdownLimitMs(config);
-      setTimeout(() => {
-        logger.error({ limitMs }, "shutdown timed out; exiting");
-        process.exit(1);
-      }, limitMs).unref();
-      bridge
-        .close()
-        .then(() => sandbox?.close())
-        .catch((err: unknown) => logger.warn({ err }, "error while shutting down"))
-        .finally(resolve);
-    };
-    // A second signal during shutdown gets the default action (the process ends at once).
-    process.once("SIGTERM", () => stop("SIGTERM"));
-    process.once("SIGINT", () => stop("SIGINT"));
-  });
-  logger.info("shut down");
-  inCluster?.stopped();
-  // Everything is closed; a handle left open by a library must not hold the exit.
-  setTimeout(() => {
-    logger.warn("open handles after shutdown; exiting");
-    process.exit(0);
-  }, 1_000).unref();
-  return 0;
+  // A signal that arrived while the bridge started (or since) stops it now. A second signal during
+  // the shutdown gets the default action (the process ends at once).
+  const signal = await stopSignals.next;
+  logger.info({ signal }, "shutting down");
+  armShutdownLimit();
+  await bridge
+    .close()
+    .then(() => sandbox?.close())
+    .catch((err: unknown) => logger.warn({ err }, "error while shutting down"));
+  return stopped();
 }
 
 /** How long a shutdown may take in all before the process gives up and exits 1. */

@@ -14,6 +14,7 @@ import {
   type Registry,
 } from "prom-client";
 import type { Logger } from "../observability/logger.js";
+import { type StopSignals, catchStopSignals } from "./stop-signals.js";
 
 // ---------------------------------------------------------------------------------------------
 // Decisions
@@ -195,6 +196,8 @@ export interface ClusterPrimaryOptions {
   /** More fields of the one "scim-bridge started" line (role, sources). */
   startedFields?: Record<string, unknown>;
   policy?: RestartPolicy;
+  /** SIGTERM and SIGINT, caught since the process began to start (default: caught from now on). */
+  stopSignals?: StopSignals;
 }
 
 interface Member {
@@ -365,8 +368,12 @@ export function runClusterPrimary(options: ClusterPrimaryOptions): Promise<numbe
 
     // A second signal during shutdown gets the default action: the primary ends at once, and
     // node:cluster ends its workers with it (they exit when their IPC channel closes).
-    process.once("SIGTERM", () => void stop("SIGTERM"));
-    process.once("SIGINT", () => void stop("SIGINT"));
+    const stopSignals = options.stopSignals ?? catchStopSignals();
+    if (stopSignals.received) {
+      void stop(stopSignals.received);
+      return;
+    }
+    void stopSignals.next.then((signal) => stop(signal));
     for (let i = 0; i < processes; i++) fork();
   });
 }

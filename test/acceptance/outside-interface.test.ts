@@ -12,7 +12,9 @@ import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SANDBOX_LOCK_KEY } from "../../src/cli/sandbox.js";
 import { buildConfig } from "../../src/config/load-config.js";
 import { E2E_VIEWER_TOKEN, type TestBridge, startTestBridge } from "../helpers/bridge-harness.js";
 import { waitFor } from "../helpers/redis-test-prefix.js";
@@ -210,6 +212,42 @@ describe("npm start with no configuration: the local sandbox", () => {
     });
     again.child.kill("SIGTERM");
     expect(await again.exited).toBe(0);
+  }, 60_000);
+
+  // The flake this pins down: the SIGTERM handler used to be set up only after the banner was
+  // written, so a SIGTERM sent on seeing the banner could, on a busy machine, find none and end the
+  // process by the signal's default action (exit code null, the sandbox's Redis claim left behind).
+  // Here the SIGTERM comes while the sandbox is surely still starting: once it has connected to
+  // Redis, and while Redis is made to sleep, so that it cannot get further.
+  it("a SIGTERM while it still starts stops it with exit 0 and releases its claim", async () => {
+    const watcher = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+    const sleeper = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+    const ours = new Set([await watcher.client("ID"), await sleeper.client("ID")].map(String));
+    const others = async () =>
+      ((await watcher.client("LIST")) as string)
+        .split("\n")
+        .filter((line) => /^id=(\d+)/.test(line) && !ours.has(/^id=(\d+)/.exec(line)?.[1] ?? ""));
+    let run: Child | undefined;
+    try {
+      await waitFor(async () => (await others()).length === 0, { what: "no client of an earlier sandbox" });
+      const starting = spawnCli(["start"], { REDIS_URL: redis.url, PORT: String(await freePort()) });
+      run = starting;
+      await waitFor(async () => (await others()).length > 0, {
+        timeoutMs: 30_000,
+        intervalMs: 5,
+        what: "the starting sandbox's Redis connection",
+      });
+      const sleeping = sleeper.call("DEBUG", "SLEEP", "0.5");
+      starting.child.kill("SIGTERM");
+      await sleeping;
+      expect(await starting.exited).toBe(0);
+      expect(starting.output()).not.toMatch(/bridge:\s+http/);
+      expect(await watcher.get(SANDBOX_LOCK_KEY)).toBeNull();
+    } finally {
+      watcher.disconnect();
+      sleeper.disconnect();
+      await stop(run);
+    }
   }, 60_000);
 
   it("without Redis it exits 1 at once and says how to get one", async () => {
