@@ -1,4 +1,4 @@
-import { Queue, Worker } from "bullmq";
+import { type Job, type Processor, Queue, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Config } from "../src/config/config-schema.js";
 import type { DirectoryStore } from "../src/directory/directory-types.js";
@@ -51,8 +51,16 @@ export interface StartWorkersOptions {
   tuning?: WorkerTuning;
 }
 
+/** How long the hand-back of the jobs still running at the shutdown timeout may take. */
+const HAND_BACK_MS = 1_000;
+
 export interface RunningWorkers {
-  /** Stops taking jobs, lets running ones finish within config.server.shutdownTimeoutMs, then releases them. Safe twice. */
+  /**
+   * Stops taking jobs and lets running ones finish within config.server.shutdownTimeoutMs. Jobs
+   * still running then are frozen (their next platform call never starts) and handed back to the
+   * queue's wait list, so that the next worker runs them at once instead of after their lock
+   * expires (lockDurationMs, then the stalled check). Safe twice.
+   */
   close(): Promise<void>;
   state: RedisSyncStateStore;
   /** Runs one sweep now (tests; the interval runs it every config.sync.sweepIntervalMs). */
@@ -88,12 +96,15 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
   const metrics = syncMetrics(registry, () => status.depthCounts());
   const state = new RedisSyncStateStore(connection, prefix);
 
+  // The processors' platform: frozen on a forced close, so that a job handed back to the queue is
+  // no longer worked on here while another worker runs it (one sync per entity: invariant 3).
+  const gate = gatePlatform(platform);
   const ctx: SyncContext = {
     config,
     directory,
-    platform,
+    platform: gate.platform,
     state,
-    attributes: new AttributeDefinitions(platform),
+    attributes: new AttributeDefinitions(gate.platform),
     logger,
     scheduleLifecycle: async () => {
       await lifecycleQueue.add(LIFECYCLE_JOB_NAME, {}, lifecycleJobOptions(0));
@@ -113,30 +124,46 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     // "Missing lock for job … moveJobFromActiveToWait", the job run twice, attempts spent.
     limiter: { max: Number.MAX_SAFE_INTEGER, duration: 1_000 },
   };
+  // The jobs this process runs, with their lock tokens: what a forced close hands back.
+  const held = new Map<Job, string>();
+  const holding =
+    <D, R>(processor: Processor<D, R>): Processor<D, R> =>
+    async (job, token) => {
+      if (token) held.set(job, token);
+      try {
+        return await processor(job, token);
+      } finally {
+        held.delete(job);
+      }
+    };
   const syncWorker = new Worker<SyncJobData, string>(
     names.sync,
-    createSyncProcessor({
-      ctx,
-      queue: syncQueue,
-      budget,
-      metrics,
-      logger,
-      maxRateLimitLoops: tuning.maxRateLimitLoops,
-    }),
+    holding(
+      createSyncProcessor({
+        ctx,
+        queue: syncQueue,
+        budget,
+        metrics,
+        logger,
+        maxRateLimitLoops: tuning.maxRateLimitLoops,
+      }),
+    ),
     { ...workerOptions, concurrency: config.sync.concurrency },
   );
   const lifecycleWorker = new Worker(
     names.lifecycle,
-    createLifecycleProcessor({
-      ctx,
-      queue: lifecycleQueue,
-      budget,
-      metrics,
-      logger,
-      windowMs: config.sync.lifecycleBatchWindowMs,
-      maxAttempts: jobTuning.attempts ?? 8,
-      stopping: () => stopping,
-    }),
+    holding(
+      createLifecycleProcessor({
+        ctx,
+        queue: lifecycleQueue,
+        budget,
+        metrics,
+        logger,
+        windowMs: config.sync.lifecycleBatchWindowMs,
+        maxAttempts: jobTuning.attempts ?? 8,
+        stopping: () => stopping,
+      }),
+    ),
     { ...workerOptions, concurrency: 1 },
   );
   for (const w of [syncWorker, lifecycleWorker]) {
@@ -186,12 +213,75 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
         setTimeout(() => resolve(false), config.server.shutdownTimeoutMs).unref(),
       );
       if (!(await Promise.race([graceful, timeout]))) {
-        logger.warn("workers did not finish in time; releasing their jobs");
-        await Promise.all(workers.map((w) => w.close(true).catch(() => {})));
+        // (A worker's close(true) after its close() only waits for that close: it forces nothing.)
+        // First no job here makes a further platform call, then each goes back to wait with its
+        // lock token. A call already sent may still land: to the next run that is a write whose
+        // answer was lost, which every sync step survives (it finds the object and adopts it).
+        gate.freeze();
+        const jobs = [...held];
+        logger.warn({ jobs: jobs.length }, "workers did not finish in time; handing their jobs back");
+        const handedBack = jobs.map(([job, token]) =>
+          job.moveToWait(token).then(
+            () => true,
+            (err: unknown) => {
+              // Finished meanwhile, or Redis away: its lock expires and the stalled check moves it.
+              logger.warn({ jobId: job.id, err: (err as Error).message }, "could not hand a job back");
+              return false;
+            },
+          ),
+        );
+        await Promise.race([
+          Promise.all(handedBack),
+          new Promise((resolve) => setTimeout(resolve, HAND_BACK_MS).unref()),
+        ]);
+        // The workers stay closing (their frozen jobs never finish); the process exits anyway.
       }
       await Promise.all([syncQueue.close(), lifecycleQueue.close(), status.close()]).catch(() => {});
     })();
     return closing;
   };
   return { close, state, sweep };
+}
+
+/**
+ * The platform client of the processors, which a forced close freezes: from then on every call
+ * (and every next page of a listing) waits forever instead of reaching the platform, so a frozen
+ * job neither writes nor records a failure; the process exits with it pending.
+ */
+function gatePlatform(platform: PlatformClient): { platform: PlatformClient; freeze(): void } {
+  let frozen = false;
+  const never = new Promise<never>(() => {});
+  const gated = (result: unknown): unknown => {
+    if (result instanceof Promise)
+      return result.then(
+        (value) => (frozen ? never : value),
+        (err: unknown) => (frozen ? never : Promise.reject(err)),
+      );
+    if (result && typeof result === "object" && Symbol.asyncIterator in result) {
+      const pages = result as AsyncIterable<unknown>;
+      return {
+        [Symbol.asyncIterator]: () => {
+          const it = pages[Symbol.asyncIterator]();
+          return {
+            next: () => (frozen ? never : gated(it.next())),
+            return: (value?: unknown) => it.return?.(value) ?? Promise.resolve({ done: true, value }),
+          } as AsyncIterator<unknown>;
+        },
+      };
+    }
+    return result;
+  };
+  const proxy = new Proxy(platform, {
+    get(target, key, receiver) {
+      const value = Reflect.get(target, key, receiver);
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => (frozen ? never : gated(value.apply(target, args)));
+    },
+  });
+  return {
+    platform: proxy,
+    freeze: () => {
+      frozen = true;
+    },
+  };
 }

@@ -279,11 +279,12 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
       const drainMs = listeners.length > 0 ? (config.server.drainDelayMs ?? 0) : 0;
       if (drainMs > 0) await new Promise((resolve) => setTimeout(resolve, drainMs));
       // The requests in flight finish while the workers finish their jobs, each within the timeout.
-      // (start-workers bounds its graceful close by the timeout; the extra second covers the rest.)
+      // (start-workers bounds its graceful close by the timeout, then hands the jobs still running
+      // back to the queue within a second; the extra seconds cover that and the rest.)
       // With Redis away no job can record its outcome, so there is nothing to wait for: its lock
       // expires and it runs again (syncs are idempotent).
       const workersBound =
-        queueRedis.status === "ready" ? config.server.shutdownTimeoutMs + 1_000 : CLOSE_STEP_MS;
+        queueRedis.status === "ready" ? config.server.shutdownTimeoutMs + 2_000 : CLOSE_STEP_MS;
       const workersStopped = workers ? within(workersBound, workers.close()) : Promise.resolve(true);
       const finished = await Promise.all(
         listeners.map((l) => closeGracefully(l.server, config.server.shutdownTimeoutMs)),
