@@ -1,4 +1,5 @@
 import type { PatchOperation } from "../scim/scim-types.js";
+import { caseFold } from "../scim/case-fold.js";
 import { CHUNK_SIZE, chunk, type AppliedGroup, type GroupStep, type Plan } from "./plan-types.js";
 
 export interface GroupPlanInput {
@@ -30,10 +31,7 @@ export function planGroup(input: GroupPlanInput): Plan<GroupStep> {
   }
   const want = [...new Set(desiredMembers)];
   if (!applied?.platformId) {
-    if (
-      applied?.pendingDisplayName &&
-      applied.pendingDisplayName.toLowerCase() !== desiredName.toLowerCase()
-    ) {
+    if (applied?.pendingDisplayName && caseFold(applied.pendingDisplayName) !== caseFold(desiredName)) {
       // A create under the old name may have landed (its answer lost): find it first.
       return { steps: [{ type: "findLostGroup", displayName: applied.pendingDisplayName }], problems: [] };
     }

@@ -1,5 +1,6 @@
 import type { SourceConfig } from "../config/config-schema.js";
 import type { BulkUserAction } from "../platform/platform-types.js";
+import { caseFold } from "../scim/case-fold.js";
 import type { ScimUser } from "../scim/scim-types.js";
 import { desiredAttributeValues } from "./attribute-values.js";
 import { sameAttributeValue } from "./coerce-attribute-value.js";
@@ -62,10 +63,7 @@ function planPresentUser(
   manager: { value: string | undefined } | undefined,
 ): Plan<UserStep> {
   if (!applied?.platformId) {
-    if (
-      applied?.pendingUserName &&
-      applied.pendingUserName.toLowerCase() !== profile.userName.toLowerCase()
-    ) {
+    if (applied?.pendingUserName && caseFold(applied.pendingUserName) !== caseFold(profile.userName)) {
       // A create under the old userName may have landed (its answer lost): find it before
       // creating under the new one, or the old one stays on the platform as an orphan.
       return { steps: [{ type: "findLostUser", userName: applied.pendingUserName }], problems: [] };

@@ -2,6 +2,7 @@ import type { GroupRecord } from "../directory/directory-types.js";
 import { planGroup, platformGroupName } from "../mapping/plan-group.js";
 import { type AppliedGroup, answered } from "../mapping/plan-types.js";
 import type { PlatformScimGroup } from "../platform/platform-types.js";
+import { caseFold } from "../scim/case-fold.js";
 import { type EntityRef, type Json, type PatchOperation, SCHEMA_GROUP, refKey } from "../scim/scim-types.js";
 import { syncEmbedGroup } from "./sync-embed-group.js";
 import { waitForLateCreate } from "./late-writes.js";
@@ -141,8 +142,8 @@ async function syncWorkspaceGroup(
                 ref,
                 "patchGroup",
                 (other) =>
-                  platformGroupName(prefix, String(other["displayName"])).toLowerCase() ===
-                  String(applied?.displayName ?? "").toLowerCase(),
+                  caseFold(platformGroupName(prefix, String(other["displayName"]))) ===
+                  caseFold(String(applied?.displayName ?? "")),
               );
           }
           if (!isPlatformFailure(err, "not_found")) throw err;

@@ -10,6 +10,7 @@ import {
 import { planUser } from "../mapping/plan-user.js";
 import { type ManagerLookup, managerValueOf, toUserProfile } from "../mapping/user-profile.js";
 import type { PlatformScimUser } from "../platform/platform-types.js";
+import { caseFold } from "../scim/case-fold.js";
 import { type EntityRef, type JsonObject, refKey } from "../scim/scim-types.js";
 import { waitForLateCreate } from "./late-writes.js";
 import { claimOwnership, waitForNameHolder } from "./ownership.js";
@@ -309,14 +310,14 @@ async function waitIfRenameFrees(
 ): Promise<void> {
   const holder = await ctx.platform.findUserByUserName(String(desired["userName"]));
   if (!holder || holder.id === applied.platformId) return;
-  const current = String(applied.profile?.userName ?? "").toLowerCase();
+  const current = caseFold(String(applied.profile?.userName ?? ""));
   await waitForNameHolder(
     ctx,
     "user",
     holder.id,
     ref,
     "patchUser",
-    (other) => String(other["userName"]).toLowerCase() === current,
+    (other) => caseFold(String(other["userName"])) === current,
   );
 }
 

@@ -127,6 +127,18 @@ describe("planUser", () => {
     expect(plan.steps).toEqual([{ type: "findLostUser", userName: "ada@example.com" }]);
   });
 
+  it("takes a pending userName in another case or Unicode form for the same name (no lookup of a lost create)", () => {
+    const composed = "Jos\u00e9@example.com";
+    const decomposed = "JOSE\u0301@example.com";
+    const applied = { pendingUserName: composed, attributes: {} };
+    expect(planUser({ desired: user({ userName: decomposed }), applied, source }).steps[0]?.type).toBe(
+      "createUser",
+    );
+    expect(planUser({ desired: user({ userName: "ada@example.com" }), applied, source }).steps).toEqual([
+      { type: "findLostUser", userName: composed },
+    ]);
+  });
+
   it("sets changed attribute values and clears one removed at the source with null", () => {
     const u = user({ addresses: [], [ENT]: { department: "Ops", manager: { value: "m1" } } });
     const plan = planUser({ desired: u, applied: converged(user()), source });
