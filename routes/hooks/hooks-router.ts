@@ -25,6 +25,7 @@ import { secretMatches } from "../../src/hooks/shared-secret.js";
 import type { Canonicalisers } from "../../src/hooks/signed-event.js";
 import { SignedEventsService } from "../../src/hooks/signed-events-service.js";
 import { verifyWebhook } from "../../src/hooks/standard-webhooks.js";
+import { MAX_BODY_NESTING, nestsDeeperThan } from "../../src/json-depth.js";
 import type { Logger } from "../../src/observability/logger.js";
 import { toCanonicalGroup, toCanonicalUser } from "../../src/scim/canonical-resource.js";
 
@@ -76,6 +77,23 @@ function parseJson(bytes: Buffer): unknown {
   } catch {
     throw new BadRequestError("The body is not valid JSON", "invalidSyntax");
   }
+}
+
+/**
+ * A signed-events body: a delivery nested deeper than MAX_BODY_NESTING is 400 invalidSyntax before
+ * anything is read or written (its SCIM resources would otherwise make JSON.stringify run out of
+ * stack while the write is prepared: a 500, which the sender retries). Okta deliveries are not
+ * checked: only a few named fields of each event are read, so a deep part elsewhere is ignored.
+ */
+function parseEventsJson(bytes: Buffer): unknown {
+  const body = parseJson(bytes);
+  if (nestsDeeperThan(body, MAX_BODY_NESTING)) {
+    throw new BadRequestError(
+      `The body nests objects or arrays deeper than ${MAX_BODY_NESTING} levels`,
+      "invalidSyntax",
+    );
+  }
+  return body;
 }
 
 /** JSON errors `{"error": {"code", "message", "items"?}}`; body-parser's errors keep their status (413). */
@@ -211,7 +229,7 @@ export function createHooksRouter(deps: HooksRouterDeps): Router {
           "invalidSyntax",
         );
       }
-      const result = await events.handleDelivery(String(req.params.source), id, parseJson(body));
+      const result = await events.handleDelivery(String(req.params.source), id, parseEventsJson(body));
       res.status(200).json(result);
     }),
   );

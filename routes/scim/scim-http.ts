@@ -2,6 +2,7 @@ import type { Request, RequestHandler, Response } from "express";
 import type { Config } from "../../src/config/config-schema.js";
 import type { DirectoryStore } from "../../src/directory/directory-types.js";
 import { BadRequestError } from "../../src/errors.js";
+import { MAX_BODY_NESTING, nestsDeeperThan } from "../../src/json-depth.js";
 import type { Logger } from "../../src/observability/logger.js";
 import type { JsonObject } from "../../src/scim/scim-types.js";
 import { writeScimJson } from "./scim-errors.js";
@@ -39,23 +40,6 @@ export function sendScim(
     return;
   }
   writeScimJson(res, status, JSON.stringify(body));
-}
-
-/**
- * How deep a SCIM body may nest objects and arrays. The deepest a SCIM message needs is about 5
- * (a PatchOp: body, Operations, operation, a value list, an element); past this limit a body is
- * refused. Without one, a body nested some thousands deep was stored nowhere but answered 500
- * (JSON.stringify ran out of stack while writing it), which an identity provider retries forever.
- */
-export const MAX_BODY_NESTING = 32;
-
-/** Whether `value` nests objects or arrays deeper than `max` (recursion bounded by `max`). */
-function nestsDeeperThan(value: unknown, max: number): boolean {
-  if (value === null || typeof value !== "object") return false;
-  if (max === 0) return true;
-  const children = Array.isArray(value) ? value : Object.values(value);
-  for (const child of children) if (nestsDeeperThan(child, max - 1)) return true;
-  return false;
 }
 
 /**
