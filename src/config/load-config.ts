@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { CronExpressionParser } from "cron-parser";
 import { parse as parseYaml } from "yaml";
+import { MIN_KEY_BYTES, webhookKey } from "../hooks/standard-webhooks.js";
 import { parseScimPath } from "../mapping/scim-path.js";
 import { type Config, configSchema } from "./config-schema.js";
 
@@ -64,8 +65,18 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
+export interface BuildConfigOptions {
+  /**
+   * Refuse a signed-events secret whose key decodes to fewer than MIN_KEY_BYTES, naming the key
+   * (default false). loadConfigFile sets it, so `start` and `config check` tell the operator; a
+   * config built in code (a test harness probing /hooks/<source>/events' own refusal, 500
+   * webhook_secret_too_short, which stays as the second line) is left to that runtime check.
+   */
+  refuseShortSigningKeys?: boolean;
+}
+
 /** Validates a raw (already parsed) config tree and applies the environment overrides. */
-export function buildConfig(raw: unknown, env: ConfigEnv = {}): Config {
+export function buildConfig(raw: unknown, env: ConfigEnv = {}, options: BuildConfigOptions = {}): Config {
   const problems: string[] = [];
   const tree = (interpolate(raw ?? {}, env, problems) ?? {}) as Record<string, unknown>;
   if (typeof tree !== "object" || Array.isArray(tree)) throw new ConfigError(["(root): must be a mapping"]);
@@ -88,7 +99,7 @@ export function buildConfig(raw: unknown, env: ConfigEnv = {}): Config {
       later.push(`${where}: ${issue.message}`);
     }
   }
-  later.push(...valueProblems(tree));
+  later.push(...valueProblems(tree, options));
   if (parsed.success) later.push(...semanticProblems(parsed.data));
   for (const problem of later) {
     const where = problem.slice(0, problem.indexOf(": "));
@@ -124,7 +135,7 @@ const entries = (value: unknown): Array<[string, unknown]> =>
  * Checks of single values that a schema cannot express. They read the raw tree (defensively), so
  * they run even when the schema refused something else: one run names every problem.
  */
-function valueProblems(tree: Record<string, unknown>): string[] {
+function valueProblems(tree: Record<string, unknown>, options: BuildConfigOptions): string[] {
   const problems: string[] = [];
   const platform = field(tree, "platform");
   const baseUrl = field(platform, "baseUrl");
@@ -162,6 +173,15 @@ function valueProblems(tree: Record<string, unknown>): string[] {
     if (typeof events === "string" && !/^whsec_[A-Za-z0-9+/]+={0,2}$/.test(events)) {
       problems.push(
         `sources.${id}.hooks.events.secret: must be whsec_ followed by base64 (the Standard Webhooks form)`,
+      );
+    } else if (
+      options.refuseShortSigningKeys &&
+      typeof events === "string" &&
+      webhookKey(events).length < MIN_KEY_BYTES
+    ) {
+      // The floor /hooks/<source>/events enforces (500 webhook_secret_too_short), told at start.
+      problems.push(
+        `sources.${id}.hooks.events.secret: decodes to ${webhookKey(events).length} bytes, fewer than ${MIN_KEY_BYTES} (a key that short is forgeable)`,
       );
     }
   }
@@ -211,7 +231,7 @@ export function loadConfigFile(file: string, env: ConfigEnv): Config {
   } catch (err) {
     throw new ConfigError([`${file}: not valid YAML: ${(err as Error).message}`]);
   }
-  return buildConfig(raw, env);
+  return buildConfig(raw, env, { refuseShortSigningKeys: true });
 }
 
 const REFERENCE = /\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}\n]*)?\}/g;

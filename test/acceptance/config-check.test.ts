@@ -42,6 +42,22 @@ describe("pending: configuration checks", () => {
     expect(problems).toContain("sources.okta.hooks.events.secret"); // not whsec_<base64>
   });
 
+  it("a signed-events secret that decodes to fewer than 4 bytes is named with the file's other problems, not left to a failed delivery", () => {
+    for (const secret of ["whsec_A", "whsec_AAAA"]) {
+      const env = { ...GOOD_ENV, EVENTS_SECRET: secret, PLATFORM_BASE_URL: "http://platform.example.com" };
+      const problems = problemsOf(() => loadConfigFile(`${fixtures}readme-shape-config.yaml`, env)).join(
+        "\n",
+      );
+      expect(problems, secret).toMatch(
+        /sources\.okta\.hooks\.events\.secret: decodes to [0-3] bytes, fewer than 4/,
+      );
+      expect(problems, secret).toContain("platform.baseUrl");
+    }
+    // Four bytes (a test setup's whsec_dGVzdA==) still load.
+    const four = { ...GOOD_ENV, EVENTS_SECRET: "whsec_dGVzdA==" };
+    expect(problemsOf(() => loadConfigFile(`${fixtures}readme-shape-config.yaml`, four))).toEqual([]);
+  });
+
   it("a malformed `sha256:` token (e.g. the README's `sha256:<hex>` placeholder) is refused, not taken as a plain token", () => {
     const raw = parseYaml(readFileSync(`${fixtures}good-config.yaml`, "utf8")) as Record<string, unknown>;
     const problems = problemsOf(() =>

@@ -51,6 +51,34 @@ describe("config", () => {
     expect(text).toMatch(/bogus/);
   });
 
+  it("refuses a signed-events secret that decodes to fewer than 4 bytes, naming the key with the other problems", () => {
+    const withSecret = (secret: string) => ({
+      platform: { baseUrl: "https://acme.example.com", token: "x" },
+      sources: { okta: { tokens: ["t1"], onDelete: "purge", hooks: { events: { secret } } } },
+    });
+    for (const secret of ["whsec_A", "whsec_AA==", "whsec_AAAA"]) {
+      let error: ConfigError | undefined;
+      try {
+        buildConfig(withSecret(secret), {}, { refuseShortSigningKeys: true });
+      } catch (err) {
+        error = err as ConfigError;
+      }
+      expect(error, secret).toBeInstanceOf(ConfigError);
+      const text = error!.problems.join("\n");
+      expect(text, secret).toMatch(/sources\.okta\.hooks\.events\.secret: decodes to \d bytes, fewer than 4/);
+      expect(text, secret).toMatch(/sources\.okta\.onDelete/);
+    }
+    const fine = withSecret("whsec_dGVzdA==");
+    fine.sources.okta.onDelete = "delete";
+    expect(buildConfig(fine, {}, { refuseShortSigningKeys: true }).sources.okta?.hooks.events?.secret).toBe(
+      "whsec_dGVzdA==",
+    );
+    // Built in code without the option (test harnesses), the runtime refusal is what answers.
+    const inCode = withSecret("whsec_A");
+    inCode.sources.okta.onDelete = "delete";
+    expect(buildConfig(inCode, {}).sources.okta?.hooks.events?.secret).toBe("whsec_A");
+  });
+
   it("refuses a Redis URL ioredis cannot connect to, naming the key", () => {
     for (const url of ["notaurl", "http://127.0.0.1:6379", "redis://", "127.0.0.1:6379"]) {
       expect(
