@@ -7,11 +7,17 @@
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { createPlatformEmulator } from "../platform/emulator/platform-emulator.js";
+import { catchStopSignals } from "../server/stop-signals.js";
 
 const USAGE =
   "usage: scim-bridge emulator --port <port> --token <token> [--tls] [--host 127.0.0.1] [--seed N] [--cert-file PATH]\n";
 
-export async function runEmulator(args: string[]): Promise<number> {
+/**
+ * `stopSignals`: SIGTERM and SIGINT, caught from the call on (as `start` does, e25c325). A signal
+ * while the emulator starts, or the instant after its line, then stops it with exit 0 instead of
+ * ending it by the signal's default action.
+ */
+export async function runEmulator(args: string[], stopSignals = catchStopSignals()): Promise<number> {
   let values: {
     port?: string;
     token?: string;
@@ -44,13 +50,13 @@ export async function runEmulator(args: string[]): Promise<number> {
   const seed = values.seed !== undefined ? Number(values.seed) : undefined;
   const emulator = createPlatformEmulator({ token: values.token, tls: values.tls ?? false, seed });
   const url = await emulator.start({ port, host: values.host ?? "127.0.0.1" });
-  if (values["cert-file"] && emulator.certificatePem)
-    writeFileSync(values["cert-file"], emulator.certificatePem);
-  process.stdout.write(`platform emulator listening on ${url}\n`);
-  await new Promise<void>((resolve) => {
-    process.once("SIGINT", resolve);
-    process.once("SIGTERM", resolve);
-  });
+  if (stopSignals.received === undefined) {
+    if (values["cert-file"] && emulator.certificatePem)
+      writeFileSync(values["cert-file"], emulator.certificatePem);
+    process.stdout.write(`platform emulator listening on ${url}\n`);
+    // A second signal during the close gets the default action (the process ends at once).
+    await stopSignals.next;
+  }
   await emulator.close();
   return 0;
 }
