@@ -80,8 +80,10 @@ export async function main(argv: string[]): Promise<number> {
       return runStart(rest, stopSignals);
     }
     case "emulator": {
+      // As for `start`: caught before the emulator's code loads.
+      const stopSignals = catchStopSignals();
       const { runEmulator } = await import("./emulator-command.js");
-      return runEmulator(rest);
+      return runEmulator(rest, stopSignals);
     }
     case "status":
     case "resync":
