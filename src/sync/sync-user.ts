@@ -131,7 +131,11 @@ async function syncWorkspaceUser(
       await waitForLateCreate(ctx, ref, "createUser");
       const found = await ctx.platform.findUserByUserName(first.userName);
       const owner = found ? await ctx.state.claimOwner("user", found.id, ref) : null;
-      applied = found && owner === refKey(ref) ? await fromPlatformUser(ctx, found) : null;
+      // Found: its platform id is new to the groups and the users that wait for it, as after a create.
+      applied =
+        found && owner === refKey(ref)
+          ? { ...(await fromPlatformUser(ctx, found)), notifyGroups: true }
+          : null;
       if (applied) await ctx.state.putApplied(ref, applied);
       continue;
     }

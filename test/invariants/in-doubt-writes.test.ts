@@ -73,6 +73,27 @@ describe("a write whose answer was lost, then a change at the source before the 
     expect((await h.admin().get("/status")).body).toMatchObject({ idle: true, deadLetters: 0 });
   });
 
+  it("a user found again under its old name after a lost create gets into its group", async () => {
+    applyThenFail(h.emulator, "createUser");
+    const scim = h.scim("okta");
+    const user = await scim.createUser("lost.member@example.com");
+    await waitForRetrying("users", user.id);
+    // The group waits for its member's platform id, which the user's sync records once it has one.
+    const group = await scim.createGroup("Lost Members", [user.id]);
+    await scim.patchUser(user.id, [{ op: "replace", path: "userName", value: "found.member@example.com" }]);
+    h.emulator.clearFaults();
+    await h.waitForIdle();
+
+    const platformId = h.platformUsers().get("found.member@example.com")?.id;
+    expect(platformId).toBeDefined();
+    const groups = h.emulator.state().groups.filter((g) => g.displayName === "Lost Members");
+    expect(groups.map((g) => memberIds(g.members))).toEqual([[platformId]]);
+    expect((await h.admin().get("/status")).body).toMatchObject({ idle: true, deadLetters: 0 });
+    await scim.deleteGroup(group.id);
+    await scim.deleteUser(user.id);
+    await h.waitForIdle();
+  });
+
   it("a group renamed and given other members after its create's answer was lost exists once, right", async () => {
     const scim = h.scim("okta");
     const ann = await scim.createUser("ann@example.com");
