@@ -13,6 +13,7 @@ import {
   type Projection,
   listParam,
   membersExcluded,
+  listQueryOf,
   parseListParams,
   projectionOf,
   searchRequest,
@@ -90,7 +91,7 @@ export function createGroupHandlers({ directory, config }: ScimRouterDeps): Reso
 
   return {
     list: async (req, res) => {
-      sendScim(res, 200, await listWith(req, parseListParams(req.query as Record<string, unknown>, "Group")));
+      sendScim(res, 200, await listWith(req, parseListParams(listQueryOf(req), "Group")));
     },
     search: async (req, res) => {
       sendScim(

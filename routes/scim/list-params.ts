@@ -28,6 +28,37 @@ export function listParam(source: Record<string, unknown>, name: string): unknow
 }
 
 /**
+ * The query parameters of a list request (RFC 7644 §3.4.2), as parsed from the query string, with
+ * the `filter` read again from the raw query when its `+` signs are plus signs. The query parser
+ * decodes form-style (`+` is a space), which is what PingFederate sends (`userName+eq+%22a%2Bb%22`).
+ * But a client that percent-encodes its spaces (`%20`: fetch and WHATWG URL, .NET, Java URI
+ * builders) leaves a `+` as it is, and RFC 3986 gives `+` no special meaning in a query: in
+ * `userName%20eq%20%22a+b@example.com%22` the `+` is the address's. Read as a space it made the
+ * look-up-before-create of every `first+tag@...` user miss, and the create that followed a 409.
+ * So when the raw filter holds both `%20` and `+`, it is percent-decoded without the form rule.
+ */
+export function listQueryOf(req: Request): Record<string, unknown> {
+  const query = req.query as Record<string, unknown>;
+  const key = findKey(query, "filter");
+  if (key === undefined || typeof query[key] !== "string") return query;
+  const url = req.originalUrl ?? req.url;
+  const start = url.indexOf("?");
+  if (start < 0 || !url.includes("+", start)) return query;
+  for (const part of url.slice(start + 1).split("&")) {
+    const eq = part.indexOf("=");
+    if (eq < 0 || part.slice(0, eq).toLowerCase() !== key.toLowerCase()) continue;
+    const raw = part.slice(eq + 1);
+    if (!raw.includes("+") || !/%20/i.test(raw)) return query;
+    try {
+      return { ...query, [key]: decodeURIComponent(raw) };
+    } catch {
+      return query; // not valid percent-encoding: the parser's lenient reading stands
+    }
+  }
+  return query;
+}
+
+/**
  * The names of an `attributes` or `excludedAttributes` parameter (RFC 7644 §3.4.2.5, §3.9): a
  * comma-separated string, or a list of them (a SearchRequest's, or the parameter repeated in the
  * query string); empty items and surrounding spaces are ignored. Anything else, or a name that is

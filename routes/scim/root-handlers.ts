@@ -1,7 +1,7 @@
 import type { Request, RequestHandler } from "express";
 import { projectResource } from "../../src/scim/projection.js";
 import { type JsonObject, SCHEMA_LIST } from "../../src/scim/scim-types.js";
-import { membersExcluded, parseListParams, searchRequest } from "./list-params.js";
+import { listQueryOf, membersExcluded, parseListParams, searchRequest } from "./list-params.js";
 import { renderGroup, renderUser, scimBaseUrl } from "./scim-render.js";
 import { type ScimRouterDeps, requireObjectBody, sendScim } from "./scim-http.js";
 
@@ -57,7 +57,7 @@ export function createRootHandlers({ directory }: ScimRouterDeps): RootHandlers 
 
   return {
     list: async (req, res) => {
-      sendScim(res, 200, await query(req, req.query as Record<string, unknown>));
+      sendScim(res, 200, await query(req, listQueryOf(req)));
     },
     search: async (req, res) => {
       sendScim(res, 200, await query(req, searchRequest(requireObjectBody(req))));

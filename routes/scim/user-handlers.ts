@@ -10,6 +10,7 @@ import { SCHEMA_LIST, type JsonObject } from "../../src/scim/scim-types.js";
 import {
   type ListParams,
   type Projection,
+  listQueryOf,
   parseListParams,
   projectionOf,
   searchRequest,
@@ -47,7 +48,7 @@ export function createUserHandlers({ directory }: ScimRouterDeps): ResourceHandl
 
   return {
     list: async (req, res) => {
-      sendScim(res, 200, await listWith(req, parseListParams(req.query as Record<string, unknown>, "User")));
+      sendScim(res, 200, await listWith(req, parseListParams(listQueryOf(req), "User")));
     },
     search: async (req, res) => {
       sendScim(res, 200, await listWith(req, parseListParams(searchRequest(requireObjectBody(req)), "User")));

@@ -1,0 +1,61 @@
+/**
+ * Acceptance probes of the SCIM intake with requests as identity providers' HTTP clients put them
+ * on the wire (intake only, real Redis). Each case names who sends it and what an identity admin
+ * expects, citing the RFC where it speaks.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ScimTestApp, createScimTestApp } from "../helpers/scim-test-app.js";
+
+const USER = "urn:ietf:params:scim:schemas:core:2.0:User";
+const base = "/scim/v2/okta";
+
+let t: ScimTestApp;
+let n = 0;
+const unique = (stem: string) => `${stem}.${++n}@example.com`;
+
+beforeAll(async () => {
+  t = await createScimTestApp("acceptance-idp-probes-a");
+});
+afterAll(async () => {
+  await t.close();
+});
+
+const send = (method: "post" | "put" | "patch", path: string, body: unknown) =>
+  t.request[method](`${base}${path}`)
+    .set(t.okta)
+    .set("Content-Type", "application/scim+json")
+    .send(JSON.stringify(body));
+
+async function createUser(extra: Record<string, unknown> = {}) {
+  const res = await send("post", "/Users", { schemas: [USER], userName: unique("user"), ...extra });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body as { id: string; userName: string } & Record<string, unknown>;
+}
+
+const ids = (res: { body: { Resources?: { id: string }[] } }) => (res.body.Resources ?? []).map((r) => r.id);
+
+describe("a `+` in a filter whose spaces are percent-encoded", () => {
+  it("is a plus: `userName%20eq%20%22a+b@...%22` finds a+b@... (RFC 3986: only form encoding makes `+` a space)", async () => {
+    // What fetch, WHATWG URL and Java URI builders send for `userName eq "a+b@example.com"`: the
+    // spaces and quotes percent-encoded, the `+` left as it is.
+    const user = await createUser({ userName: "first+tag@example.com" });
+    const raw = await t.request
+      .get(`${base}/Users?filter=userName%20eq%20%22first+tag@example.com%22&startIndex=1&count=100`)
+      .set(t.okta);
+    expect(raw.status, JSON.stringify(raw.body)).toBe(200);
+    expect(ids(raw)).toEqual([user.id]);
+    const url = new URL(`http://bridge.example${base}/Users`);
+    url.search = 'filter=userName eq "first+tag@example.com"';
+    expect(url.search).toContain("%20eq%20");
+    const whatwg = await t.request.get(`${url.pathname}${url.search}`).set(t.okta);
+    expect(ids(whatwg)).toEqual([user.id]);
+  });
+
+  it("form encoding still reads `+` as a space and `%2B` as a plus (PingFederate)", async () => {
+    const user = await createUser({ userName: "second+tag@example.com" });
+    const form = await t.request
+      .get(`${base}/Users?filter=userName+eq+%22second%2Btag@example.com%22`)
+      .set(t.okta);
+    expect(ids(form)).toEqual([user.id]);
+  });
+});
