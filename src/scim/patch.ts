@@ -183,6 +183,10 @@ function applyPlain(
     const kept = current.filter((el) => !gone.some((g) => sameElement(el, g, def)));
     return kept.length === 0 ? undefined : kept;
   }
+  if (def?.type === "complex" && !def.multiValued && def.name !== "manager") {
+    const given = Array.isArray(value) && value.length === 1 ? value[0] : value;
+    if (isJsonObject(given) && isJsonObject(current)) return mergeComplex(def, current, given, label);
+  }
   const v = canonicalValue(def, value, label);
   if (def?.multiValued && op === "add" && Array.isArray(v)) {
     let out = Array.isArray(current) ? [...current] : [];
@@ -195,16 +199,26 @@ function applyPlain(
     }
     return out;
   }
-  if (
-    def?.type === "complex" &&
-    !def.multiValued &&
-    def.name !== "manager" &&
-    isJsonObject(v) &&
-    isJsonObject(current)
-  ) {
-    return { ...current, ...v }; // §3.5.2.3: sub-attributes not given are left unchanged
-  }
   return v;
+}
+
+/**
+ * add/replace of a single-valued complex attribute that has a value (`name`): RFC 7644 §3.5.2.3,
+ * the sub-attributes given replace theirs and the others are left unchanged; a sub-attribute given
+ * as null is unassigned (RFC 7643 §2.5), so `{givenName: null}` clears givenName alone. (Read as a
+ * whole value first, the null left `{}`, which cleared the entire name.) Returns the new value,
+ * undefined when nothing is left.
+ */
+function mergeComplex(def: AttrDef, current: JsonObject, value: JsonObject, label: string): Json | undefined {
+  const merged: JsonObject = { ...current };
+  for (const [key, sub] of Object.entries(value)) {
+    if (key === "__proto__") continue;
+    const name = def.sub?.get(key.toLowerCase())?.name ?? key;
+    const old = findKey(merged, name);
+    if (old !== undefined) delete merged[old];
+    if (sub !== null) merged[name] = sub;
+  }
+  return canonicalValue(def, merged, label);
 }
 
 /** Ops on `attr[filter]` and `attr[filter].sub`. */

@@ -59,3 +59,34 @@ describe("a `+` in a filter whose spaces are percent-encoded", () => {
     expect(ids(form)).toEqual([user.id]);
   });
 });
+
+describe("PATCH of a complex attribute with a null sub-attribute (RFC 7644 §3.5.2.3, RFC 7643 §2.5)", () => {
+  const PATCH = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
+  const patch = (id: string, Operations: unknown[]) => send("patch", `/Users/${id}`, { schemas: [PATCH], Operations });
+  const named = () => createUser({ name: { givenName: "Ada", familyName: "Lovelace", middleName: "King" } });
+
+  it("replace `name` with `{givenName: null}` clears givenName only; the other parts stay", async () => {
+    const user = await named();
+    const res = await patch(user.id, [{ op: "replace", path: "name", value: { givenName: null } }]);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.name).toEqual({ familyName: "Lovelace", middleName: "King" });
+  });
+
+  it("a null beside a new value clears that sub-attribute while the other is set", async () => {
+    const user = await named();
+    const res = await patch(user.id, [
+      { op: "replace", path: "name", value: { givenName: null, familyName: "Byron" } },
+    ]);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.name).toEqual({ familyName: "Byron", middleName: "King" });
+  });
+
+  it("the same as a no-path replace (Okta, Google Workspace)", async () => {
+    const user = await named();
+    const res = await patch(user.id, [{ op: "replace", value: { name: { middleName: null } } }]);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.name).toEqual({ givenName: "Ada", familyName: "Lovelace" });
+    const got = await t.request.get(`${base}/Users/${user.id}`).set(t.okta);
+    expect(got.body.name).toEqual({ givenName: "Ada", familyName: "Lovelace" });
+  });
+});
