@@ -6,6 +6,7 @@ import {
   GROUP_ATTRS,
   USER_ATTRS,
   extensionAttrs,
+  getKey,
   isCoreUrn,
   knownExtensionUrn,
   parseAttrPath,
@@ -309,13 +310,16 @@ export function toCanonicalGroup(
   return { resource: doc as Omit<ScimGroup, "id">, members };
 }
 
-/** Ids of `[{value}]` members, without duplicates, in order. */
+/**
+ * Ids of `[{value}]` members, without duplicates, in order. `value` is matched in any case
+ * (RFC 7643 §2.1), as a POST body's sub-attributes are: `{"Value": id}` names the member too.
+ */
 export function memberIds(members: Json | undefined): string[] {
   if (members === undefined || members === null) return [];
   const list = Array.isArray(members) ? members : [members];
   const seen = new Set<string>();
   for (const m of list) {
-    const value = isJsonObject(m) ? m.value : m;
+    const value = isJsonObject(m) ? getKey(m, "value") : m;
     if (typeof value !== "string" || value === "")
       invalid('Each of "members" needs a non-empty "value" (the member id)');
     seen.add(value);

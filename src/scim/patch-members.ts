@@ -1,6 +1,6 @@
 import type { MembershipChange } from "../directory/directory-types.js";
 import { BadRequestError } from "../errors.js";
-import { GROUP_ATTRS } from "./attribute-schema.js";
+import { GROUP_ATTRS, getKey } from "./attribute-schema.js";
 import { memberIds } from "./canonical-resource.js";
 import { isJsonObject } from "./dialects.js";
 import { matchesFilterWithin } from "./filter-eval.js";
@@ -97,7 +97,7 @@ export class MembershipAccumulator {
     }
     const base = elementFromFilter(path.filter!);
     const created: JsonObject | undefined = base && isJsonObject(element) ? { ...base, ...element } : base;
-    if (!created || typeof created.value !== "string") {
+    if (!created || typeof getKey(created, "value") !== "string") {
       throw new BadRequestError("No member matches the filter and none can be created from it", "noTarget");
     }
     this.add(memberIds(created));
@@ -163,5 +163,5 @@ export class MembershipAccumulator {
 /** Whether a PATCH value names member ids (`{value}` or a list of them), rather than only describing one. */
 function namesMembers(value: Json | undefined): boolean {
   const list = value === undefined || value === null ? [] : Array.isArray(value) ? value : [value];
-  return list.some((m) => (isJsonObject(m) ? typeof m.value === "string" : typeof m === "string"));
+  return list.some((m) => (isJsonObject(m) ? typeof getKey(m, "value") === "string" : typeof m === "string"));
 }

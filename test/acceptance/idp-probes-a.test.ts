@@ -90,3 +90,38 @@ describe("PATCH of a complex attribute with a null sub-attribute (RFC 7644 §3.5
     expect(got.body.name).toEqual({ givenName: "Ada", familyName: "Lovelace" });
   });
 });
+
+describe("member objects with attribute names in another case (RFC 7643 §2.1: names are case-insensitive)", () => {
+  const GROUP = "urn:ietf:params:scim:schemas:core:2.0:Group";
+  const PATCH = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
+
+  it('a group PATCH adding and removing `{"Value": id}` members changes them as `{"value": id}` does', async () => {
+    const [a, b] = [await createUser(), await createUser()];
+    const created = await send("post", "/Groups", {
+      schemas: [GROUP],
+      displayName: "Case Members",
+      Members: [{ Value: a.id }],
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const gid = created.body.id as string;
+    const add = await send("patch", `/Groups/${gid}`, {
+      schemas: [PATCH],
+      Operations: [{ op: "Add", path: "members", value: [{ Value: b.id, Display: "b" }] }],
+    });
+    expect(add.status, JSON.stringify(add.body)).toBe(204);
+    const remove = await send("patch", `/Groups/${gid}`, {
+      schemas: [PATCH],
+      Operations: [{ op: "Remove", path: "members", value: [{ VALUE: a.id }] }],
+    });
+    expect(remove.status, JSON.stringify(remove.body)).toBe(204);
+    const got = await t.request.get(`${base}/Groups/${gid}`).set(t.okta);
+    expect(got.body.members.map((m: { value: string }) => m.value)).toEqual([b.id]);
+    const replace = await send("patch", `/Groups/${gid}`, {
+      schemas: [PATCH],
+      Operations: [{ op: "replace", path: `members[value eq "${b.id}"]`, value: [{ Value: a.id }] }],
+    });
+    expect(replace.status, JSON.stringify(replace.body)).toBe(204);
+    const after = await t.request.get(`${base}/Groups/${gid}`).set(t.okta);
+    expect(after.body.members.map((m: { value: string }) => m.value)).toEqual([a.id]);
+  });
+});
