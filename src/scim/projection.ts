@@ -41,7 +41,10 @@ export function projectResource(resource: JsonObject, options: ProjectionOptions
     out = {};
     for (const key of Object.keys(resource)) {
       if (ALWAYS.has(key)) out[key] = resource[key]!;
-      else if (picked[key] !== undefined) out[key] = picked[key]!;
+      else if (picked[key] !== undefined) {
+        const kept = withoutEmpty(picked[key]!, 2);
+        if (kept !== undefined) out[key] = kept;
+      }
     }
   } else {
     out = { ...resource };
@@ -49,6 +52,31 @@ export function projectResource(resource: JsonObject, options: ProjectionOptions
   }
   for (const key of Object.keys(out)) if (NEVER.has(key.toLowerCase())) delete out[key];
   return out;
+}
+
+/**
+ * A picked value without what picking sub-attributes emptied (RFC 7643 §2.5: an unassigned value
+ * is not returned): `name` when it has none of the named sub-attributes, an element of `emails`
+ * holding none of them, an attribute whose elements all went. `depth` 2 reaches an extension's
+ * attributes; undefined when nothing is left. Values as stored are never empty, so only what
+ * pick() emptied goes.
+ */
+function withoutEmpty(value: Json, depth: number): Json | undefined {
+  if (Array.isArray(value)) {
+    if (value.length === 0) return value;
+    const kept = value.filter((el) => !isJsonObject(el) || Object.keys(el).length > 0);
+    return kept.length === 0 ? undefined : kept;
+  }
+  if (!isJsonObject(value)) return value;
+  if (depth > 1) {
+    const out: JsonObject = {};
+    for (const [key, v] of Object.entries(value)) {
+      const kept = withoutEmpty(v, depth - 1);
+      if (kept !== undefined) out[key] = kept;
+    }
+    return Object.keys(out).length === 0 ? undefined : out;
+  }
+  return Object.keys(value).length === 0 ? undefined : value;
 }
 
 function pick(src: JsonObject, dst: JsonObject, p: AttrPath): void {

@@ -125,3 +125,20 @@ describe("member objects with attribute names in another case (RFC 7643 §2.1: n
     expect(after.body.members.map((m: { value: string }) => m.value)).toEqual([a.id]);
   });
 });
+
+describe("attributes= naming sub-attributes a resource lacks (RFC 7643 §2.5: no empty values returned)", () => {
+  it("leaves out `name` and the elements of `emails` that hold none of the named sub-attributes", async () => {
+    const user = await createUser({
+      name: { familyName: "Hopper" },
+      emails: [{ value: "g@example.com" }, { value: "h@example.com", type: "home" }],
+    });
+    const res = await t.request
+      .get(`${base}/Users/${user.id}?attributes=name.givenName,emails.type`)
+      .set(t.okta);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).not.toHaveProperty("name");
+    expect(res.body.emails).toEqual([{ type: "home" }]);
+    const none = await t.request.get(`${base}/Users/${user.id}?attributes=emails.display`).set(t.okta);
+    expect(none.body).not.toHaveProperty("emails");
+  });
+});
