@@ -17,8 +17,12 @@ import { createUserHandlers } from "./user-handlers.js";
 
 export type { ResourceHandlers, ScimRouterDeps };
 
-/** `/scim/v2` and `/scim/v2/`, with or without a query string. */
-const NO_SOURCE = /^\/scim\/v2\/?(?:\?|$)/i;
+/**
+ * `/scim/v2` and everything under `/scim/v2/`: a path here that names no service provider (no
+ * source, an empty one as in `/scim/v2//okta`, or one that is not valid percent-encoding) is still
+ * answered with a SCIM error body (RFC 7644 §3.12), not the app's generic 404.
+ */
+const SCIM_PREFIX = /^\/scim\/v2(?:[/?]|$)/i;
 
 /** Names a SCIM request for metrics: resource and operation, never ids. */
 export function operationOf(method: string, path: string): { resource: string; operation: string } {
@@ -81,8 +85,8 @@ export function createScimRouter(deps: ScimRouterDeps): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
     const target = scimTargetOf(req.originalUrl);
     if (target === undefined) {
-      // The SCIM prefix without a source names no service provider: a SCIM 404 all the same.
-      if (NO_SOURCE.test(req.originalUrl)) return sendScimError(res, 404, "No such SCIM endpoint");
+      // A SCIM path that names no service provider: a SCIM 404 all the same.
+      if (SCIM_PREFIX.test(req.originalUrl)) return sendScimError(res, 404, "No such SCIM endpoint");
       return next();
     }
     const { source, rest } = target;

@@ -142,3 +142,13 @@ describe("attributes= naming sub-attributes a resource lacks (RFC 7643 §2.5: no
     expect(none.body).not.toHaveProperty("emails");
   });
 });
+
+describe("every answer under /scim/v2/ is a SCIM error body (RFC 7644 §3.12)", () => {
+  it("a source segment that is not valid percent-encoding, or empty, is a SCIM 404", async () => {
+    for (const path of ["/scim/v2/%ZZ/Users", "/scim/v2//okta/Users"]) {
+      const res = await t.request.get(path).set(t.okta);
+      expect(res.status, path).toBe(404);
+      expect(res.body.schemas, path).toEqual(["urn:ietf:params:scim:api:messages:2.0:Error"]);
+    }
+  });
+});
