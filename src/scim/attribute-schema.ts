@@ -168,9 +168,24 @@ export function parseAttrPath(raw: string, core: AttrTable = ANY_CORE_ATTRS): At
   return parsed;
 }
 
-function parseUncached(raw: string, core: AttrTable): AttrPath | undefined {
+/**
+ * A schema URN followed by "." and an attribute (`urn:...:enterprise:2.0:User.department`), as
+ * Entra ID's customappsso jobs wrote extension attributes (Microsoft: "Known issues ... with SCIM
+ * 2.0 protocol compliance", "Extension attributes use dot notation"): the URN of a known schema, or
+ * one of the whole-extension form (WHOLE_EXTENSION_URN), then an attribute path.
+ */
+const DOTTED_URN = /^(urn:.+:\d+(?:\.\d+)*:(?:User|Group))\.([A-Za-z$][\w$-]*(?:\.[A-Za-z$][\w$-]*)?)$/i;
+
+/** `<urn>.<attr>` read as `<urn>:<attr>` (DOTTED_URN); other paths as they are. */
+function colonAfterUrn(raw: string): string {
+  const m = DOTTED_URN.exec(raw);
+  return m ? `${m[1]}:${m[2]}` : raw;
+}
+
+function parseUncached(input: string, core: AttrTable): AttrPath | undefined {
   let urn: string | undefined;
   let table: AttrTable | undefined = core;
+  const raw = input.length > 4 && input.slice(0, 4).toLowerCase() === "urn:" ? colonAfterUrn(input) : input;
   let rest = raw;
   if (raw.length > 4 && raw.slice(0, 4).toLowerCase() === "urn:") {
     const lower = raw.toLowerCase();

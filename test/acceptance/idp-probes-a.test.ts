@@ -152,3 +152,25 @@ describe("every answer under /scim/v2/ is a SCIM error body (RFC 7644 §3.12)", 
     }
   });
 });
+
+describe('extension attributes written with "." after the schema URN (Entra ID\'s customappsso jobs)', () => {
+  const PATCH = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
+  const ENT = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User";
+
+  it("`<urn>.department` in a PATCH path, a no-path key and a filter is `<urn>:department`", async () => {
+    const user = await createUser();
+    const add = await send("patch", `/Users/${user.id}`, {
+      schemas: [PATCH],
+      Operations: [
+        { op: "Add", path: `${ENT}.department`, value: "Ops" },
+        { op: "Replace", value: { [`${ENT}.employeeNumber`]: "7" } },
+      ],
+    });
+    expect(add.status, JSON.stringify(add.body)).toBe(200);
+    expect(add.body[ENT]).toEqual({ department: "Ops", employeeNumber: "7" });
+    const found = await t.request
+      .get(`${base}/Users?filter=${encodeURIComponent(`${ENT}.department eq "ops"`)}`)
+      .set(t.okta);
+    expect(ids(found)).toEqual([user.id]);
+  });
+});
