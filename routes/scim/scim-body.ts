@@ -1,7 +1,8 @@
+import { isUtf8 } from "node:buffer";
 import express, { type RequestHandler } from "express";
 import { parseByteSize } from "../../src/config/byte-size.js";
 import { AppError } from "../../src/errors.js";
-import { bodyNotJson, bodyTooLarge } from "./scim-errors.js";
+import { bodyNotJson, bodyNotUtf8, bodyTooLarge } from "./scim-errors.js";
 
 /** Media types the SCIM routes read as JSON: application/scim+json, application/json, any *json*. */
 const JSON_TYPE = /json/i;
@@ -11,7 +12,8 @@ const OTHER_CHARSET = /charset\s*=\s*(?!"?utf-?8"?\s*(?:;|$))/i;
 /**
  * Reads a SCIM request's JSON body into `req.body`, like `express.json({strict: false})` with the
  * same answers (413 over the limit, 400 invalidSyntax for malformed JSON, an empty body is `{}`, a
- * leading byte order mark is ignored, a body that is not JSON-typed is left unread), at a fraction
+ * leading byte order mark is ignored, a body that is not JSON-typed is left unread; bytes that are
+ * not UTF-8 are 400 invalidSyntax, where body-parser decodes them to U+FFFD), at a fraction
  * of its cost per request: body-parser runs content-type parsing, charset decoding and stream
  * bookkeeping that a UTF-8 JSON body does not need. A compressed body or another charset goes
  * through express.json itself.
@@ -24,6 +26,10 @@ export function scimJsonBody(limit: string): RequestHandler {
     type: (req) => {
       const ct = req.headers["content-type"];
       return ct === undefined || JSON_TYPE.test(ct);
+    },
+    // Bytes that are not UTF-8 under a UTF-8 charset are refused, as on the fast path below.
+    verify: (_req, _res, buf, encoding) => {
+      if (/^utf-?8$/i.test(encoding) && !isUtf8(buf)) throw bodyNotUtf8();
     },
   });
   return (req, res, next) => {
@@ -69,8 +75,10 @@ export function scimJsonBody(limit: string): RequestHandler {
     });
     req.once("end", () => {
       if (failed) return;
-      let text =
-        chunks.length === 1 ? (chunks[0] as Buffer).toString("utf8") : Buffer.concat(chunks).toString("utf8");
+      const bytes = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+      // RFC 7644 §3.8: UTF-8 only; decoding other bytes would store U+FFFD in their place.
+      if (!isUtf8(bytes)) return next(bodyNotUtf8());
+      let text = bytes.toString("utf8");
       // A UTF-8 byte order mark is ignored, as body-parser does (RFC 8259 §8.1 allows it).
       if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
       if (text.length === 0) {

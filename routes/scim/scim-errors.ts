@@ -55,6 +55,18 @@ export function bodyNotJson(): AppError {
   });
 }
 
+/**
+ * A request body that is not UTF-8 (RFC 7644 §3.8, RFC 8259 §8.1: JSON is exchanged as UTF-8):
+ * 400 invalidSyntax. Decoded anyway, each bad byte would be stored as U+FFFD (a Latin-1 "Zoë"
+ * from a script became "Zo\uFFFD"), a change nobody asked for.
+ */
+export function bodyNotUtf8(): AppError {
+  return new AppError(
+    "The request body is not valid UTF-8 (send JSON as UTF-8, e.g. Content-Type: application/scim+json; charset=utf-8)",
+    { status: 400, code: "invalidSyntax", scimType: "invalidSyntax" },
+  );
+}
+
 /** A request body over the configured limit: 413. */
 export function bodyTooLarge(): AppError {
   return new AppError("The request body is too large", { status: 413, code: "payload_too_large" });

@@ -62,7 +62,8 @@ describe("a `+` in a filter whose spaces are percent-encoded", () => {
 
 describe("PATCH of a complex attribute with a null sub-attribute (RFC 7644 §3.5.2.3, RFC 7643 §2.5)", () => {
   const PATCH = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
-  const patch = (id: string, Operations: unknown[]) => send("patch", `/Users/${id}`, { schemas: [PATCH], Operations });
+  const patch = (id: string, Operations: unknown[]) =>
+    send("patch", `/Users/${id}`, { schemas: [PATCH], Operations });
   const named = () => createUser({ name: { givenName: "Ada", familyName: "Lovelace", middleName: "King" } });
 
   it("replace `name` with `{givenName: null}` clears givenName only; the other parts stay", async () => {
@@ -172,5 +173,39 @@ describe('extension attributes written with "." after the schema URN (Entra ID\'
       .get(`${base}/Users?filter=${encodeURIComponent(`${ENT}.department eq "ops"`)}`)
       .set(t.okta);
     expect(ids(found)).toEqual([user.id]);
+  });
+});
+
+describe("a body that is not UTF-8 (RFC 7644 §3.8, RFC 8259 §8.1)", () => {
+  // Windows PowerShell 5.1's Invoke-RestMethod sends a string body as ISO-8859-1 unless told
+  // otherwise: an HR script's "Zoë" arrives as the single byte 0xEB.
+  const latin1 = (body: unknown) => Buffer.from(JSON.stringify(body), "latin1");
+
+  it("is refused with 400 invalidSyntax, not stored with U+FFFD in place of each accented letter", async () => {
+    const userName = unique("zoe");
+    for (const type of ["application/json", "application/scim+json; charset=utf-8"]) {
+      const res = await t.request
+        .post(`${base}/Users`)
+        .set(t.okta)
+        .set("Content-Type", type)
+        .serialize((b: Buffer) => b as unknown as string)
+        .send(latin1({ schemas: [USER], userName, displayName: "Zoë Núñez" }) as unknown as object);
+      expect(res.status, `${type}: ${JSON.stringify(res.body)}`).toBe(400);
+      expect(res.body).toMatchObject({ scimType: "invalidSyntax" });
+    }
+    const found = await t.request
+      .get(`${base}/Users?filter=${encodeURIComponent(`userName eq "${userName}"`)}`)
+      .set(t.okta);
+    expect(found.body.totalResults).toBe(0);
+  });
+
+  it("the same body sent as UTF-8 is stored as sent", async () => {
+    const res = await send("post", "/Users", {
+      schemas: [USER],
+      userName: unique("zoe"),
+      displayName: "Zoë Núñez",
+    });
+    expect(res.status).toBe(201);
+    expect(res.body.displayName).toBe("Zoë Núñez");
   });
 });
