@@ -188,6 +188,8 @@ function applyPlain(
     if (isJsonObject(given) && isJsonObject(current)) return mergeComplex(def, current, given, label);
   }
   const v = canonicalValue(def, value, label);
+  // §3.5.2.1: an add adds values; [] or null adds none and leaves the attribute as it is.
+  if (def?.multiValued && op === "add" && v === undefined) return current;
   if (def?.multiValued && op === "add" && Array.isArray(v)) {
     let out = Array.isArray(current) ? [...current] : [];
     for (const el of v) {

@@ -209,3 +209,32 @@ describe("a body that is not UTF-8 (RFC 7644 §3.8, RFC 8259 §8.1)", () => {
     expect(res.body.displayName).toBe("Zoë Núñez");
   });
 });
+
+describe("PATCH add of nothing to a multi-valued attribute (RFC 7644 §3.5.2.1: add adds values)", () => {
+  const PATCH = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
+  const emails = [{ value: "kept@example.com", type: "work", primary: true }];
+
+  it("`add` of [] or null, with a path or without, leaves the user's emails as they were", async () => {
+    for (const op of [
+      { op: "add", path: "emails", value: [] },
+      { op: "Add", path: "emails", value: null },
+      { op: "add", path: "emails", value: [null] },
+      { op: "add", value: { emails: [] } },
+    ]) {
+      const user = await createUser({ emails });
+      const res = await send("patch", `/Users/${user.id}`, { schemas: [PATCH], Operations: [op] });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body.emails, JSON.stringify(op)).toEqual(emails);
+    }
+  });
+
+  it("`replace` with [] still clears them (RFC 7643 §2.5: [] is unassigned)", async () => {
+    const user = await createUser({ emails });
+    const res = await send("patch", `/Users/${user.id}`, {
+      schemas: [PATCH],
+      Operations: [{ op: "replace", path: "emails", value: [] }],
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).not.toHaveProperty("emails");
+  });
+});
