@@ -260,6 +260,10 @@ function applyFiltered(
     return list;
   }
   if (hits.length === 0) {
+    // Clearing a sub-attribute of an element that does not exist leaves nothing to create (an
+    // element holding only the filter's `type` is no email).
+    if (sub !== undefined && (value === null || value === undefined))
+      return list.length === 0 ? undefined : list;
     const base = elementFromFilter(path.filter!);
     if (!base) {
       throw new BadRequestError(

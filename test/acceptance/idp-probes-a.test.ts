@@ -238,3 +238,21 @@ describe("PATCH add of nothing to a multi-valued attribute (RFC 7644 §3.5.2.1: 
     expect(res.body).not.toHaveProperty("emails");
   });
 });
+
+describe("a null for a filtered element that does not exist (Entra clearing an attribute)", () => {
+  const PATCH = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
+
+  it('replace `emails[type eq "work"].value` with null on a user without a work email creates nothing', async () => {
+    const user = await createUser({ emails: [{ value: "home@example.com", type: "home" }] });
+    const res = await send("patch", `/Users/${user.id}`, {
+      schemas: [PATCH],
+      Operations: [
+        { op: "Replace", path: 'emails[type eq "work"].value', value: null },
+        { op: "Add", path: 'phoneNumbers[type eq "mobile"].value', value: null },
+      ],
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.emails).toEqual([{ value: "home@example.com", type: "home" }]);
+    expect(res.body).not.toHaveProperty("phoneNumbers");
+  });
+});
