@@ -255,6 +255,7 @@ function applyFiltered(
       const kept = list.filter((_, i) => !hitSet.has(i));
       return kept.length === 0 ? undefined : kept;
     }
+    if (hits.length === 0) return current; // nothing matched: nothing changes (not even [] for absent)
     for (const i of hits)
       list[i] = applyPlain("remove", elementDef, sub, path.filterSubDef, list[i], undefined, subLabel) ?? {};
     return list;

@@ -256,3 +256,21 @@ describe("a null for a filtered element that does not exist (Entra clearing an a
     expect(res.body).not.toHaveProperty("phoneNumbers");
   });
 });
+
+describe("remove of a sub-attribute of filtered elements that are not there", () => {
+  it("is a no-op on a group too: nothing stored, the version stays (RFC 7644 §3.5.2.2)", async () => {
+    const created = await send("post", "/Groups", {
+      schemas: ["urn:ietf:params:scim:schemas:core:2.0:Group"],
+      displayName: "No-op removes",
+    });
+    expect(created.status).toBe(201);
+    const gid = created.body.id as string;
+    const res = await send("patch", `/Groups/${gid}?excludedAttributes=members`, {
+      schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+      Operations: [{ op: "remove", path: 'emails[type eq "work"].value' }],
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).not.toHaveProperty("emails");
+    expect(res.body.meta.version).toBe(created.body.meta.version);
+  });
+});
