@@ -1,0 +1,70 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { HttpPlatformClient } from "../../../src/platform/client/http-platform-client.js";
+import { NoopRequestBudget } from "../../../src/platform/client/request-budget.js";
+
+const USER_SCHEMA = "urn:ietf:params:scim:schemas:core:2.0:User";
+const LIST_SCHEMA = "urn:ietf:params:scim:api:messages:2.0:ListResponse";
+
+/**
+ * A platform that caps its SCIM pages below the requested count, as RFC 7644 §3.4.2.4 lets a
+ * service provider do ("itemsPerPage" is what it returned; "totalResults" says how many match).
+ */
+async function startCappedPlatform(total: number, cap: number): Promise<{ server: Server; url: string }> {
+  const users = Array.from({ length: total }, (_, i) => ({
+    schemas: [USER_SCHEMA],
+    id: `u${i}`,
+    userName: `user${i}@example.test`,
+    active: true,
+  }));
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? "/", "http://x");
+    if (req.headers.authorization !== "Bearer t" || url.pathname !== "/api/scim/v2/Users") {
+      res.writeHead(404).end();
+      return;
+    }
+    const startIndex = Number(url.searchParams.get("startIndex") ?? "1");
+    const count = Math.min(cap, Number(url.searchParams.get("count") ?? "100"));
+    const page = users.slice(startIndex - 1, startIndex - 1 + count);
+    res.writeHead(200, { "content-type": "application/scim+json" });
+    res.end(
+      JSON.stringify({
+        schemas: [LIST_SCHEMA],
+        totalResults: users.length,
+        startIndex,
+        itemsPerPage: page.length,
+        Resources: page,
+      }),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return { server, url: `http://127.0.0.1:${port}` };
+}
+
+describe("probes-b: platform listings", () => {
+  let server: Server | undefined;
+  let client: HttpPlatformClient | undefined;
+  afterEach(async () => {
+    client?.close();
+    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    server = undefined;
+  });
+
+  it("walks every SCIM page when the platform answers fewer items than asked but totalResults says more", async () => {
+    const platform = await startCappedPlatform(7, 2);
+    server = platform.server;
+    client = new HttpPlatformClient({
+      baseUrl: platform.url,
+      token: "t",
+      allowInsecureHttp: true,
+      timeoutMs: 2000,
+      maxRetries: 0,
+      budget: new NoopRequestBudget(),
+    });
+    const seen: string[] = [];
+    for await (const user of client.listUsers()) seen.push(user.id);
+    expect(seen).toEqual(["u0", "u1", "u2", "u3", "u4", "u5", "u6"]);
+  });
+});
