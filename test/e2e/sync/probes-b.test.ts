@@ -3,6 +3,8 @@ import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { HttpPlatformClient } from "../../../src/platform/client/http-platform-client.js";
 import { NoopRequestBudget } from "../../../src/platform/client/request-budget.js";
+import { createPlatformEmulator } from "../../../src/platform/emulator/platform-emulator.js";
+import { AttributeDefinitions } from "../../../src/sync/attribute-definitions.js";
 
 const USER_SCHEMA = "urn:ietf:params:scim:schemas:core:2.0:User";
 const LIST_SCHEMA = "urn:ietf:params:scim:api:messages:2.0:ListResponse";
@@ -66,5 +68,32 @@ describe("probes-b: platform listings", () => {
     const seen: string[] = [];
     for await (const user of client.listUsers()) seen.push(user.id);
     expect(seen).toEqual(["u0", "u1", "u2", "u3", "u4", "u5", "u6"]);
+  });
+});
+
+describe("probes-b: attribute definitions", () => {
+  it("uses the platform's definition whose name differs only in case (the platform's names are unique case-insensitively)", async () => {
+    const emulator = createPlatformEmulator({ token: "t", seed: 1 });
+    const url = await emulator.start({ port: 0 });
+    const client = new HttpPlatformClient({
+      baseUrl: url,
+      token: "t",
+      allowInsecureHttp: true,
+      timeoutMs: 2000,
+      maxRetries: 0,
+      budget: new NoopRequestBudget(),
+    });
+    try {
+      const existing = await client.createUserAttribute({ name: "department", type: "string" });
+      const defs = new AttributeDefinitions(client);
+      await expect(defs.ensure("Department", "string")).resolves.toBe(existing.id);
+      // A clash of type is still a visible, permanent error.
+      await expect(new AttributeDefinitions(client).ensure("DEPARTMENT", "number")).rejects.toMatchObject({
+        code: "attribute_type_clash",
+      });
+    } finally {
+      client.close();
+      await emulator.close();
+    }
   });
 });
