@@ -1,6 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { planGroup } from "../../../src/mapping/plan-group.js";
 import { HttpPlatformClient } from "../../../src/platform/client/http-platform-client.js";
 import { NoopRequestBudget } from "../../../src/platform/client/request-budget.js";
 import { createPlatformEmulator } from "../../../src/platform/emulator/platform-emulator.js";
@@ -95,5 +96,20 @@ describe("probes-b: attribute definitions", () => {
       client.close();
       await emulator.close();
     }
+  });
+});
+
+describe("probes-b: group renamed while its create is in doubt", () => {
+  it("looks for the lost create under the old name even when only the case changed", () => {
+    // The contract makes userName unique case-insensitively but says nothing of the kind for a
+    // group's displayName: a platform that keeps "Eng" and "eng" apart would be left with the
+    // lost "Eng" (never owned, never removed) if "eng" were simply created.
+    expect(
+      planGroup({
+        desiredName: "eng",
+        desiredMembers: [],
+        applied: { pendingDisplayName: "Eng", members: [] },
+      }).steps,
+    ).toEqual([{ type: "findLostGroup", displayName: "Eng" }]);
   });
 });
