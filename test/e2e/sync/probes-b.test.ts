@@ -1,6 +1,8 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { startTestBridge, type TestBridge, PLATFORM_TOKEN } from "../../helpers/bridge-harness.js";
+import { waitFor } from "../../helpers/redis-test-prefix.js";
 import { planGroup } from "../../../src/mapping/plan-group.js";
 import { HttpPlatformClient } from "../../../src/platform/client/http-platform-client.js";
 import { NoopRequestBudget } from "../../../src/platform/client/request-budget.js";
@@ -112,4 +114,152 @@ describe("probes-b: group renamed while its create is in doubt", () => {
       }).steps,
     ).toEqual([{ type: "findLostGroup", displayName: "Eng" }]);
   });
+});
+
+/**
+ * A proxy in front of the emulator that refuses, as RFC 7644 §3.5.2.2 lets a strict platform do
+ * (400 noTarget), a PATCH removing a group member that is not in the group.
+ */
+async function startNoTargetProxy(
+  targetOf: () => string,
+): Promise<{ server: Server; url: string; refused: number[] }> {
+  const refused: number[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", async () => {
+      const target = targetOf();
+      const body = Buffer.concat(chunks);
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(req.headers)) {
+        if (typeof v === "string" && k !== "host" && k !== "connection" && k !== "content-length")
+          headers[k] = v;
+      }
+      const path = req.url ?? "/";
+      if (req.method === "PATCH" && /^\/api\/scim\/v2\/Groups\/[^/?]+$/.test(path)) {
+        const ops = (JSON.parse(body.toString()) as { Operations: Array<{ op: string; path?: string }> })
+          .Operations;
+        const group = (await (await fetch(`${target}${path}`, { headers })).json()) as {
+          members?: Array<{ value: string }>;
+        };
+        const members = new Set((group.members ?? []).map((m) => m.value));
+        const gone = ops.some((op) => {
+          const id = /^members\[value eq "(.*)"\]$/.exec(op.path ?? "")?.[1];
+          return op.op.toLowerCase() === "remove" && id !== undefined && !members.has(id);
+        });
+        if (gone) {
+          refused.push(Date.now());
+          res.writeHead(400, { "content-type": "application/scim+json" });
+          res.end(
+            JSON.stringify({
+              schemas: ["urn:ietf:params:scim:api:messages:2.0:Error"],
+              status: "400",
+              scimType: "noTarget",
+              detail: "no such member",
+            }),
+          );
+          return;
+        }
+      }
+      const answer = await fetch(`${target}${path}`, {
+        method: req.method,
+        headers,
+        body: body.length > 0 ? body : undefined,
+      });
+      const out: Record<string, string> = {};
+      answer.headers.forEach((v, k) => {
+        if (k !== "content-length" && k !== "transfer-encoding" && k !== "connection") out[k] = v;
+      });
+      res.writeHead(answer.status, out);
+      res.end(Buffer.from(await answer.arrayBuffer()));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return { server, url: `http://127.0.0.1:${port}`, refused };
+}
+
+function memberIds(group: object | null): string[] {
+  const members = ((group as { members?: unknown } | null)?.members ?? []) as Array<{ value: string }>;
+  return members.map((m) => m.value);
+}
+
+describe("probes-b: group member removal on a strict platform", () => {
+  let h: TestBridge | undefined;
+  let proxy: Server | undefined;
+  afterEach(async () => {
+    await h?.close();
+    await new Promise<void>((resolve) => (proxy ? proxy.close(() => resolve()) : resolve()));
+    h = undefined;
+    proxy = undefined;
+  });
+
+  it("converges when a member the source removes was already taken out on the platform (400 noTarget)", async () => {
+    let target = "";
+    const p = await startNoTargetProxy(() => target);
+    proxy = p.server;
+    h = await startTestBridge("probes-b-notarget", {
+      start: false,
+      config: {
+        platform: {
+          baseUrl: p.url,
+          token: PLATFORM_TOKEN,
+          allowInsecureHttp: true,
+          requestsPerSecond: 2000,
+          timeoutMs: 2_000,
+          maxRetries: 4,
+        },
+      },
+    });
+    target = h.platformUrl;
+    await h.start();
+    const okta = h.scim("okta");
+    const ada = await okta.createUser("ada@probe.example");
+    const bob = await okta.createUser("bob@probe.example");
+    const group = await okta.createGroup("probe-eng", [ada.id, bob.id]);
+    await h.waitForIdle();
+
+    const platform = new HttpPlatformClient({
+      baseUrl: h.platformUrl,
+      token: PLATFORM_TOKEN,
+      allowInsecureHttp: true,
+      timeoutMs: 2000,
+      maxRetries: 0,
+      budget: new NoopRequestBudget(),
+    });
+    try {
+      const found = await platform.findGroupByDisplayName("probe-eng");
+      const adaOnPlatform = await platform.findUserByUserName("ada@probe.example");
+      expect(found).not.toBeNull();
+      expect(adaOnPlatform).not.toBeNull();
+      const groupId = found?.id as string;
+      // Behind the bridge's back: ada leaves the group on the platform.
+      await platform.patchGroup(groupId, [
+        { op: "remove", path: `members[value eq ${JSON.stringify(adaOnPlatform?.id)}]` },
+      ]);
+      // Then the source takes ada out too.
+      const res = await okta.patchGroup(group.id, [{ op: "remove", path: `members[value eq "${ada.id}"]` }]);
+      expect(res.status).toBeLessThan(300);
+      await h.waitForIdle();
+      const status = await h.admin().get("/status");
+      expect(status.body.deadLetters).toBe(0);
+      const after = await platform.getGroup(groupId);
+      const bobOnPlatform = await platform.findUserByUserName("bob@probe.example");
+      expect(memberIds(after)).toEqual([bobOnPlatform?.id]);
+      // And the group is recorded as synced: a later change of it still goes out.
+      const cyd = await okta.createUser("cyd@probe.example");
+      await okta.patchGroup(group.id, [{ op: "add", path: "members", value: [{ value: cyd.id }] }]);
+      await h.waitForIdle();
+      const cydOnPlatform = await platform.findUserByUserName("cyd@probe.example");
+      await waitFor(async () => memberIds(await platform.getGroup(groupId)).length === 2, {
+        timeoutMs: 5000,
+        what: "cyd to join",
+      });
+      expect(new Set(memberIds(await platform.getGroup(groupId)))).toEqual(
+        new Set([bobOnPlatform?.id, cydOnPlatform?.id]),
+      );
+    } finally {
+      platform.close();
+    }
+  }, 60_000);
 });
