@@ -120,8 +120,17 @@ describe("probes-b: group renamed while its create is in doubt", () => {
  * A proxy in front of the emulator that refuses, as RFC 7644 §3.5.2.2 lets a strict platform do
  * (400 noTarget), a PATCH removing a group member that is not in the group.
  */
+type Intercept = (call: {
+  method: string;
+  path: string;
+  body: Buffer;
+  headers: Record<string, string>;
+  target: string;
+}) => Promise<{ status: number; body: unknown } | undefined>;
+
 async function startNoTargetProxy(
   targetOf: () => string,
+  intercept?: Intercept,
 ): Promise<{ server: Server; url: string; refused: number[] }> {
   const refused: number[] = [];
   const server = createServer((req, res) => {
@@ -136,6 +145,12 @@ async function startNoTargetProxy(
           headers[k] = v;
       }
       const path = req.url ?? "/";
+      const own = await intercept?.({ method: req.method ?? "GET", path, body, headers, target });
+      if (own) {
+        res.writeHead(own.status, { "content-type": "application/json" });
+        res.end(JSON.stringify(own.body));
+        return;
+      }
       if (req.method === "PATCH" && /^\/api\/scim\/v2\/Groups\/[^/?]+$/.test(path)) {
         const ops = (JSON.parse(body.toString()) as { Operations: Array<{ op: string; path?: string }> })
           .Operations;
@@ -258,6 +273,75 @@ describe("probes-b: group member removal on a strict platform", () => {
       expect(new Set(memberIds(await platform.getGroup(groupId)))).toEqual(
         new Set([bobOnPlatform?.id, cydOnPlatform?.id]),
       );
+    } finally {
+      platform.close();
+    }
+  }, 60_000);
+});
+
+describe("probes-b: embed group names on a platform that compares them case-insensitively", () => {
+  let h: TestBridge | undefined;
+  let proxy: Server | undefined;
+  afterEach(async () => {
+    await h?.close();
+    await new Promise<void>((resolve) => (proxy ? proxy.close(() => resolve()) : resolve()));
+    h = undefined;
+    proxy = undefined;
+  });
+
+  it("adopts the unowned embed group whose name differs only in case after a 409", async () => {
+    let target = "";
+    // The contract says only "409 when the name exists in the tenant": this platform compares names
+    // regardless of case (as it does for userNames and attribute names).
+    const p = await startNoTargetProxy(
+      () => target,
+      async ({ method, path, body, headers, target: to }) => {
+        const m = /^\/api\/v1\/embed-tenants\/([^/]+)\/groups$/.exec(path);
+        if (method !== "POST" || !m) return undefined;
+        const name = (JSON.parse(body.toString()) as { name: string }).name;
+        const list = (await (await fetch(`${to}${path}?first=100`, { headers })).json()) as {
+          items?: Array<{ name: string }>;
+        };
+        if ((list.items ?? []).some((g) => g.name.toLowerCase() === name.toLowerCase())) {
+          return { status: 409, body: { error: { code: "CONFLICT", message: `group ${name} exists` } } };
+        }
+        return undefined;
+      },
+    );
+    proxy = p.server;
+    h = await startTestBridge("probes-b-embed-case", {
+      start: false,
+      sources: { portal: { tokens: ["portal-token"], target: { embedTenant: "acme" } } },
+      config: {
+        platform: {
+          baseUrl: p.url,
+          token: PLATFORM_TOKEN,
+          allowInsecureHttp: true,
+          requestsPerSecond: 2000,
+          timeoutMs: 2_000,
+          maxRetries: 4,
+        },
+      },
+    });
+    target = h.platformUrl;
+    const platform = new HttpPlatformClient({
+      baseUrl: h.platformUrl,
+      token: PLATFORM_TOKEN,
+      allowInsecureHttp: true,
+      timeoutMs: 2000,
+      maxRetries: 0,
+      budget: new NoopRequestBudget(),
+    });
+    try {
+      const made = await platform.createEmbedGroup("acme", { name: "viewers" });
+      await h.start();
+      await h.scim("portal").createGroup("Viewers");
+      await h.waitForIdle();
+      const status = await h.admin().get("/status");
+      expect(status.body.deadLetters).toBe(0);
+      const groups: Array<{ id: string; name: string }> = [];
+      for await (const g of platform.listEmbedGroups("acme")) groups.push({ id: g.id, name: g.name });
+      expect(groups).toEqual([{ id: made.id, name: "Viewers" }]);
     } finally {
       platform.close();
     }
