@@ -1,0 +1,144 @@
+/**
+ * Probes (branch probe-c): behaviour an outside acceptance suite relies on, end to end.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PLATFORM_TOKEN, type TestBridge, startTestBridge } from "../helpers/bridge-harness.js";
+import { waitFor } from "../helpers/redis-test-prefix.js";
+
+const SETTLED = ["succeeded", "failed", "awaiting-confirmation", "discarded"];
+
+interface EmbedTenantView {
+  name: string;
+  groups: Array<{ id: string; name: string; members: string[] }>;
+}
+
+/**
+ * Invariant 8 for an embed-tenant source: its users are embed users, and taking one out of every
+ * group of the tenant the source owns is its deprovisioning (ARCHITECTURE.md, embed-tenant
+ * sources). A reconciliation that would do that to more than the share waits for an admin.
+ */
+describe("the deprovisioning guard of an embed-tenant source", () => {
+  let h: TestBridge;
+  const users: string[] = [];
+  let groupId = "";
+
+  const tenant = () =>
+    (h.emulator.state() as unknown as { embedTenants: EmbedTenantView[] }).embedTenants.find(
+      (t) => t.name === "acme",
+    );
+  const members = () => [...(tenant()?.groups.find((g) => g.name === "Everyone")?.members ?? [])].sort();
+  const platformGroupId = () => tenant()?.groups.find((g) => g.name === "Everyone")?.id as string;
+  /** Puts embed users back into the group behind the bridge's back (the platform's own API). */
+  const addBehind = async (externalIds: string[]) => {
+    const res = await fetch(`${h.platformUrl}/api/v1/embed-tenants/acme/groups/${platformGroupId()}/users`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${PLATFORM_TOKEN}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ users: externalIds.map((externalId) => ({ externalId })) }),
+    });
+    expect(res.status).toBe(200);
+  };
+  const settle = async (path: string) =>
+    waitFor(
+      async () => {
+        const res = await h.admin().get(path);
+        return SETTLED.includes(res.body.state) ? res.body : null;
+      },
+      { what: `${path} to settle` },
+    );
+  const reconcile = async (dryRun = false) => {
+    const res = await h.admin().post("/sources/acme/reconcile", { dryRun });
+    expect(res.status).toBe(202);
+    return settle(`/reconcile-runs/${res.body.runId}`);
+  };
+  const name = (i: number) => `embed${i}@example.com`;
+
+  beforeAll(async () => {
+    h = await startTestBridge("probe-c-embed-guard", {
+      sources: { acme: { tokens: ["acme-token"], target: { embedTenant: "acme" } } },
+      config: {
+        reconcile: { schedule: "0 0 1 1 *", orphans: "report", maxDeprovisionShare: 0.1, keepRuns: 50 },
+      },
+    });
+    const scim = h.scim("acme");
+    for (let i = 0; i < 10; i++) users.push((await scim.createUser(name(i))).id);
+    groupId = (await scim.createGroup("Everyone", users)).id;
+    for (const id of users.slice(0, 2))
+      expect((await scim.patchUser(id, [{ op: "replace", path: "active", value: false }])).status).toBe(200);
+    await h.waitForIdle();
+    expect(members()).toEqual(
+      users
+        .slice(2)
+        .map((_id, i) => name(i + 2))
+        .sort(),
+    );
+  }, 30_000);
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it("exactly the share (1 of 10 embed users out of every group) is applied without asking", async () => {
+    await addBehind([name(0)]);
+    expect(members()).toHaveLength(9);
+    const run = await reconcile();
+    expect(run.state).toBe("succeeded");
+    expect(run.guard).toMatchObject({ plannedDeprovisions: 1, ownedUsers: 10, tripped: false });
+    await h.waitForIdle();
+    expect(members()).toHaveLength(8);
+  });
+
+  it("2 of 10 taken out of every group wait for an admin; discard changes nothing, confirm applies", async () => {
+    await addBehind([name(0), name(1)]);
+    const dry = await reconcile(true);
+    expect(dry).toMatchObject({ state: "succeeded", guard: { plannedDeprovisions: 2, ownedUsers: 10 } });
+    const held = await reconcile();
+    expect(held).toMatchObject({
+      state: "awaiting-confirmation",
+      counts: { membership: 1 },
+      guard: { plannedDeprovisions: 2, ownedUsers: 10, share: 0.2, tripped: true },
+    });
+    await h.waitForIdle();
+    expect(members()).toHaveLength(10);
+    expect((await h.admin().post(`/reconcile-runs/${held.runId}/discard`)).status).toBeLessThan(300);
+    await h.waitForIdle();
+    expect(members()).toHaveLength(10);
+
+    const again = await reconcile();
+    expect(again.state).toBe("awaiting-confirmation");
+    expect((await h.admin().post(`/reconcile-runs/${again.runId}/confirm`)).status).toBeLessThan(300);
+    await waitFor(
+      async () => (await h.admin().get(`/reconcile-runs/${again.runId}`)).body.state === "succeeded",
+      {
+        what: "the confirmed run",
+      },
+    );
+    await h.waitForIdle();
+    expect(members()).toEqual(
+      users
+        .slice(2)
+        .map((_id, i) => name(i + 2))
+        .sort(),
+    );
+  });
+
+  it("counts users, not memberships; a user taken out of one group but kept in another is no deprovisioning", async () => {
+    const scim = h.scim("acme");
+    await scim.createGroup("Staff", users.slice(2));
+    // user 2 leaves Everyone at the source (applied at once), and is put back behind the bridge's back.
+    const left = await scim.patchGroup(groupId, [{ op: "remove", path: `members[value eq "${users[2]}"]` }]);
+    expect(left.status).toBeLessThan(300);
+    await h.waitForIdle();
+    expect(members()).not.toContain(name(2));
+    await addBehind([name(2), name(0)]);
+    const staffId = tenant()?.groups.find((g) => g.name === "Staff")?.id as string;
+    const res = await fetch(`${h.platformUrl}/api/v1/embed-tenants/acme/groups/${staffId}/users`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${PLATFORM_TOKEN}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ users: [{ externalId: name(0) }] }),
+    });
+    expect(res.status).toBe(200);
+    const run = await reconcile(true);
+    // user 0 (inactive) leaves both groups: one deprovisioning; user 2 stays in Staff: none.
+    expect(run).toMatchObject({ state: "succeeded", counts: { membership: 2 } });
+    expect(run.guard).toMatchObject({ plannedDeprovisions: 1, ownedUsers: 10, tripped: false });
+  });
+});
