@@ -4,6 +4,9 @@ import type { Config } from "../../src/config/config-schema.js";
 import type { DirectoryStore } from "../../src/directory/directory-types.js";
 import type { Logger } from "../../src/observability/logger.js";
 import type { PlatformClient } from "../../src/platform/platform-types.js";
+import { resolveEmbedTenant } from "../../src/mapping/plan-embed-group.js";
+import type { AppliedEmbedGroup } from "../../src/mapping/plan-types.js";
+import { isPlatformError } from "../../src/platform/platform-error.js";
 import { evaluateGuard } from "../../src/reconcile/deprovision-guard.js";
 import type { ResyncOperation } from "../../src/reconcile/reconcile-run.js";
 import { type EntityKind, refKey } from "../../src/scim/scim-types.js";
@@ -19,9 +22,12 @@ import type { OwnedCounts } from "../reconcile/sync-state-adapter.js";
 
 export interface ResyncDeps {
   config: Config;
-  platform: Pick<PlatformClient, "getUser">;
+  /** listEmbedGroupMembers: an embed-tenant source's guard reads its groups' members. */
+  platform: Pick<PlatformClient, "getUser"> & Partial<Pick<PlatformClient, "listEmbedGroupMembers">>;
   directory: Pick<DirectoryStore, "snapshotUser" | "snapshotGroup" | "scanIds" | "countEntities">;
-  state: Pick<ReconcileSyncState, "getUserPlatformIds"> & OwnedCounts;
+  state: Pick<ReconcileSyncState, "getUserPlatformIds" | "countEmbedUsers"> &
+    Partial<Pick<ReconcileSyncState, "getApplied">> &
+    OwnedCounts;
   requestResync: ResyncRequester;
   resyncs: ResyncStore;
   logger: Logger;
@@ -90,17 +96,108 @@ async function deprovisionCandidates(
  * Counts the users a resync would deactivate or delete, and records them on the operation: if it
  * is held, they are what the admin is shown, and all a confirmation may deprovision.
  */
-async function plannedDeprovisions(deps: ResyncDeps, op: ResyncOperation): Promise<number> {
+async function plannedDeprovisions(
+  deps: ResyncDeps,
+  op: ResyncOperation,
+): Promise<{ planned: number; owned?: number }> {
   await deps.resyncs.dropOwnedKeys(op.id);
-  // Embed-tenant sources own no platform users.
-  if (deps.config.sources[op.source]?.target !== "workspace") return 0;
+  // Embed-tenant sources own no platform users: their users are embed users.
+  if (deps.config.sources[op.source]?.target !== "workspace") return plannedEmbedDeprovisions(deps, op);
   let planned = 0;
   for await (const ids of targets(deps, op, "user")) {
     const found = await deprovisionCandidates(deps, op.source, ids);
     await deps.resyncs.addHeld(op.id, found);
     planned += found.length;
   }
-  return planned;
+  return { planned };
+}
+
+/** The groups a resync of an embed-tenant source syncs: those named, and those of the users named. */
+async function* embedScopeGroups(deps: ResyncDeps, op: ResyncOperation): AsyncIterable<string[]> {
+  if ("all" in op.scope) {
+    yield* deps.directory.scanIds(op.source, "group", deps.chunk ?? 250);
+    return;
+  }
+  yield op.scope.groups;
+  for (const id of op.scope.users) {
+    const snapshot = await deps.directory.snapshotUser(op.source, id);
+    if (snapshot?.desired) yield snapshot.desired.groups;
+  }
+}
+
+/** The embed externalIds of a group's members that are active at the source (as syncEmbedUser maps them). */
+async function activeEmbedMembers(
+  deps: ResyncDeps,
+  source: string,
+  ids: readonly string[],
+): Promise<string[]> {
+  const snapshots = await Promise.all(ids.map((id) => deps.directory.snapshotUser(source, id)));
+  return snapshots.flatMap((snapshot) => {
+    const user = snapshot?.desired?.resource;
+    if (!user || user.active === false) return [];
+    return [typeof user.externalId === "string" && user.externalId ? user.externalId : user.userName];
+  });
+}
+
+/**
+ * Invariant 8 for an embed-tenant source, as reconciliation counts it (countEmbedDeprovisions in
+ * jobs/reconcile/scan-platform-groups.ts): an embed user the resync would take out of every group
+ * it resyncs is one planned deprovisioning; the users the source owns are those the sync recorded
+ * as its embed users. Each group's members are read on the platform (a resync does not trust the
+ * record of what was applied). A confirmed resync of such a source applies what it finds then.
+ */
+async function plannedEmbedDeprovisions(
+  deps: ResyncDeps,
+  op: ResyncOperation,
+): Promise<{ planned: number; owned?: number }> {
+  const target = deps.config.sources[op.source]?.target;
+  const listMembers = deps.platform.listEmbedGroupMembers?.bind(deps.platform);
+  const getApplied = deps.state.getApplied?.bind(deps.state);
+  if (!target || target === "workspace" || !listMembers || !getApplied) return { planned: 0 };
+  const key = (tenant: string, externalId: string) => `${tenant}/${externalId}`;
+  const done = new Set<string>();
+  for await (const ids of embedScopeGroups(deps, op)) {
+    for (const id of ids) {
+      if (done.has(id)) continue;
+      if (!("all" in op.scope)) done.add(id);
+      const [snapshot, applied] = await Promise.all([
+        deps.directory.snapshotGroup(op.source, id),
+        getApplied<AppliedEmbedGroup>({ source: op.source, kind: "group", id }),
+      ]);
+      if (!snapshot) continue;
+      const tenant = applied?.tenant;
+      const actual: string[] = [];
+      if (tenant && applied?.platformId) {
+        try {
+          for await (const member of listMembers(tenant, applied.platformId)) actual.push(member.externalId);
+        } catch (err) {
+          // Deleted behind the bridge's back: nobody is in it to be taken out.
+          if (!(isPlatformError(err) && err.httpStatus === 404)) throw err;
+        }
+      }
+      const record = snapshot.desired;
+      const wantTenant = record ? resolveEmbedTenant(target, record.resource.displayName) : null;
+      const expected =
+        record && wantTenant
+          ? await activeEmbedMembers(
+              deps,
+              op.source,
+              (record.members ?? []).map((member) => member.value),
+            )
+          : [];
+      const keep = new Set(wantTenant === tenant ? expected : []);
+      await deps.resyncs.addEmbedMembership(op.id, {
+        members: tenant ? actual.map((externalId) => key(tenant, externalId)) : [],
+        kept: wantTenant ? expected.map((externalId) => key(wantTenant, externalId)) : [],
+        removed: tenant
+          ? actual.filter((externalId) => !keep.has(externalId)).map((externalId) => key(tenant, externalId))
+          : [],
+      });
+    }
+  }
+  const { planned, onPlatform } = await deps.resyncs.countEmbedDeprovisions(op.id);
+  const synced = await deps.state.countEmbedUsers?.(op.source);
+  return { planned, owned: synced ?? onPlatform };
 }
 
 /**
@@ -216,8 +313,9 @@ export async function runResync(
   const log = deps.logger.child({ module: "resync", operationId: id, source: op.source });
   try {
     if (phase === "run") {
-      const planned = await plannedDeprovisions(deps, op);
-      const owned = await deps.state.countOwnedUsers(op.source);
+      const counted = await plannedDeprovisions(deps, op);
+      const planned = counted.planned;
+      const owned = counted.owned ?? (await deps.state.countOwnedUsers(op.source));
       const guard = evaluateGuard(planned, owned, deps.config.reconcile.maxDeprovisionShare);
       op = { ...op, guard };
       if (guard.tripped) {

@@ -141,4 +141,38 @@ describe("the deprovisioning guard of an embed-tenant source", () => {
     expect(run).toMatchObject({ state: "succeeded", counts: { membership: 2 } });
     expect(run.guard).toMatchObject({ plannedDeprovisions: 1, ownedUsers: 10, tripped: false });
   });
+
+  it("a whole-source resync that would take 2 of 10 out of every group waits too, and applies them once confirmed", async () => {
+    // The dry run above left user 0 in both groups and user 2 back in Everyone: repaired first.
+    expect((await reconcile()).state).toBe("succeeded");
+    await h.waitForIdle();
+    const before = members();
+    expect(before).not.toContain(name(0));
+    await addBehind([name(0), name(1)]);
+    const res = await h.admin().post("/sources/acme/resync", {});
+    expect(res.status).toBe(202);
+    const op = await settle(`/resyncs/${res.body.id}`);
+    expect(op).toMatchObject({
+      state: "awaiting-confirmation",
+      guard: { plannedDeprovisions: 2, ownedUsers: 10, tripped: true },
+    });
+    await h.waitForIdle();
+    expect(members()).toEqual([...before, name(0), name(1)].sort());
+    expect((await h.admin().post(`/resyncs/${op.id}/confirm`)).status).toBeLessThan(300);
+    await waitFor(async () => (await h.admin().get(`/resyncs/${op.id}`)).body.state === "succeeded", {
+      what: "the confirmed resync",
+    });
+    await h.waitForIdle();
+    expect(members()).toEqual(before);
+  });
+
+  it("a resync of one named group counts that group's members alone; 1 of 10 is applied", async () => {
+    await addBehind([name(0)]);
+    const res = await h.admin().post("/sources/acme/resync", { groups: [groupId] });
+    expect(res.status).toBe(202);
+    const op = await settle(`/resyncs/${res.body.id}`);
+    expect(op).toMatchObject({ guard: { plannedDeprovisions: 1, ownedUsers: 10, tripped: false } });
+    await h.waitForIdle();
+    expect(members()).not.toContain(name(0));
+  });
 });
