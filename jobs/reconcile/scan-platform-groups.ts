@@ -192,7 +192,7 @@ async function recordEmbedMembership(
  * are the users the sync recorded as its embed users, active or not (as a workspace source owns
  * its inactive platform users too). Counted after both group passes, so that a
  * user taken out of one group but left in (or put in) another is not counted. Adds to the run's
- * counts (orphans of the workspace, counted by scanPlatformUsers, stay counted).
+ * counts; workspace orphans it would deactivate (orphans: deactivate) still hold the run.
  */
 export async function countEmbedDeprovisions(ctx: RunContext): Promise<void> {
   const { redis } = ctx.deps;
@@ -203,6 +203,9 @@ export async function countEmbedDeprovisions(ctx: RunContext): Promise<void> {
     ctx.deps.state.countEmbedUsers?.(ctx.run.source),
   ]);
   await redis.del(scratch, ctx.keys.embedMembers, ctx.keys.embedKept, ctx.keys.embedRemoved);
+  // What scanPlatformUsers planned for an embed-tenant source is workspace orphans: the source owns
+  // no workspace user, so their deactivation is held whatever its embed users (as before: share 1).
+  const orphanDeactivations = ctx.report.plannedDeprovisions;
   ctx.report.plannedDeprovisions += planned;
-  ctx.ownedUsers += synced ?? onPlatform;
+  if (orphanDeactivations === 0) ctx.ownedUsers += synced ?? onPlatform;
 }

@@ -176,3 +176,44 @@ describe("the deprovisioning guard of an embed-tenant source", () => {
     expect(members()).not.toContain(name(0));
   });
 });
+
+/**
+ * An embed-tenant source owns no workspace user: a workspace orphan its reconciliation would
+ * deactivate (orphans: deactivate) is held whatever the number of its embed users.
+ */
+describe("workspace orphans found by an embed-tenant source's reconciliation", () => {
+  let h: TestBridge;
+  beforeAll(async () => {
+    h = await startTestBridge("probe-c-embed-orphans", {
+      sources: { acme: { tokens: ["acme-token"], target: { embedTenant: "acme" } } },
+      config: {
+        reconcile: { schedule: "0 0 1 1 *", orphans: "deactivate", maxDeprovisionShare: 0.1, keepRuns: 50 },
+      },
+    });
+    const scim = h.scim("acme");
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) ids.push((await scim.createUser(`eo${i}@example.com`)).id);
+    await scim.createGroup("Everyone", ids);
+    await h.waitForIdle();
+  }, 30_000);
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it("one orphan among 20 embed users is held, and stays active", async () => {
+    const orphan = h.emulator.drift({ action: "addOrphanUser", user: { userName: "eo-orphan@example.com" } });
+    const res = await h.admin().post("/sources/acme/reconcile", { dryRun: false });
+    expect(res.status).toBe(202);
+    const run = await waitFor(
+      async () => {
+        const body = (await h.admin().get(`/reconcile-runs/${res.body.runId}`)).body;
+        return SETTLED.includes(body.state) ? body : null;
+      },
+      { what: "the run to settle" },
+    );
+    expect(run).toMatchObject({ state: "awaiting-confirmation", counts: { orphans: 1 } });
+    expect(run.guard).toMatchObject({ plannedDeprovisions: 1, tripped: true });
+    await h.waitForIdle();
+    expect(h.emulator.state().users.find((u) => u.id === orphan)?.active).not.toBe(false);
+  });
+});
