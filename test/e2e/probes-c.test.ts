@@ -217,3 +217,33 @@ describe("workspace orphans found by an embed-tenant source's reconciliation", (
     expect(h.emulator.state().users.find((u) => u.id === orphan)?.active).not.toBe(false);
   });
 });
+
+/** The admin API answers a known path with a method it does not serve as HTTP does: 405 with Allow. */
+describe("admin API methods", () => {
+  let h: TestBridge;
+  beforeAll(async () => {
+    h = await startTestBridge("probe-c-admin-405", { sources: { okta: { tokens: ["okta-token"] } } });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it("405 with Allow for a known path and another method; 404 for an unknown path; 401 first without a token", async () => {
+    const auth = { Authorization: "Bearer e2e-admin-token" };
+    const status = await h.http.delete("/admin/v1/status").set(auth);
+    expect(status.status).toBe(405);
+    expect(status.headers.allow).toBe("GET, HEAD");
+    expect(status.body.error.code).toBe("method_not_allowed");
+    const reconcile = await h.http.get("/admin/v1/sources/okta/reconcile").set(auth);
+    expect(reconcile.status).toBe(405);
+    expect(reconcile.headers.allow).toBe("POST");
+    const confirm = await h.http.get("/admin/v1/reconcile-runs/x/confirm").set(auth);
+    expect(confirm.status).toBe(405);
+    const deadLetter = await h.http.post("/admin/v1/dead-letters/okta/user/x").set(auth).send({});
+    expect(deadLetter.status).toBe(405);
+    expect(deadLetter.headers.allow).toBe("DELETE");
+    expect((await h.http.get("/admin/v1/nope").set(auth)).status).toBe(404);
+    expect((await h.http.delete("/admin/v1/status")).status).toBe(401);
+    expect((await h.http.get("/admin/v1/status").set(auth)).status).toBe(200);
+  });
+});
