@@ -139,60 +139,89 @@ async function activeEmbedMembers(
   });
 }
 
+/** What resyncing one embed group does to its members: tenant/externalId keys of each set. */
+interface EmbedGroupChange {
+  members: string[];
+  kept: string[];
+  removed: string[];
+}
+
+/** How a held set names an embed user taken out of a group (beside workspace user ids). */
+function heldEmbedKey(key: string): string {
+  return `embed:${key}`;
+}
+
+/**
+ * What a resync of one group of an embed-tenant source does to its members, read on the platform
+ * (a resync does not trust the record of what was applied): the embed users in it now, those it
+ * leaves in (or puts in) it, those it takes out. null: not a group of the directory, or not an
+ * embed-tenant source.
+ */
+async function embedGroupChange(
+  deps: ResyncDeps,
+  source: string,
+  id: string,
+): Promise<EmbedGroupChange | null> {
+  const target = deps.config.sources[source]?.target;
+  const listMembers = deps.platform.listEmbedGroupMembers?.bind(deps.platform);
+  const getApplied = deps.state.getApplied?.bind(deps.state);
+  if (!target || target === "workspace" || !listMembers || !getApplied) return null;
+  const [snapshot, applied] = await Promise.all([
+    deps.directory.snapshotGroup(source, id),
+    getApplied<AppliedEmbedGroup>({ source, kind: "group", id }),
+  ]);
+  if (!snapshot) return null;
+  const key = (tenant: string, externalId: string) => `${tenant}/${externalId}`;
+  const tenant = applied?.tenant;
+  const actual: string[] = [];
+  if (tenant && applied?.platformId) {
+    try {
+      for await (const member of listMembers(tenant, applied.platformId)) actual.push(member.externalId);
+    } catch (err) {
+      // Deleted behind the bridge's back: nobody is in it to be taken out.
+      if (!(isPlatformError(err) && err.httpStatus === 404)) throw err;
+    }
+  }
+  const record = snapshot.desired;
+  const wantTenant = record ? resolveEmbedTenant(target, record.resource.displayName) : null;
+  const expected =
+    record && wantTenant
+      ? await activeEmbedMembers(
+          deps,
+          source,
+          (record.members ?? []).map((member) => member.value),
+        )
+      : [];
+  const keep = new Set(wantTenant === tenant ? expected : []);
+  return {
+    members: tenant ? actual.map((externalId) => key(tenant, externalId)) : [],
+    kept: wantTenant ? expected.map((externalId) => key(wantTenant, externalId)) : [],
+    removed: tenant
+      ? actual.filter((externalId) => !keep.has(externalId)).map((externalId) => key(tenant, externalId))
+      : [],
+  };
+}
+
 /**
  * Invariant 8 for an embed-tenant source, as reconciliation counts it (countEmbedDeprovisions in
  * jobs/reconcile/scan-platform-groups.ts): an embed user the resync would take out of every group
  * it resyncs is one planned deprovisioning; the users the source owns are those the sync recorded
- * as its embed users. Each group's members are read on the platform (a resync does not trust the
- * record of what was applied). A confirmed resync of such a source applies what it finds then.
+ * as its embed users. Every removal from a group goes to the held set: a confirmed resync applies
+ * a group only if it takes out no one else (fanOut).
  */
 async function plannedEmbedDeprovisions(
   deps: ResyncDeps,
   op: ResyncOperation,
 ): Promise<{ planned: number; owned?: number }> {
-  const target = deps.config.sources[op.source]?.target;
-  const listMembers = deps.platform.listEmbedGroupMembers?.bind(deps.platform);
-  const getApplied = deps.state.getApplied?.bind(deps.state);
-  if (!target || target === "workspace" || !listMembers || !getApplied) return { planned: 0 };
-  const key = (tenant: string, externalId: string) => `${tenant}/${externalId}`;
   const done = new Set<string>();
   for await (const ids of embedScopeGroups(deps, op)) {
     for (const id of ids) {
       if (done.has(id)) continue;
       if (!("all" in op.scope)) done.add(id);
-      const [snapshot, applied] = await Promise.all([
-        deps.directory.snapshotGroup(op.source, id),
-        getApplied<AppliedEmbedGroup>({ source: op.source, kind: "group", id }),
-      ]);
-      if (!snapshot) continue;
-      const tenant = applied?.tenant;
-      const actual: string[] = [];
-      if (tenant && applied?.platformId) {
-        try {
-          for await (const member of listMembers(tenant, applied.platformId)) actual.push(member.externalId);
-        } catch (err) {
-          // Deleted behind the bridge's back: nobody is in it to be taken out.
-          if (!(isPlatformError(err) && err.httpStatus === 404)) throw err;
-        }
-      }
-      const record = snapshot.desired;
-      const wantTenant = record ? resolveEmbedTenant(target, record.resource.displayName) : null;
-      const expected =
-        record && wantTenant
-          ? await activeEmbedMembers(
-              deps,
-              op.source,
-              (record.members ?? []).map((member) => member.value),
-            )
-          : [];
-      const keep = new Set(wantTenant === tenant ? expected : []);
-      await deps.resyncs.addEmbedMembership(op.id, {
-        members: tenant ? actual.map((externalId) => key(tenant, externalId)) : [],
-        kept: wantTenant ? expected.map((externalId) => key(wantTenant, externalId)) : [],
-        removed: tenant
-          ? actual.filter((externalId) => !keep.has(externalId)).map((externalId) => key(tenant, externalId))
-          : [],
-      });
+      const change = await embedGroupChange(deps, op.source, id);
+      if (!change) continue;
+      await deps.resyncs.addEmbedMembership(op.id, change);
+      await deps.resyncs.addHeld(op.id, change.removed.map(heldEmbedKey));
     }
   }
   const { planned, onPlatform } = await deps.resyncs.countEmbedDeprovisions(op.id);
@@ -209,9 +238,11 @@ async function fanOut(
   deps: ResyncDeps,
   op: TrackedResync,
   confirmed: boolean,
-): Promise<{ op: TrackedResync; withheld: string[] }> {
+): Promise<{ op: TrackedResync; withheld: string[]; withheldGroups: WithheldGroups }> {
   let current = op;
   const withheld: string[] = [];
+  const withheldGroups: WithheldGroups = { ids: [], removals: [] };
+  const embed = deps.config.sources[op.source]?.target !== "workspace";
   for (const kind of ["user", "group"] as const) {
     for await (const ids of targets(deps, current, kind)) {
       let known = ids;
@@ -236,6 +267,19 @@ async function fanOut(
           known = known.filter((id) => !excess.has(id));
         }
       }
+      if (confirmed && embed && kind === "group" && known.length > 0) {
+        const excess = new Set<string>();
+        for (const id of known) {
+          const removed = (await embedGroupChange(deps, current.source, id))?.removed.map(heldEmbedKey) ?? [];
+          const shown = await deps.resyncs.heldAmong(current.id, removed);
+          const unshown = removed.filter((_key, index) => !shown[index]);
+          if (unshown.length === 0) continue;
+          excess.add(id);
+          withheldGroups.ids.push(id);
+          withheldGroups.removals.push(...removed);
+        }
+        if (excess.size > 0) known = known.filter((id) => !excess.has(id));
+      }
       if (known.length > 0) {
         const refs = known.map((id) => ({ source: current.source, kind, id }));
         await deps.requestResync(refs);
@@ -247,32 +291,50 @@ async function fanOut(
       await deps.resyncs.transition(current, ["running"]);
     }
   }
-  return { op: current, withheld };
+  return { op: current, withheld, withheldGroups };
+}
+
+/**
+ * Groups of an embed-tenant source a confirmed resync did not resync: each would take out of it
+ * an embed user the admin was not shown. `removals`: everything they take out (held keys).
+ */
+interface WithheldGroups {
+  ids: string[];
+  removals: string[];
 }
 
 /**
  * What a confirmed resync withheld (deprovisionings the admin was not shown) waits in a new resync
- * of those users, created held with its own guard count: applied only if an admin confirms it.
+ * of those users (and, for an embed-tenant source, groups), created held with its own guard count:
+ * applied only if an admin confirms it.
  */
 async function holdAgain(
   deps: ResyncDeps,
   op: TrackedResync,
   withheld: string[],
+  groups: WithheldGroups,
   log: Logger,
 ): Promise<TrackedResync> {
-  const owned = await deps.state.countOwnedUsers(op.source);
-  const guard = evaluateGuard(withheld.length, owned, deps.config.reconcile.maxDeprovisionShare);
+  const embedOwned = groups.ids.length > 0 ? await deps.state.countEmbedUsers?.(op.source) : undefined;
+  const owned = embedOwned ?? (await deps.state.countOwnedUsers(op.source));
+  // An embed user counted once, however many of the withheld groups it would leave.
+  const planned = withheld.length + new Set(groups.removals).size;
+  const guard = evaluateGuard(planned, owned, deps.config.reconcile.maxDeprovisionShare);
   const next = await deps.resyncs.createOperation({
     source: op.source,
-    scope: { users: withheld, groups: [] },
+    scope: { users: withheld, groups: groups.ids },
     requestedBy: op.requestedBy,
-    held: { guard, users: withheld, from: op.id },
+    held: { guard, users: [...withheld, ...groups.removals], from: op.id },
   });
   log.warn(
-    { confirmed: op.guard?.plannedDeprovisions, withheld: withheld.length, heldAgainAs: next.id },
+    {
+      confirmed: op.guard?.plannedDeprovisions,
+      withheld: withheld.length + groups.ids.length,
+      heldAgainAs: next.id,
+    },
     "resync: more users to deprovision than the admin confirmed; they wait in a new held resync",
   );
-  return { ...op, withheld: withheld.length, heldAgainAs: next.id };
+  return { ...op, withheld: withheld.length + groups.ids.length, heldAgainAs: next.id };
 }
 
 /**
@@ -331,7 +393,9 @@ export async function runResync(
     }
     const fanned = await fanOut(deps, op, phase === "apply");
     op = fanned.op;
-    if (fanned.withheld.length > 0) op = await holdAgain(deps, op, fanned.withheld, log);
+    if (fanned.withheld.length > 0 || fanned.withheldGroups.ids.length > 0) {
+      op = await holdAgain(deps, op, fanned.withheld, fanned.withheldGroups, log);
+    }
     log.info({ enqueued: op.enqueued }, "resync: fan-out finished");
     if (deps.settle && op.enqueued > 0) {
       // Enqueued is not done: the resync runs on until its entities settle (settleResync).

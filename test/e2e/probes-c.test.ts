@@ -166,6 +166,41 @@ describe("the deprovisioning guard of an embed-tenant source", () => {
     expect(members()).toEqual(before);
   });
 
+  it("a confirmed resync does not take out of a group anyone the admin was not shown: that group waits again", async () => {
+    await h.waitForIdle();
+    const before = members();
+    await addBehind([name(0), name(1)]);
+    const res = await h.admin().post("/sources/acme/resync", { groups: [groupId] });
+    const op = await settle(`/resyncs/${res.body.id}`);
+    expect(op).toMatchObject({ state: "awaiting-confirmation", guard: { plannedDeprovisions: 2 } });
+    // Drift after the admin looked: someone else put in the group behind the bridge's back.
+    await addBehind(["stranger@example.com"]);
+    expect((await h.admin().post(`/resyncs/${op.id}/confirm`)).status).toBeLessThan(300);
+    const confirmed = await waitFor(
+      async () => {
+        const body = (await h.admin().get(`/resyncs/${op.id}`)).body;
+        return body.state === "succeeded" ? body : null;
+      },
+      { what: "the confirmed resync" },
+    );
+    expect(confirmed.heldAgainAs).toBeDefined();
+    await h.waitForIdle();
+    expect(members()).toEqual([...before, name(0), name(1), "stranger@example.com"].sort());
+    const again = (await h.admin().get(`/resyncs/${confirmed.heldAgainAs}`)).body;
+    expect(again).toMatchObject({
+      state: "awaiting-confirmation",
+      heldFrom: op.id,
+      scope: { users: [], groups: [groupId] },
+      guard: { plannedDeprovisions: 3, tripped: true },
+    });
+    expect((await h.admin().post(`/resyncs/${again.id}/confirm`)).status).toBeLessThan(300);
+    await waitFor(async () => (await h.admin().get(`/resyncs/${again.id}`)).body.state === "succeeded", {
+      what: "the second confirmed resync",
+    });
+    await h.waitForIdle();
+    expect(members()).toEqual(before);
+  });
+
   it("a resync of one named group counts that group's members alone; 1 of 10 is applied", async () => {
     await addBehind([name(0)]);
     const res = await h.admin().post("/sources/acme/resync", { groups: [groupId] });
