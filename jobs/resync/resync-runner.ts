@@ -183,7 +183,10 @@ async function embedGroupChange(
     }
   }
   const record = snapshot.desired;
-  const wantTenant = record ? resolveEmbedTenant(target, record.resource.displayName) : null;
+  // A name that gives no tenant keeps the group where it is, following its membership (sync-embed-group.ts).
+  const wantTenant = record
+    ? (resolveEmbedTenant(target, record.resource.displayName) ?? tenant ?? null)
+    : null;
   const expected =
     record && wantTenant
       ? await activeEmbedMembers(

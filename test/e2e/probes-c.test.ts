@@ -282,3 +282,55 @@ describe("admin API methods", () => {
     expect((await h.http.get("/admin/v1/status").set(auth)).status).toBe(200);
   });
 });
+
+/**
+ * A group of an embedTenantFromGroup source renamed to a name that gives no tenant stays where it
+ * is, following its membership (sync-embed-group.ts): a resync takes nobody out of it, so the guard
+ * counts nobody and the resync is not held.
+ */
+describe("a resync of a tenant group renamed to a name without a tenant", () => {
+  let h: TestBridge;
+  beforeAll(async () => {
+    h = await startTestBridge("probe-c-embed-badname", {
+      sources: {
+        portal: {
+          tokens: ["portal-token"],
+          target: { embedTenantFromGroup: { pattern: "^tenant-([A-Za-z0-9]+)-" } },
+        },
+      },
+      config: {
+        reconcile: { schedule: "0 0 1 1 *", orphans: "report", maxDeprovisionShare: 0.1, keepRuns: 50 },
+      },
+    });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it("counts no deprovisioning and keeps every member", async () => {
+    const scim = h.scim("portal");
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await scim.createUser(`bn${i}@example.com`)).id);
+    const group = await scim.createGroup("tenant-blue-Staff", ids);
+    await h.waitForIdle();
+    const renamed = await scim.patchGroup(group.id, [{ op: "replace", path: "displayName", value: "Staff" }]);
+    expect(renamed.status).toBeLessThan(300);
+    await h.waitForIdle();
+    const res = await h.admin().post("/sources/portal/resync", { groups: [group.id] });
+    expect(res.status).toBe(202);
+    const op = await waitFor(
+      async () => {
+        const body = (await h.admin().get(`/resyncs/${res.body.id}`)).body;
+        return SETTLED.includes(body.state) ? body : null;
+      },
+      { what: "the resync to settle" },
+    );
+    expect(op.state).not.toBe("awaiting-confirmation");
+    expect(op.guard).toMatchObject({ plannedDeprovisions: 0, tripped: false });
+    await h.waitForIdle();
+    const tenant = (h.emulator.state() as unknown as { embedTenants: EmbedTenantView[] }).embedTenants.find(
+      (t) => t.name === "blue",
+    );
+    expect(tenant?.groups[0]?.members).toHaveLength(5);
+  });
+});
