@@ -38,6 +38,7 @@ async function dropWorkingSets(
     ctx.keys.embedMembers,
     ctx.keys.embedKept,
     ctx.keys.embedRemoved,
+    ctx.keys.adoptable,
   ];
   if (keep !== "held") keys.push(ctx.keys.orphans);
   if (keep === "none") keys.push(ctx.keys.repairs, ctx.keys.repairClasses);
@@ -193,6 +194,7 @@ export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<
       ctx.keys.embedMembers,
       ctx.keys.embedKept,
       ctx.keys.embedRemoved,
+      ctx.keys.adoptable,
     );
     const phaseMs: Record<string, number> = {};
     const timed = async (name: string, pass: () => Promise<void>) => {

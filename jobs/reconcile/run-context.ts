@@ -40,6 +40,7 @@ export class RunContext {
       embedMembers: deps.runs.key(run.runId, RUN_KEYS.embedMembers),
       embedKept: deps.runs.key(run.runId, RUN_KEYS.embedKept),
       embedRemoved: deps.runs.key(run.runId, RUN_KEYS.embedRemoved),
+      adoptable: deps.runs.key(run.runId, RUN_KEYS.adoptable),
     };
   }
 

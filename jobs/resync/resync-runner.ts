@@ -9,7 +9,7 @@ import type { AppliedEmbedGroup } from "../../src/mapping/plan-types.js";
 import { isPlatformError } from "../../src/platform/platform-error.js";
 import { evaluateGuard } from "../../src/reconcile/deprovision-guard.js";
 import type { ResyncOperation } from "../../src/reconcile/reconcile-run.js";
-import { type EntityKind, refKey } from "../../src/scim/scim-types.js";
+import { type EntityKind, parseRefKey, refKey } from "../../src/scim/scim-types.js";
 import type { ReconcileSyncState, ResyncRequester } from "../reconcile/reconcile-ports.js";
 import {
   type SettleOptions,
@@ -23,10 +23,11 @@ import type { OwnedCounts } from "../reconcile/sync-state-adapter.js";
 export interface ResyncDeps {
   config: Config;
   /** listEmbedGroupMembers: an embed-tenant source's guard reads its groups' members. */
-  platform: Pick<PlatformClient, "getUser"> & Partial<Pick<PlatformClient, "listEmbedGroupMembers">>;
+  platform: Pick<PlatformClient, "getUser"> &
+    Partial<Pick<PlatformClient, "listEmbedGroupMembers" | "findUserByUserName">>;
   directory: Pick<DirectoryStore, "snapshotUser" | "snapshotGroup" | "scanIds" | "countEntities">;
   state: Pick<ReconcileSyncState, "getUserPlatformIds" | "countEmbedUsers"> &
-    Partial<Pick<ReconcileSyncState, "getApplied">> &
+    Partial<Pick<ReconcileSyncState, "getApplied" | "ownersOf">> &
     OwnedCounts;
   requestResync: ResyncRequester;
   resyncs: ResyncStore;
@@ -82,7 +83,7 @@ async function deprovisionCandidates(
   const found = await Promise.all(
     candidates.map(async (id, index) => {
       const pid = pids[index];
-      if (!pid) return false;
+      if (!pid) return adoptedAndDeactivated(deps, sourceId, snapshots[ids.indexOf(id)]?.desired?.resource);
       const user = await deps.platform.getUser(pid);
       if (!user) return false;
       const tombstone = snapshots[ids.indexOf(id)]?.desired === null;
@@ -90,6 +91,35 @@ async function deprovisionCandidates(
     }),
   );
   return candidates.filter((_id, index) => found[index]);
+}
+
+/**
+ * A user inactive at the source without a platform id (never synced, or the sync state was lost):
+ * its sync meets a 409 from the platform user of that userName, adopts it unless another source
+ * owns it, and deactivates it when it is active (sync-user.ts). Tombstones without a platform id
+ * are not counted (their sync finds nothing to adopt by id).
+ */
+async function adoptedAndDeactivated(
+  deps: ResyncDeps,
+  source: string,
+  user: { active?: unknown; userName?: unknown } | undefined,
+): Promise<boolean> {
+  if (!user || user.active !== false || typeof user.userName !== "string") return false;
+  const find = deps.platform.findUserByUserName?.bind(deps.platform);
+  if (!find) return false;
+  const holder = await find(user.userName);
+  if (!holder || holder.active === false) return false;
+  const [owner] = (await deps.state.ownersOf?.("user", [holder.id])) ?? [null];
+  return !owner || ownerSource(owner) === source;
+}
+
+/** The source of an owner refKey (null when it cannot be read). */
+function ownerSource(owner: string): string | null {
+  try {
+    return parseRefKey(owner).source;
+  } catch {
+    return null;
+  }
 }
 
 /**

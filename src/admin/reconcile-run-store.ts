@@ -13,6 +13,8 @@ import type { TrackedRun } from "./repair-outcome.js";
  * counts, `failures` the first failures. Embed-tenant sources: `embed:members` the embed users in the
  * source's groups on the platform, `embed:kept` those its repairs leave in at least one of them,
  * `embed:removed` those its repairs take out of one (tenant/externalId each; see the guard).
+ * `adoptable`: the case-folded userNames of the active platform users no source owns, which a
+ * sync of a user of that userName without a platform id finds again and adopts.
  */
 export const RUN_KEYS = {
   repairs: "repairs",
@@ -25,6 +27,7 @@ export const RUN_KEYS = {
   embedMembers: "embed:members",
   embedKept: "embed:kept",
   embedRemoved: "embed:removed",
+  adoptable: "adoptable",
 } as const;
 
 /**

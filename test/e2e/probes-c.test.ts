@@ -1,9 +1,11 @@
 /**
  * Probes (branch probe-c): behaviour an outside acceptance suite relies on, end to end.
  */
+import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { syncKeys } from "../../src/sync/sync-keys.js";
 import { PLATFORM_TOKEN, type TestBridge, startTestBridge } from "../helpers/bridge-harness.js";
-import { waitFor } from "../helpers/redis-test-prefix.js";
+import { TEST_REDIS_URL, waitFor } from "../helpers/redis-test-prefix.js";
 
 const SETTLED = ["succeeded", "failed", "awaiting-confirmation", "discarded"];
 
@@ -332,5 +334,82 @@ describe("a resync of a tenant group renamed to a name without a tenant", () => 
       (t) => t.name === "blue",
     );
     expect(tenant?.groups[0]?.members).toHaveLength(5);
+  });
+});
+
+/**
+ * The sync state of a workspace source lost (platform ids, ownership, applied records), the
+ * directory intact: the sync finds each directory user's platform user again by userName (409 on
+ * create, then adoption) and applies the directory, so users inactive at the source whose platform
+ * users are active get deactivated. A reconciliation or resync that would do that to more than the
+ * share waits for an admin.
+ */
+describe("the deprovisioning guard when a workspace source's sync state is lost", () => {
+  let h: TestBridge;
+  const redis = new Redis(TEST_REDIS_URL);
+  const activeCount = () => h.emulator.state().users.filter((u) => u.active !== false).length;
+  const loseSyncState = async () => {
+    for (const u of h.emulator.state().users)
+      h.emulator.drift({ action: "setUserActive", userId: String(u.id), active: true });
+    const p = h.config.redis.prefix;
+    await redis.del(syncKeys.pid(p, "okta"), syncKeys.owner(p, "user"), syncKeys.applied(p, "okta", "user"));
+  };
+  const settle = (path: string) =>
+    waitFor(
+      async () => {
+        const body = (await h.admin().get(path)).body;
+        return SETTLED.includes(body.state) ? body : null;
+      },
+      { what: `${path} to settle` },
+    );
+
+  beforeAll(async () => {
+    h = await startTestBridge("probe-c-lost-state", {
+      sources: { okta: { tokens: ["okta-token"] } },
+      config: {
+        reconcile: { schedule: "0 0 1 1 *", orphans: "report", maxDeprovisionShare: 0.1, keepRuns: 50 },
+      },
+    });
+    const scim = h.scim("okta");
+    const ids: string[] = [];
+    for (let i = 0; i < 10; i++) ids.push((await scim.createUser(`ls${i}@example.com`)).id);
+    for (const id of ids.slice(0, 5))
+      expect((await scim.patchUser(id, [{ op: "replace", path: "active", value: false }])).status).toBe(200);
+    await h.waitForIdle();
+    expect(activeCount()).toBe(5);
+  }, 30_000);
+  afterAll(async () => {
+    await h?.close();
+    await redis.quit();
+  });
+
+  it("reconciliation: 5 inactive users to be found again and deactivated are held", async () => {
+    await loseSyncState();
+    const res = await h.admin().post("/sources/okta/reconcile", { dryRun: false });
+    const run = await settle(`/reconcile-runs/${res.body.runId}`);
+    expect(run).toMatchObject({
+      state: "awaiting-confirmation",
+      guard: { plannedDeprovisions: 5, tripped: true },
+    });
+    await h.waitForIdle();
+    expect(activeCount()).toBe(10);
+    expect((await h.admin().post(`/reconcile-runs/${run.runId}/discard`)).status).toBeLessThan(300);
+  });
+
+  it("resync: the same 5 are held too; once confirmed they are deactivated", async () => {
+    const res = await h.admin().post("/sources/okta/resync", {});
+    const op = await settle(`/resyncs/${res.body.id}`);
+    expect(op).toMatchObject({
+      state: "awaiting-confirmation",
+      guard: { plannedDeprovisions: 5, tripped: true },
+    });
+    await h.waitForIdle();
+    expect(activeCount()).toBe(10);
+    expect((await h.admin().post(`/resyncs/${op.id}/confirm`)).status).toBeLessThan(300);
+    await waitFor(async () => (await h.admin().get(`/resyncs/${op.id}`)).body.state === "succeeded", {
+      what: "the confirmed resync",
+    });
+    await h.waitForIdle();
+    expect(activeCount()).toBe(5);
   });
 });
