@@ -27,7 +27,7 @@ export interface ResyncDeps {
     Partial<Pick<PlatformClient, "listEmbedGroupMembers" | "findUserByUserName">>;
   directory: Pick<DirectoryStore, "snapshotUser" | "snapshotGroup" | "scanIds" | "countEntities">;
   state: Pick<ReconcileSyncState, "getUserPlatformIds" | "countEmbedUsers"> &
-    Partial<Pick<ReconcileSyncState, "getApplied" | "ownersOf">> &
+    Partial<Pick<ReconcileSyncState, "getApplied" | "ownersOf" | "getEmbedMembers">> &
     OwnedCounts;
   requestResync: ResyncRequester;
   resyncs: ResyncStore;
@@ -142,19 +142,33 @@ async function plannedDeprovisions(
   return { planned };
 }
 
-/** The groups a resync of an embed-tenant source syncs: those named, and those of the users named. */
+/** The groups a resync of an embed-tenant source resyncs: every group, or those named. */
 async function* embedScopeGroups(deps: ResyncDeps, op: ResyncOperation): AsyncIterable<string[]> {
   if ("all" in op.scope) {
     yield* deps.directory.scanIds(op.source, "group", deps.chunk ?? 250);
     return;
   }
   yield op.scope.groups;
-  for (const id of op.scope.users) {
-    const snapshot = await deps.directory.snapshotUser(op.source, id);
-    if (snapshot?.desired) yield snapshot.desired.groups;
-  }
 }
 
+/**
+ * Users named in a resync of an embed-tenant source whose sync takes them out of every group of
+ * the tenant: inactive or deleted at the source while the sync's record still has them active (it
+ * records them inactive, and their groups follow).
+ */
+async function embedUsersLeaving(deps: ResyncDeps, op: ResyncOperation): Promise<string[]> {
+  if ("all" in op.scope || op.scope.users.length === 0 || !deps.state.getEmbedMembers) return [];
+  const ids = op.scope.users;
+  const [infos, snapshots] = await Promise.all([
+    deps.state.getEmbedMembers(op.source, ids),
+    Promise.all(ids.map((id) => deps.directory.snapshotUser(op.source, id))),
+  ]);
+  return ids.filter((_id, index) => {
+    const snapshot = snapshots[index];
+    if (infos[index]?.active !== true || !snapshot) return false;
+    return snapshot.desired === null || snapshot.desired.resource.active === false;
+  });
+}
 /** The embed externalIds of a group's members that are active at the source (as syncEmbedUser maps them). */
 async function activeEmbedMembers(
   deps: ResyncDeps,
@@ -257,9 +271,11 @@ async function plannedEmbedDeprovisions(
       await deps.resyncs.addHeld(op.id, change.removed.map(heldEmbedKey));
     }
   }
+  const leaving = await embedUsersLeaving(deps, op);
+  await deps.resyncs.addHeld(op.id, leaving);
   const { planned, onPlatform } = await deps.resyncs.countEmbedDeprovisions(op.id);
   const synced = await deps.state.countEmbedUsers?.(op.source);
-  return { planned, owned: synced ?? onPlatform };
+  return { planned: planned + leaving.length, owned: synced ?? onPlatform };
 }
 
 /**

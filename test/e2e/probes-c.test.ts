@@ -212,6 +212,36 @@ describe("the deprovisioning guard of an embed-tenant source", () => {
     await h.waitForIdle();
     expect(members()).not.toContain(name(0));
   });
+
+  it("a resync of named users counts those its sync takes out of every group, not the drift of their groups", async () => {
+    await h.waitForIdle();
+    // Users 0 and 1 are inactive and recorded so: put back behind the bridge's back, a resync of the
+    // users alone does not take them out (their groups are not resynced), and counts nobody.
+    await addBehind([name(0), name(1)]);
+    const plain = await h.admin().post("/sources/acme/resync", { users: users.slice(0, 2) });
+    const first = await settle(`/resyncs/${plain.body.id}`);
+    expect(first).toMatchObject({ state: "succeeded", guard: { plannedDeprovisions: 0 } });
+    // The sync's record says active (as if their deactivation had not been synced yet): their sync
+    // takes them out of every group: 2 of 10, held.
+    const redis = new Redis(TEST_REDIS_URL);
+    try {
+      for (const [i, id] of users.slice(0, 2).entries()) {
+        await redis.hset(
+          syncKeys.emb(h.config.redis.prefix, "acme"),
+          id,
+          JSON.stringify({ externalId: name(i), active: true }),
+        );
+      }
+    } finally {
+      await redis.quit();
+    }
+    const res = await h.admin().post("/sources/acme/resync", { users: users.slice(0, 2) });
+    const held = await settle(`/resyncs/${res.body.id}`);
+    expect(held).toMatchObject({
+      state: "awaiting-confirmation",
+      guard: { plannedDeprovisions: 2, tripped: true },
+    });
+  });
 });
 
 /**
