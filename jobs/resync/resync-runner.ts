@@ -22,7 +22,11 @@ import type { OwnedCounts } from "../reconcile/sync-state-adapter.js";
 
 export interface ResyncDeps {
   config: Config;
-  /** listEmbedGroupMembers: an embed-tenant source's guard reads its groups' members. */
+  /**
+   * The guard also reads, when given: an embed-tenant source's groups' members
+   * (listEmbedGroupMembers), and the platform user a user without a platform id would adopt
+   * (findUserByUserName).
+   */
   platform: Pick<PlatformClient, "getUser"> &
     Partial<Pick<PlatformClient, "listEmbedGroupMembers" | "findUserByUserName">>;
   directory: Pick<DirectoryStore, "snapshotUser" | "snapshotGroup" | "scanIds" | "countEntities">;
@@ -169,6 +173,7 @@ async function embedUsersLeaving(deps: ResyncDeps, op: ResyncOperation): Promise
     return snapshot.desired === null || snapshot.desired.resource.active === false;
   });
 }
+
 /** The embed externalIds of a group's members that are active at the source (as syncEmbedUser maps them). */
 async function activeEmbedMembers(
   deps: ResyncDeps,
