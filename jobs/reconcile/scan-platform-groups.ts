@@ -197,12 +197,18 @@ async function recordEmbedMembership(
 export async function countEmbedDeprovisions(ctx: RunContext): Promise<void> {
   const { redis } = ctx.deps;
   const scratch = `${ctx.keys.embedRemoved}:only`;
-  const [planned, onPlatform, synced] = await Promise.all([
-    redis.sdiffstore(scratch, ctx.keys.embedRemoved, ctx.keys.embedKept),
-    redis.scard(ctx.keys.embedMembers),
+  // One transaction: the scratch set never outlives it.
+  const [counted, synced] = await Promise.all([
+    redis
+      .multi()
+      .sdiffstore(scratch, ctx.keys.embedRemoved, ctx.keys.embedKept)
+      .scard(ctx.keys.embedMembers)
+      .del(scratch, ctx.keys.embedMembers, ctx.keys.embedKept, ctx.keys.embedRemoved)
+      .exec(),
     ctx.deps.state.countEmbedUsers?.(ctx.run.source),
   ]);
-  await redis.del(scratch, ctx.keys.embedMembers, ctx.keys.embedKept, ctx.keys.embedRemoved);
+  const planned = Number(counted?.[0]?.[1] ?? 0);
+  const onPlatform = Number(counted?.[1]?.[1] ?? 0);
   // What scanPlatformUsers planned for an embed-tenant source is workspace orphans: the source owns
   // no workspace user, so their deactivation is held whatever its embed users (as before: share 1).
   const orphanDeactivations = ctx.report.plannedDeprovisions;

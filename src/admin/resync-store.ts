@@ -93,12 +93,14 @@ export class ResyncStore extends OperationStore<RunState, TrackedResync> {
     const kept = this.key(id, RESYNC_KEYS.embedKept);
     const members = this.key(id, RESYNC_KEYS.embedMembers);
     const scratch = `${removed}:only`;
-    const [planned, onPlatform] = await Promise.all([
-      this.redis.sdiffstore(scratch, removed, kept),
-      this.redis.scard(members),
-    ]);
-    await this.redis.del(scratch, removed, kept, members);
-    return { planned, onPlatform };
+    // One transaction: the scratch set never outlives it.
+    const counted = await this.redis
+      .multi()
+      .sdiffstore(scratch, removed, kept)
+      .scard(members)
+      .del(scratch, removed, kept, members)
+      .exec();
+    return { planned: Number(counted?.[0]?.[1] ?? 0), onPlatform: Number(counted?.[1]?.[1] ?? 0) };
   }
 
   /** Records entities the resync enqueued: tracked until their syncs settle. */
