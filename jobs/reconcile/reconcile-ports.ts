@@ -17,6 +17,12 @@ export interface ReconcileSyncState {
   getUserPlatformIds(source: string, ids: string[]): Promise<Array<string | null>>;
   getEmbedMembers(source: string, ids: string[]): Promise<Array<AppliedEmbedMember | null>>;
   getApplied<T>(ref: EntityRef): Promise<T | null>;
+  /**
+   * Users of an embed-tenant source the sync recorded as embed users, active or not (the
+   * deprovisioning guard's "users the source owns" for such a source). Without it, the embed users
+   * in the source's groups on the platform are counted.
+   */
+  countEmbedUsers?(source: string): Promise<number>;
 }
 
 /** Marks entities dirty and enqueues their syncs in resync mode (re-read the platform, apply what differs). */

@@ -16,7 +16,7 @@ import {
 } from "./repair-settlement.js";
 import { RunContext } from "./run-context.js";
 import { scanDirectory } from "./scan-directory.js";
-import { scanEmbedGroups, scanWorkspaceGroups } from "./scan-platform-groups.js";
+import { countEmbedDeprovisions, scanEmbedGroups, scanWorkspaceGroups } from "./scan-platform-groups.js";
 import { scanPlatformUsers } from "./scan-platform-users.js";
 
 function finished(startedMs: number): Pick<ReconcileRun, "finishedAt" | "durationMs"> {
@@ -32,7 +32,14 @@ async function dropWorkingSets(
   ctx: RunContext,
   keep: "held" | "tracking" | "none",
 ): Promise<void> {
-  const keys = [ctx.keys.seenUsers, ctx.keys.seenGroups];
+  const keys = [
+    ctx.keys.seenUsers,
+    ctx.keys.seenGroups,
+    ctx.keys.embedMembers,
+    ctx.keys.embedKept,
+    ctx.keys.embedRemoved,
+    ctx.keys.adoptable,
+  ];
   if (keep !== "held") keys.push(ctx.keys.orphans);
   if (keep === "none") keys.push(ctx.keys.repairs, ctx.keys.repairClasses);
   await deps.redis.del(...keys);
@@ -179,7 +186,16 @@ export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<
       const turn = await deps.redis.incr(deps.runs.key(`attribute-turn:${run.source}`));
       ctx.attributeSlice = { slice: turn % slices, slices };
     }
-    await deps.redis.del(ctx.keys.seenUsers, ctx.keys.seenGroups, ctx.keys.repairs, ctx.keys.orphans);
+    await deps.redis.del(
+      ctx.keys.seenUsers,
+      ctx.keys.seenGroups,
+      ctx.keys.repairs,
+      ctx.keys.orphans,
+      ctx.keys.embedMembers,
+      ctx.keys.embedKept,
+      ctx.keys.embedRemoved,
+      ctx.keys.adoptable,
+    );
     const phaseMs: Record<string, number> = {};
     const timed = async (name: string, pass: () => Promise<void>) => {
       const t0 = Date.now();
@@ -196,6 +212,7 @@ export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<
       await scanDirectory(current, "group");
     });
     await ctx.flush();
+    if (!ctx.isWorkspace) await countEmbedDeprovisions(ctx);
 
     const guard = evaluateGuard(
       ctx.report.plannedDeprovisions,

@@ -37,6 +37,10 @@ export class RunContext {
       repairClasses: deps.runs.key(run.runId, RUN_KEYS.repairClasses),
       settleCounts: deps.runs.key(run.runId, RUN_KEYS.settleCounts),
       failures: deps.runs.key(run.runId, RUN_KEYS.failures),
+      embedMembers: deps.runs.key(run.runId, RUN_KEYS.embedMembers),
+      embedKept: deps.runs.key(run.runId, RUN_KEYS.embedKept),
+      embedRemoved: deps.runs.key(run.runId, RUN_KEYS.embedRemoved),
+      adoptable: deps.runs.key(run.runId, RUN_KEYS.adoptable),
     };
   }
 

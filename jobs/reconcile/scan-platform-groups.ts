@@ -111,9 +111,16 @@ export async function scanEmbedGroups(ctx: RunContext): Promise<void> {
         const record = snapshot?.desired ?? null;
         const wantTenant = record ? resolveEmbedTenant(target, record.resource.displayName) : null;
         const actual: string[] = [];
-        if (record)
-          for await (const member of platform.listEmbedGroupMembers(tenant, group.id))
-            actual.push(member.externalId);
+        for await (const member of platform.listEmbedGroupMembers(tenant, group.id))
+          actual.push(member.externalId);
+        const expected = record ? await expectedEmbedMembers(ctx, record) : undefined;
+        await recordEmbedMembership(ctx, {
+          tenant,
+          actual,
+          desired: desiredOf(snapshot).state,
+          wantTenant,
+          expected,
+        });
         const result = classifyPlatformGroup({
           owner: "this",
           desired: desiredOf(snapshot),
@@ -124,7 +131,7 @@ export async function scanEmbedGroups(ctx: RunContext): Promise<void> {
               ? platformGroupName(ctx.source.groupPrefix, record.resource.displayName)
               : `(in tenant ${wantTenant ?? "none"})`
             : undefined,
-          expectedMembers: record ? await expectedEmbedMembers(ctx, record) : undefined,
+          expectedMembers: expected,
           actualMembers: record ? actual : undefined,
         });
         ctx.record(result, { kind: "group", id: ref.id, platformId: group.id }, refKey(ref));
@@ -132,4 +139,79 @@ export async function scanEmbedGroups(ctx: RunContext): Promise<void> {
       await ctx.flush();
     }
   }
+}
+
+/** A tenant's embed user, as the guard's sets hold it (tenant names have no "/"). */
+function embedUserKey(tenant: string, externalId: string): string {
+  return `${tenant}/${externalId}`;
+}
+
+/**
+ * Records, for the deprovisioning guard, what the repairs of one owned embed group do to its
+ * members: the embed users in it now (`embedMembers`), those the repair leaves in it or puts in it
+ * (`embedKept`), and those it takes out (`embedRemoved`: members not expected, and every member of
+ * a group deleted at the source or moved to another tenant). A group unknown to the directory is
+ * not repaired: its members stay.
+ */
+async function recordEmbedMembership(
+  ctx: RunContext,
+  group: {
+    tenant: string;
+    actual: string[];
+    desired: "present" | "tombstone" | "unknown";
+    wantTenant: string | null;
+    expected: string[] | undefined;
+  },
+): Promise<void> {
+  const { tenant, actual } = group;
+  const kept: string[] = [];
+  const removed: string[] = [];
+  if (group.desired === "unknown") {
+    kept.push(...actual.map((id) => embedUserKey(tenant, id)));
+  } else if (group.desired === "tombstone" || group.expected === undefined) {
+    removed.push(...actual.map((id) => embedUserKey(tenant, id)));
+  } else {
+    const wantTenant = group.wantTenant ?? tenant;
+    const expected = new Set(group.expected);
+    kept.push(...group.expected.map((id) => embedUserKey(wantTenant, id)));
+    for (const id of actual) {
+      if (wantTenant !== tenant || !expected.has(id)) removed.push(embedUserKey(tenant, id));
+    }
+  }
+  const multi = ctx.deps.redis.multi();
+  if (actual.length > 0) multi.sadd(ctx.keys.embedMembers, ...actual.map((id) => embedUserKey(tenant, id)));
+  if (kept.length > 0) multi.sadd(ctx.keys.embedKept, ...kept);
+  if (removed.length > 0) multi.sadd(ctx.keys.embedRemoved, ...removed);
+  await multi.exec();
+}
+
+/**
+ * Invariant 8 for an embed-tenant source, whose users are embed users: an embed user its repairs
+ * would take out of every group of the tenant that the source owns (a deactivation, as a
+ * deactivated user leaves them all) is one planned deprovisioning, and the users the source owns
+ * are the users the sync recorded as its embed users, active or not (as a workspace source owns
+ * its inactive platform users too). Counted after both group passes, so that a
+ * user taken out of one group but left in (or put in) another is not counted. Adds to the run's
+ * counts; workspace orphans it would deactivate (orphans: deactivate) still hold the run.
+ */
+export async function countEmbedDeprovisions(ctx: RunContext): Promise<void> {
+  const { redis } = ctx.deps;
+  const scratch = `${ctx.keys.embedRemoved}:only`;
+  // One transaction: the scratch set never outlives it.
+  const [counted, synced] = await Promise.all([
+    redis
+      .multi()
+      .sdiffstore(scratch, ctx.keys.embedRemoved, ctx.keys.embedKept)
+      .scard(ctx.keys.embedMembers)
+      .del(scratch, ctx.keys.embedMembers, ctx.keys.embedKept, ctx.keys.embedRemoved)
+      .exec(),
+    ctx.deps.state.countEmbedUsers?.(ctx.run.source),
+  ]);
+  const planned = Number(counted?.[0]?.[1] ?? 0);
+  const onPlatform = Number(counted?.[1]?.[1] ?? 0);
+  // What scanPlatformUsers planned for an embed-tenant source is workspace orphans: the source owns
+  // no workspace user, so their deactivation is held whatever its embed users (as before: share 1).
+  const orphanDeactivations = ctx.report.plannedDeprovisions;
+  ctx.report.plannedDeprovisions += planned;
+  if (orphanDeactivations === 0) ctx.ownedUsers += synced ?? onPlatform;
 }

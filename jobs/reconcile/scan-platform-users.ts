@@ -3,6 +3,7 @@ import { type ManagerLookup, managerValueOf, resolveManager } from "../../src/ma
 import { diffAttributeValues } from "../../src/reconcile/attribute-values.js";
 import { sliceOf } from "../../src/reconcile/attribute-slices.js";
 import { type DesiredState, classifyPlatformUser } from "../../src/reconcile/classify-user.js";
+import { caseFold } from "../../src/scim/case-fold.js";
 import { type EntityRef, type JsonObject, parseRefKey, refKey } from "../../src/scim/scim-types.js";
 import { type RunContext, batches, readAhead } from "./run-context.js";
 
@@ -43,10 +44,13 @@ export async function scanPlatformUsers(ctx: RunContext): Promise<void> {
       page.map((user) => user.id),
     );
     const mine: Array<{ user: (typeof page)[number]; ref: EntityRef }> = [];
+    const adoptable: string[] = [];
     page.forEach((user, index) => {
       const owner = ownerOf(owners[index], source);
       if (owner === "other") return;
       if (owner === "none") {
+        if (user.active !== false && typeof user.userName === "string")
+          adoptable.push(caseFold(user.userName));
         const result = classifyPlatformUser({
           platform: user,
           owner: "none",
@@ -58,6 +62,7 @@ export async function scanPlatformUsers(ctx: RunContext): Promise<void> {
       }
       mine.push({ user, ref: owner });
     });
+    if (adoptable.length > 0 && ctx.isWorkspace) await redis.sadd(ctx.keys.adoptable, ...adoptable);
     if (mine.length > 0) {
       ctx.ownedUsers += mine.length;
       await redis.sadd(ctx.keys.seenUsers, ...mine.map((entry) => entry.ref.id));

@@ -1,4 +1,6 @@
+import type { Redis } from "ioredis";
 import type { RedisSyncStateStore } from "../../src/sync/redis-sync-state-store.js";
+import { syncKeys } from "../../src/sync/sync-keys.js";
 import type { ReconcileSyncState } from "./reconcile-ports.js";
 
 export interface OwnedCounts {
@@ -10,14 +12,18 @@ export interface OwnedCounts {
  * The sync state as reconciliation and resyncs read it: the pipeline's store, with its bulk reads
  * (one HMGET per page). The Redis key layout stays in the store (src/sync/sync-keys.ts).
  *
- * The trailing parameters are unused and kept only so that existing callers compile; pass the
- * store alone.
+ * With the store's Redis connection and key prefix, it also counts an embed-tenant source's embed
+ * users (the store has no count of its own for those: one HLEN of its `emb` hash).
  */
 export function reconcileSyncState(
   store: RedisSyncStateStore,
-  ..._unused: unknown[]
+  redis?: Redis,
+  prefix?: string,
 ): ReconcileSyncState & OwnedCounts {
   return {
+    ...(redis && prefix !== undefined
+      ? { countEmbedUsers: (source: string) => redis.hlen(syncKeys.emb(prefix, source)) }
+      : {}),
     ownersOf: (scope, platformKeys) => store.ownersOf(scope, platformKeys),
     getUserPlatformIds: (source, ids) => store.getUserPlatformIds(source, ids),
     getEmbedMembers: (source, ids) => store.getEmbedMembers(source, ids),

@@ -4,9 +4,12 @@ import type { Config } from "../../src/config/config-schema.js";
 import type { DirectoryStore } from "../../src/directory/directory-types.js";
 import type { Logger } from "../../src/observability/logger.js";
 import type { PlatformClient } from "../../src/platform/platform-types.js";
+import { resolveEmbedTenant } from "../../src/mapping/plan-embed-group.js";
+import type { AppliedEmbedGroup } from "../../src/mapping/plan-types.js";
+import { isPlatformError } from "../../src/platform/platform-error.js";
 import { evaluateGuard } from "../../src/reconcile/deprovision-guard.js";
 import type { ResyncOperation } from "../../src/reconcile/reconcile-run.js";
-import { type EntityKind, refKey } from "../../src/scim/scim-types.js";
+import { type EntityKind, parseRefKey, refKey } from "../../src/scim/scim-types.js";
 import type { ReconcileSyncState, ResyncRequester } from "../reconcile/reconcile-ports.js";
 import {
   type SettleOptions,
@@ -19,9 +22,17 @@ import type { OwnedCounts } from "../reconcile/sync-state-adapter.js";
 
 export interface ResyncDeps {
   config: Config;
-  platform: Pick<PlatformClient, "getUser">;
+  /**
+   * The guard also reads, when given: an embed-tenant source's groups' members
+   * (listEmbedGroupMembers), and the platform user a user without a platform id would adopt
+   * (findUserByUserName).
+   */
+  platform: Pick<PlatformClient, "getUser"> &
+    Partial<Pick<PlatformClient, "listEmbedGroupMembers" | "findUserByUserName">>;
   directory: Pick<DirectoryStore, "snapshotUser" | "snapshotGroup" | "scanIds" | "countEntities">;
-  state: Pick<ReconcileSyncState, "getUserPlatformIds"> & OwnedCounts;
+  state: Pick<ReconcileSyncState, "getUserPlatformIds" | "countEmbedUsers"> &
+    Partial<Pick<ReconcileSyncState, "getApplied" | "ownersOf" | "getEmbedMembers">> &
+    OwnedCounts;
   requestResync: ResyncRequester;
   resyncs: ResyncStore;
   logger: Logger;
@@ -76,7 +87,7 @@ async function deprovisionCandidates(
   const found = await Promise.all(
     candidates.map(async (id, index) => {
       const pid = pids[index];
-      if (!pid) return false;
+      if (!pid) return adoptedAndDeactivated(deps, sourceId, snapshots[ids.indexOf(id)]?.desired?.resource);
       const user = await deps.platform.getUser(pid);
       if (!user) return false;
       const tombstone = snapshots[ids.indexOf(id)]?.desired === null;
@@ -87,20 +98,189 @@ async function deprovisionCandidates(
 }
 
 /**
+ * A user inactive at the source without a platform id (never synced, or the sync state was lost):
+ * its sync meets a 409 from the platform user of that userName, adopts it unless another source
+ * owns it, and deactivates it when it is active (sync-user.ts). Tombstones without a platform id
+ * are not counted (their sync finds nothing to adopt by id).
+ */
+async function adoptedAndDeactivated(
+  deps: ResyncDeps,
+  source: string,
+  user: { active?: unknown; userName?: unknown } | undefined,
+): Promise<boolean> {
+  if (!user || user.active !== false || typeof user.userName !== "string") return false;
+  const find = deps.platform.findUserByUserName?.bind(deps.platform);
+  if (!find) return false;
+  const holder = await find(user.userName);
+  if (!holder || holder.active === false) return false;
+  const [owner] = (await deps.state.ownersOf?.("user", [holder.id])) ?? [null];
+  return !owner || ownerSource(owner) === source;
+}
+
+/** The source of an owner refKey (null when it cannot be read). */
+function ownerSource(owner: string): string | null {
+  try {
+    return parseRefKey(owner).source;
+  } catch {
+    return null;
+  }
+}
+
+/**
  * Counts the users a resync would deactivate or delete, and records them on the operation: if it
  * is held, they are what the admin is shown, and all a confirmation may deprovision.
  */
-async function plannedDeprovisions(deps: ResyncDeps, op: ResyncOperation): Promise<number> {
+async function plannedDeprovisions(
+  deps: ResyncDeps,
+  op: ResyncOperation,
+): Promise<{ planned: number; owned?: number }> {
   await deps.resyncs.dropOwnedKeys(op.id);
-  // Embed-tenant sources own no platform users.
-  if (deps.config.sources[op.source]?.target !== "workspace") return 0;
+  // Embed-tenant sources own no platform users: their users are embed users.
+  if (deps.config.sources[op.source]?.target !== "workspace") return plannedEmbedDeprovisions(deps, op);
   let planned = 0;
   for await (const ids of targets(deps, op, "user")) {
     const found = await deprovisionCandidates(deps, op.source, ids);
     await deps.resyncs.addHeld(op.id, found);
     planned += found.length;
   }
-  return planned;
+  return { planned };
+}
+
+/** The groups a resync of an embed-tenant source resyncs: every group, or those named. */
+async function* embedScopeGroups(deps: ResyncDeps, op: ResyncOperation): AsyncIterable<string[]> {
+  if ("all" in op.scope) {
+    yield* deps.directory.scanIds(op.source, "group", deps.chunk ?? 250);
+    return;
+  }
+  yield op.scope.groups;
+}
+
+/**
+ * Users named in a resync of an embed-tenant source whose sync takes them out of every group of
+ * the tenant: inactive or deleted at the source while the sync's record still has them active (it
+ * records them inactive, and their groups follow).
+ */
+async function embedUsersLeaving(deps: ResyncDeps, op: ResyncOperation): Promise<string[]> {
+  if ("all" in op.scope || op.scope.users.length === 0 || !deps.state.getEmbedMembers) return [];
+  const ids = op.scope.users;
+  const [infos, snapshots] = await Promise.all([
+    deps.state.getEmbedMembers(op.source, ids),
+    Promise.all(ids.map((id) => deps.directory.snapshotUser(op.source, id))),
+  ]);
+  return ids.filter((_id, index) => {
+    const snapshot = snapshots[index];
+    if (infos[index]?.active !== true || !snapshot) return false;
+    return snapshot.desired === null || snapshot.desired.resource.active === false;
+  });
+}
+
+/** The embed externalIds of a group's members that are active at the source (as syncEmbedUser maps them). */
+async function activeEmbedMembers(
+  deps: ResyncDeps,
+  source: string,
+  ids: readonly string[],
+): Promise<string[]> {
+  const snapshots = await Promise.all(ids.map((id) => deps.directory.snapshotUser(source, id)));
+  return snapshots.flatMap((snapshot) => {
+    const user = snapshot?.desired?.resource;
+    if (!user || user.active === false) return [];
+    return [typeof user.externalId === "string" && user.externalId ? user.externalId : user.userName];
+  });
+}
+
+/** What resyncing one embed group does to its members: tenant/externalId keys of each set. */
+interface EmbedGroupChange {
+  members: string[];
+  kept: string[];
+  removed: string[];
+}
+
+/** How a held set names an embed user taken out of a group (beside workspace user ids). */
+function heldEmbedKey(key: string): string {
+  return `embed:${key}`;
+}
+
+/**
+ * What a resync of one group of an embed-tenant source does to its members, read on the platform
+ * (a resync does not trust the record of what was applied): the embed users in it now, those it
+ * leaves in (or puts in) it, those it takes out. null: not a group of the directory, or not an
+ * embed-tenant source.
+ */
+async function embedGroupChange(
+  deps: ResyncDeps,
+  source: string,
+  id: string,
+): Promise<EmbedGroupChange | null> {
+  const target = deps.config.sources[source]?.target;
+  const listMembers = deps.platform.listEmbedGroupMembers?.bind(deps.platform);
+  const getApplied = deps.state.getApplied?.bind(deps.state);
+  if (!target || target === "workspace" || !listMembers || !getApplied) return null;
+  const [snapshot, applied] = await Promise.all([
+    deps.directory.snapshotGroup(source, id),
+    getApplied<AppliedEmbedGroup>({ source, kind: "group", id }),
+  ]);
+  if (!snapshot) return null;
+  const key = (tenant: string, externalId: string) => `${tenant}/${externalId}`;
+  const tenant = applied?.tenant;
+  const actual: string[] = [];
+  if (tenant && applied?.platformId) {
+    try {
+      for await (const member of listMembers(tenant, applied.platformId)) actual.push(member.externalId);
+    } catch (err) {
+      // Deleted behind the bridge's back: nobody is in it to be taken out.
+      if (!(isPlatformError(err) && err.httpStatus === 404)) throw err;
+    }
+  }
+  const record = snapshot.desired;
+  // A name that gives no tenant keeps the group where it is, following its membership (sync-embed-group.ts).
+  const wantTenant = record
+    ? (resolveEmbedTenant(target, record.resource.displayName) ?? tenant ?? null)
+    : null;
+  const expected =
+    record && wantTenant
+      ? await activeEmbedMembers(
+          deps,
+          source,
+          (record.members ?? []).map((member) => member.value),
+        )
+      : [];
+  const keep = new Set(wantTenant === tenant ? expected : []);
+  return {
+    members: tenant ? actual.map((externalId) => key(tenant, externalId)) : [],
+    kept: wantTenant ? expected.map((externalId) => key(wantTenant, externalId)) : [],
+    removed: tenant
+      ? actual.filter((externalId) => !keep.has(externalId)).map((externalId) => key(tenant, externalId))
+      : [],
+  };
+}
+
+/**
+ * Invariant 8 for an embed-tenant source, as reconciliation counts it (countEmbedDeprovisions in
+ * jobs/reconcile/scan-platform-groups.ts): an embed user the resync would take out of every group
+ * it resyncs is one planned deprovisioning; the users the source owns are those the sync recorded
+ * as its embed users. Every removal from a group goes to the held set: a confirmed resync applies
+ * a group only if it takes out no one else (fanOut).
+ */
+async function plannedEmbedDeprovisions(
+  deps: ResyncDeps,
+  op: ResyncOperation,
+): Promise<{ planned: number; owned?: number }> {
+  const done = new Set<string>();
+  for await (const ids of embedScopeGroups(deps, op)) {
+    for (const id of ids) {
+      if (done.has(id)) continue;
+      if (!("all" in op.scope)) done.add(id);
+      const change = await embedGroupChange(deps, op.source, id);
+      if (!change) continue;
+      await deps.resyncs.addEmbedMembership(op.id, change);
+      await deps.resyncs.addHeld(op.id, change.removed.map(heldEmbedKey));
+    }
+  }
+  const leaving = await embedUsersLeaving(deps, op);
+  await deps.resyncs.addHeld(op.id, leaving);
+  const { planned, onPlatform } = await deps.resyncs.countEmbedDeprovisions(op.id);
+  const synced = await deps.state.countEmbedUsers?.(op.source);
+  return { planned: planned + leaving.length, owned: synced ?? onPlatform };
 }
 
 /**
@@ -112,9 +292,11 @@ async function fanOut(
   deps: ResyncDeps,
   op: TrackedResync,
   confirmed: boolean,
-): Promise<{ op: TrackedResync; withheld: string[] }> {
+): Promise<{ op: TrackedResync; withheld: string[]; withheldGroups: WithheldGroups }> {
   let current = op;
   const withheld: string[] = [];
+  const withheldGroups: WithheldGroups = { ids: [], removals: [] };
+  const embed = deps.config.sources[op.source]?.target !== "workspace";
   for (const kind of ["user", "group"] as const) {
     for await (const ids of targets(deps, current, kind)) {
       let known = ids;
@@ -139,6 +321,19 @@ async function fanOut(
           known = known.filter((id) => !excess.has(id));
         }
       }
+      if (confirmed && embed && kind === "group" && known.length > 0) {
+        const excess = new Set<string>();
+        for (const id of known) {
+          const removed = (await embedGroupChange(deps, current.source, id))?.removed.map(heldEmbedKey) ?? [];
+          const shown = await deps.resyncs.heldAmong(current.id, removed);
+          const unshown = removed.filter((_key, index) => !shown[index]);
+          if (unshown.length === 0) continue;
+          excess.add(id);
+          withheldGroups.ids.push(id);
+          withheldGroups.removals.push(...removed);
+        }
+        if (excess.size > 0) known = known.filter((id) => !excess.has(id));
+      }
       if (known.length > 0) {
         const refs = known.map((id) => ({ source: current.source, kind, id }));
         await deps.requestResync(refs);
@@ -150,32 +345,50 @@ async function fanOut(
       await deps.resyncs.transition(current, ["running"]);
     }
   }
-  return { op: current, withheld };
+  return { op: current, withheld, withheldGroups };
+}
+
+/**
+ * Groups of an embed-tenant source a confirmed resync did not resync: each would take out of it
+ * an embed user the admin was not shown. `removals`: everything they take out (held keys).
+ */
+interface WithheldGroups {
+  ids: string[];
+  removals: string[];
 }
 
 /**
  * What a confirmed resync withheld (deprovisionings the admin was not shown) waits in a new resync
- * of those users, created held with its own guard count: applied only if an admin confirms it.
+ * of those users (and, for an embed-tenant source, groups), created held with its own guard count:
+ * applied only if an admin confirms it.
  */
 async function holdAgain(
   deps: ResyncDeps,
   op: TrackedResync,
   withheld: string[],
+  groups: WithheldGroups,
   log: Logger,
 ): Promise<TrackedResync> {
-  const owned = await deps.state.countOwnedUsers(op.source);
-  const guard = evaluateGuard(withheld.length, owned, deps.config.reconcile.maxDeprovisionShare);
+  const embedOwned = groups.ids.length > 0 ? await deps.state.countEmbedUsers?.(op.source) : undefined;
+  const owned = embedOwned ?? (await deps.state.countOwnedUsers(op.source));
+  // An embed user counted once, however many of the withheld groups it would leave.
+  const planned = withheld.length + new Set(groups.removals).size;
+  const guard = evaluateGuard(planned, owned, deps.config.reconcile.maxDeprovisionShare);
   const next = await deps.resyncs.createOperation({
     source: op.source,
-    scope: { users: withheld, groups: [] },
+    scope: { users: withheld, groups: groups.ids },
     requestedBy: op.requestedBy,
-    held: { guard, users: withheld, from: op.id },
+    held: { guard, users: [...withheld, ...groups.removals], from: op.id },
   });
   log.warn(
-    { confirmed: op.guard?.plannedDeprovisions, withheld: withheld.length, heldAgainAs: next.id },
+    {
+      confirmed: op.guard?.plannedDeprovisions,
+      withheld: withheld.length + groups.ids.length,
+      heldAgainAs: next.id,
+    },
     "resync: more users to deprovision than the admin confirmed; they wait in a new held resync",
   );
-  return { ...op, withheld: withheld.length, heldAgainAs: next.id };
+  return { ...op, withheld: withheld.length + groups.ids.length, heldAgainAs: next.id };
 }
 
 /**
@@ -216,8 +429,9 @@ export async function runResync(
   const log = deps.logger.child({ module: "resync", operationId: id, source: op.source });
   try {
     if (phase === "run") {
-      const planned = await plannedDeprovisions(deps, op);
-      const owned = await deps.state.countOwnedUsers(op.source);
+      const counted = await plannedDeprovisions(deps, op);
+      const planned = counted.planned;
+      const owned = counted.owned ?? (await deps.state.countOwnedUsers(op.source));
       const guard = evaluateGuard(planned, owned, deps.config.reconcile.maxDeprovisionShare);
       op = { ...op, guard };
       if (guard.tripped) {
@@ -233,7 +447,9 @@ export async function runResync(
     }
     const fanned = await fanOut(deps, op, phase === "apply");
     op = fanned.op;
-    if (fanned.withheld.length > 0) op = await holdAgain(deps, op, fanned.withheld, log);
+    if (fanned.withheld.length > 0 || fanned.withheldGroups.ids.length > 0) {
+      op = await holdAgain(deps, op, fanned.withheld, fanned.withheldGroups, log);
+    }
     log.info({ enqueued: op.enqueued }, "resync: fan-out finished");
     if (deps.settle && op.enqueued > 0) {
       // Enqueued is not done: the resync runs on until its entities settle (settleResync).

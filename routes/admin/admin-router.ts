@@ -76,6 +76,20 @@ export function createAdminRouter(deps: AdminRouterDeps): Router {
       }
     });
   }
+  // A known path asked with a method it does not serve: 405 with the methods it does (RFC 9110 §15.5.6).
+  const methodsByPath = new Map<string, string[]>();
+  for (const route of ADMIN_ROUTES) {
+    const methods = methodsByPath.get(route.path) ?? [];
+    methods.push(route.method.toUpperCase());
+    if (route.method === "get") methods.push("HEAD");
+    methodsByPath.set(route.path, methods);
+  }
+  for (const [path, methods] of methodsByPath) {
+    router.all(path, (_req, res) => {
+      res.setHeader("Allow", methods.join(", "));
+      sendError(res, 405, "method_not_allowed", `This admin route serves ${methods.join(", ")} only`);
+    });
+  }
   router.use((_req, res) => sendError(res, 404, "not_found", "No such admin route"));
   const onError: ErrorRequestHandler = (err, _req, res, _next) => {
     if (err instanceof ZodError) {

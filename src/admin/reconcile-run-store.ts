@@ -10,7 +10,11 @@ import type { TrackedRun } from "./repair-outcome.js";
  * Keys owned by a run: planned repairs (entity refs, orphan platform ids), ids seen on the
  * platform, and, once the repairs are applied, what became of them: `repairs` then holds the
  * entities not settled yet, `repair-classes` their drift classes, `settle` the synced and failed
- * counts, `failures` the first failures.
+ * counts, `failures` the first failures. Embed-tenant sources: `embed:members` the embed users in the
+ * source's groups on the platform, `embed:kept` those its repairs leave in at least one of them,
+ * `embed:removed` those its repairs take out of one (tenant/externalId each; see the guard).
+ * `adoptable`: the case-folded userNames of the active platform users no source owns, which a
+ * sync of a user of that userName without a platform id finds again and adopts.
  */
 export const RUN_KEYS = {
   repairs: "repairs",
@@ -20,6 +24,10 @@ export const RUN_KEYS = {
   repairClasses: "repair-classes",
   settleCounts: "settle",
   failures: "failures",
+  embedMembers: "embed:members",
+  embedKept: "embed:kept",
+  embedRemoved: "embed:removed",
+  adoptable: "adoptable",
 } as const;
 
 /**

@@ -8,7 +8,9 @@ import type { TrackedResync } from "./repair-outcome.js";
 /**
  * Keys owned by a resync: the users whose deprovisioning it planned (held for a confirmation);
  * the entities it enqueued that have not settled yet (`tracked`, with a TTL), the synced and failed
- * counts (`settle`), the first failures (`failures`).
+ * counts (`settle`), the first failures (`failures`). While an embed-tenant source's resync counts
+ * what it would deprovision: the embed users in the groups it resyncs (`embed:members`), those it
+ * leaves in one of them (`embed:kept`) and those it takes out of one (`embed:removed`).
  */
 export const RESYNC_KEYS = {
   held: "held",
@@ -16,6 +18,9 @@ export const RESYNC_KEYS = {
   settleCounts: "settle",
   failures: "failures",
   classes: "classes",
+  embedMembers: "embed:members",
+  embedKept: "embed:kept",
+  embedRemoved: "embed:removed",
 } as const;
 
 /** How long a resync's tracked entities are kept at most (a worker lost for good leaves nothing forever). */
@@ -65,6 +70,37 @@ export class ResyncStore extends OperationStore<RunState, TrackedResync> {
     if (users.length === 0) return [];
     const found = await this.redis.smismember(this.key(id, RESYNC_KEYS.held), ...users);
     return found.map((member) => member === 1);
+  }
+
+  /** Records, for the guard, what resyncing one embed group does to its members (tenant/externalId each). */
+  async addEmbedMembership(
+    id: string,
+    sets: { members: readonly string[]; kept: readonly string[]; removed: readonly string[] },
+  ): Promise<void> {
+    const multi = this.redis.multi();
+    if (sets.members.length > 0) multi.sadd(this.key(id, RESYNC_KEYS.embedMembers), ...sets.members);
+    if (sets.kept.length > 0) multi.sadd(this.key(id, RESYNC_KEYS.embedKept), ...sets.kept);
+    if (sets.removed.length > 0) multi.sadd(this.key(id, RESYNC_KEYS.embedRemoved), ...sets.removed);
+    await multi.exec();
+  }
+
+  /**
+   * The embed users the resync would take out of every group it resyncs (removed and not kept),
+   * and the embed users in those groups now; the working sets are dropped.
+   */
+  async countEmbedDeprovisions(id: string): Promise<{ planned: number; onPlatform: number }> {
+    const removed = this.key(id, RESYNC_KEYS.embedRemoved);
+    const kept = this.key(id, RESYNC_KEYS.embedKept);
+    const members = this.key(id, RESYNC_KEYS.embedMembers);
+    const scratch = `${removed}:only`;
+    // One transaction: the scratch set never outlives it.
+    const counted = await this.redis
+      .multi()
+      .sdiffstore(scratch, removed, kept)
+      .scard(members)
+      .del(scratch, removed, kept, members)
+      .exec();
+    return { planned: Number(counted?.[0]?.[1] ?? 0), onPlatform: Number(counted?.[1]?.[1] ?? 0) };
   }
 
   /** Records entities the resync enqueued: tracked until their syncs settle. */

@@ -1,5 +1,4 @@
 import type { PatchOperation } from "../scim/scim-types.js";
-import { caseFold } from "../scim/case-fold.js";
 import { CHUNK_SIZE, chunk, type AppliedGroup, type GroupStep, type Plan } from "./plan-types.js";
 
 export interface GroupPlanInput {
@@ -31,8 +30,11 @@ export function planGroup(input: GroupPlanInput): Plan<GroupStep> {
   }
   const want = [...new Set(desiredMembers)];
   if (!applied?.platformId) {
-    if (applied?.pendingDisplayName && caseFold(applied.pendingDisplayName) !== caseFold(desiredName)) {
-      // A create under the old name may have landed (its answer lost): find it first.
+    if (applied?.pendingDisplayName && applied.pendingDisplayName !== desiredName) {
+      // A create under the old name may have landed (its answer lost): find it first. Compared
+      // exactly: the contract does not say a group's displayName is unique regardless of case, so
+      // on a platform that keeps "Eng" and "eng" apart a create under the new case would leave the
+      // lost one behind.
       return { steps: [{ type: "findLostGroup", displayName: applied.pendingDisplayName }], problems: [] };
     }
     return {

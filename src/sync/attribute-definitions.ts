@@ -4,19 +4,23 @@ import { SyncError, isPlatformFailure } from "./sync-error.js";
 /**
  * The platform's user attribute definitions, cached per process. A missing definition is
  * created (a lost create answer is found again by name); a definition of another type is a
- * permanent, visible error (code attribute_type_clash).
+ * permanent, visible error (code attribute_type_clash). The platform's names are unique without
+ * regard to case (a create of "Department" beside "department" is a 409), so a definition whose
+ * name differs from the rule's only in case is the rule's definition.
  */
 export class AttributeDefinitions {
   private readonly byName = new Map<string, UserAttribute>();
+  /** By case-folded name: the platform's own uniqueness. */
+  private readonly byFoldedName = new Map<string, UserAttribute>();
   private loading?: Promise<void>;
 
   constructor(private readonly platform: PlatformClient) {}
 
   async ensure(name: string, type: UserAttributeType, displayName?: string): Promise<number> {
-    let def = this.byName.get(name);
+    let def = this.find(name);
     if (!def) {
       await this.reload();
-      def = this.byName.get(name);
+      def = this.find(name);
     }
     if (!def) {
       try {
@@ -28,7 +32,7 @@ export class AttributeDefinitions {
       } catch (err) {
         if (!isPlatformFailure(err, "conflict")) throw err;
         await this.reload(true);
-        def = this.byName.get(name);
+        def = this.find(name);
         if (!def)
           throw new SyncError(`attribute ${name} exists but is not listed`, {
             code: "platform_inconsistent",
@@ -36,6 +40,7 @@ export class AttributeDefinitions {
           });
       }
       this.byName.set(name, def);
+      this.byFoldedName.set(def.name.toLowerCase(), def);
     }
     if (def.type !== type) {
       throw new SyncError(
@@ -52,15 +57,29 @@ export class AttributeDefinitions {
 
   /** Forget the cache (e.g. after a 404 on a value: the definition was deleted behind us). */
   invalidate(name?: string): void {
-    if (name) this.byName.delete(name);
-    else this.byName.clear();
+    if (name) {
+      this.byName.delete(name);
+      const folded = this.byFoldedName.get(name.toLowerCase());
+      this.byFoldedName.delete(name.toLowerCase());
+      if (folded) this.byName.delete(folded.name);
+    } else {
+      this.byName.clear();
+      this.byFoldedName.clear();
+    }
+  }
+
+  private find(name: string): UserAttribute | undefined {
+    return this.byName.get(name) ?? this.byFoldedName.get(name.toLowerCase());
   }
 
   private async reload(force = false): Promise<void> {
     if (this.loading && !force) return this.loading;
     const loading = (async () => {
       const all = await this.platform.listUserAttributes();
-      for (const def of all) this.byName.set(def.name, def);
+      for (const def of all) {
+        this.byName.set(def.name, def);
+        this.byFoldedName.set(def.name.toLowerCase(), def);
+      }
     })();
     this.loading = loading;
     try {

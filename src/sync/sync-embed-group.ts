@@ -164,9 +164,24 @@ function noEmbedTenant(): SyncError {
   });
 }
 
-async function findByName(ctx: SyncContext, tenant: string, name: string): Promise<EmbedGroup | null> {
-  for await (const group of ctx.platform.listEmbedGroups(tenant)) if (group.name === name) return group;
-  return null;
+/**
+ * The tenant's group of that name. With `orCaseFolded` (after a 409: the platform says the name is
+ * taken), a group whose name differs only in case is the answer when none matches exactly: the
+ * contract does not say whether the platform compares embed group names with regard to case.
+ */
+async function findByName(
+  ctx: SyncContext,
+  tenant: string,
+  name: string,
+  orCaseFolded = false,
+): Promise<EmbedGroup | null> {
+  const folded = name.toLowerCase();
+  let sameButCase: EmbedGroup | null = null;
+  for await (const group of ctx.platform.listEmbedGroups(tenant)) {
+    if (group.name === name) return group;
+    if (orCaseFolded && !sameButCase && group.name.toLowerCase() === folded) sameButCase = group;
+  }
+  return sameButCase;
 }
 
 async function readEmbedGroup(
@@ -202,7 +217,7 @@ async function createOrAdoptEmbedGroup(
     result = { platformId: created.id, tenant, name, members: [] };
   } catch (err) {
     if (!isPlatformFailure(err, "conflict")) throw err;
-    const found = await findByName(ctx, tenant, name);
+    const found = await findByName(ctx, tenant, name, true);
     if (!found) {
       throw new SyncError("the platform answered 409 but has no embed group of that name", {
         code: "platform_inconsistent",

@@ -91,6 +91,7 @@ async function syncWorkspaceGroup(
     applied = current ? fromPlatformGroup(current) : null;
     if (inDoubt && applied) await ctx.state.putApplied(ref, applied);
   }
+  let reread = false;
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const plan = planGroup({ desiredName, desiredMembers, applied });
     const first = plan.steps[0];
@@ -131,6 +132,16 @@ async function syncWorkspaceGroup(
             await ctx.state.putApplied(ref, applied);
           }
         } catch (err) {
+          if (isPlatformFailure(err, "bad_request") && !reread) {
+            // A strict platform refuses to remove a member that is no longer there (RFC 7644
+            // §3.5.2.2, 400 noTarget): taken out behind our back, with its user deleted, or by a
+            // repeat of a PATCH whose answer was lost. Diff again against what it holds now, once.
+            reread = true;
+            const current = await ctx.platform.getGroup(platformId);
+            applied = current ? fromPlatformGroup(current) : null;
+            if (applied) await ctx.state.putApplied(ref, applied);
+            continue;
+          }
           if (isPlatformFailure(err, "conflict") && desiredName !== null) {
             // 409 on a rename: wait if the name is being freed inside this source.
             const holder = await ctx.platform.findGroupByDisplayName(desiredName);

@@ -85,7 +85,7 @@ async function syncWorkspaceUser(
   if (applied?.platformId && (resync || applied.inDoubt)) {
     // A resync, or writes whose answers never came: what the platform holds now decides.
     const { inDoubt, ...known } = applied;
-    applied = await readPlatformUser(ctx, applied.platformId, known);
+    applied = await readPlatformUser(ctx, applied.platformId, known, Object.keys(source.attributes));
     if (inDoubt) {
       if (known.notifyGroups) applied.notifyGroups = true;
       await ctx.state.putApplied(ref, applied);
@@ -134,7 +134,7 @@ async function syncWorkspaceUser(
       // Found: its platform id is new to the groups and the users that wait for it, as after a create.
       applied =
         found && owner === refKey(ref)
-          ? { ...(await fromPlatformUser(ctx, found)), notifyGroups: true }
+          ? { ...(await fromPlatformUser(ctx, found, Object.keys(source.attributes))), notifyGroups: true }
           : null;
       if (applied) await ctx.state.putApplied(ref, applied);
       continue;
@@ -384,7 +384,11 @@ async function createOrAdoptUser(
       });
     }
     await claimOwnership(ctx, "user", found.id, ref, "createUser");
-    result = await fromPlatformUser(ctx, found);
+    result = await fromPlatformUser(
+      ctx,
+      found,
+      Object.keys(ctx.config.sources[ref.source]?.attributes ?? {}),
+    );
   }
   result.notifyGroups = true;
   await ctx.state.putApplied(ref, result);
@@ -395,10 +399,17 @@ function lifecycleOf(user: PlatformScimUser): LifecycleState {
   return user.active === false ? "inactive" : "active";
 }
 
-async function fromPlatformUser(ctx: SyncContext, user: PlatformScimUser): Promise<AppliedUser> {
+async function fromPlatformUser(
+  ctx: SyncContext,
+  user: PlatformScimUser,
+  ruleNames: readonly string[],
+): Promise<AppliedUser> {
   const values = (await ctx.platform.getUserAttributeValues(user.id)) ?? [];
   const attributes: AppliedUser["attributes"] = {};
-  for (const v of values) attributes[v.name] = v.value;
+  // The platform's attribute names are unique without regard to case: a rule's value may be held
+  // under a name that differs from the rule's only in case (AttributeDefinitions uses that one).
+  const ruleByFolded = new Map(ruleNames.map((name) => [name.toLowerCase(), name]));
+  for (const v of values) attributes[ruleByFolded.get(v.name.toLowerCase()) ?? v.name] = v.value;
   return { platformId: user.id, profile: toUserProfile(user), lifecycle: lifecycleOf(user), attributes };
 }
 
@@ -407,10 +418,11 @@ async function readPlatformUser(
   ctx: SyncContext,
   platformId: string,
   applied: AppliedUser,
+  ruleNames: readonly string[],
 ): Promise<AppliedUser> {
   const user = await ctx.platform.getUser(platformId);
   if (!user) return { ...applied, lifecycle: "deleted" };
-  return fromPlatformUser(ctx, user);
+  return fromPlatformUser(ctx, user, ruleNames);
 }
 
 async function dropStaleLifecycle(ctx: SyncContext, applied: AppliedUser | null): Promise<void> {

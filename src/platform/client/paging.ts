@@ -18,7 +18,9 @@ export interface ScimPage<T> {
 
 /**
  * Yields every resource of a SCIM list. startIndex is 1-based (RFC 7644 §3.4.2.4); the walk
- * stops at an empty page, a short page, or once totalResults resources were seen.
+ * stops at an empty page or once totalResults resources were seen. A service provider may answer
+ * fewer resources than asked (its own page limit, §3.4.2.4), so a short page ends the walk only
+ * when the answer carries no totalResults to say more are left.
  */
 export async function* scimPages<T>(
   fetchPage: (startIndex: number, count: number) => Promise<ScimPage<T>>,
@@ -31,8 +33,10 @@ export async function* scimPages<T>(
     const resources = page.Resources ?? [];
     yield* resources;
     startIndex += resources.length;
-    if (resources.length === 0 || resources.length < count) return;
-    if (page.totalResults !== undefined && startIndex > page.totalResults) return;
+    if (resources.length === 0) return;
+    if (page.totalResults === undefined) {
+      if (resources.length < count) return;
+    } else if (startIndex > page.totalResults) return;
   }
 }
 
