@@ -1,3 +1,4 @@
+import { isUtf8 } from "node:buffer";
 import express, {
   type ErrorRequestHandler,
   type NextFunction,
@@ -72,6 +73,8 @@ function rawBytes(req: Request): Buffer {
 }
 
 function parseJson(bytes: Buffer): unknown {
+  // JSON is UTF-8 (RFC 8259 §8.1): decoding other bytes (a Latin-1 "Zoë") would store U+FFFD.
+  if (!isUtf8(bytes)) throw new BadRequestError("The body is not UTF-8", "invalidSyntax");
   try {
     return JSON.parse(bytes.toString("utf8"));
   } catch {

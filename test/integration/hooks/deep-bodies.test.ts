@@ -66,4 +66,20 @@ describe("deeply nested webhook bodies", () => {
     expect(res.body).toEqual({ received: 1, outcomes: { applied: 1 } });
     expect((await t.user({ externalId: user.id }))?.resource.userName).toBe(user.alternateId);
   });
+
+  it("an Okta delivery whose bytes are not UTF-8 (a Latin-1 name) is 400 invalidSyntax and stores nothing", async () => {
+    const user = { id: `00u${unique("latin")}`, alternateId: `${unique("zoe")}@example.com` };
+    const text = JSON.stringify(oktaDelivery([oktaEvent("user-lifecycle-create", { user })]));
+    const raw = Buffer.from(text.replace(user.alternateId, `Zo\u00eb-${user.alternateId}`), "latin1");
+    const res = await t.request
+      .post("/hooks/okta/okta")
+      .set("Authorization", OKTA_SECRET)
+      .set("Content-Type", "application/json")
+      // superagent would JSON-encode a Buffer: hand the bytes over as they are.
+      .serialize(() => raw as unknown as string)
+      .send(raw);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: { code: "invalidSyntax", message: "The body is not UTF-8" } });
+    expect(await t.user({ externalId: user.id })).toBeNull();
+  });
 });
