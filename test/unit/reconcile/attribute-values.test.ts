@@ -34,6 +34,18 @@ describe("diffAttributeValues", () => {
     expect(diffAttributeValues(user, rules, actual)).toEqual(["country"]);
   });
 
+  it("reads a platform attribute whose name differs from the rule's only in case (the sync uses that definition)", () => {
+    const cased = { Department: rules.department, country: rules.country };
+    const actual = [
+      { name: "department", value: "R&D" },
+      { name: "country", value: "DE" },
+    ];
+    expect(diffAttributeValues(user, cased, actual)).toEqual([]);
+    expect(
+      diffAttributeValues(user, cased, [{ name: "department", value: "Ops" }, ...actual.slice(1)]),
+    ).toEqual(["Department"]);
+  });
+
   it("names a value removed on the platform, not one the user never had", () => {
     expect(diffAttributeValues(user, rules, [{ name: "country", value: "DE" }])).toEqual(["department"]);
   });
