@@ -123,19 +123,25 @@ async function syncWorkspaceGroup(
         // Until the PATCHes are answered, they may land unseen (answer lost, crash): say so first.
         applied = { ...applied, inDoubt: true };
         await ctx.state.putApplied(ref, applied);
+        const patches = plan.steps.filter((step) => step.type === "patchGroup");
+        /** The PATCH on the wire when one fails: a refused removal is worth one more look. */
+        let sending: (typeof patches)[number]["operations"] | undefined;
         try {
-          const patches = plan.steps.filter((step) => step.type === "patchGroup");
           for (const [i, step] of patches.entries()) {
+            sending = step.operations;
             await ctx.platform.patchGroup(platformId, step.operations);
             applied = applyOps(applied, step.operations);
             if (i === patches.length - 1) applied = answered(applied);
             await ctx.state.putApplied(ref, applied);
           }
         } catch (err) {
-          if (isPlatformFailure(err, "bad_request") && !reread) {
+          const removing = sending?.some((operation) => operation.op === "remove") ?? false;
+          if (isPlatformFailure(err, "bad_request") && removing && !reread) {
             // A strict platform refuses to remove a member that is no longer there (RFC 7644
             // §3.5.2.2, 400 noTarget): taken out behind our back, with its user deleted, or by a
             // repeat of a PATCH whose answer was lost. Diff again against what it holds now, once.
+            // A refused add (a member that is no platform user) is not looked at again: the
+            // generation check below retries it only when the desired state has moved.
             reread = true;
             const current = await ctx.platform.getGroup(platformId);
             applied = current ? fromPlatformGroup(current) : null;
