@@ -77,3 +77,27 @@ export function desiredAttributeValues(
   }
   return { values, problems };
 }
+
+/**
+ * The platform's attribute values keyed by the source's rule names. The platform's names are unique
+ * without regard to case (creating "Department" beside "department" is a 409), so the value of a
+ * platform attribute whose name differs from a rule's only in case is that rule's value (the sync
+ * uses that definition: src/sync/attribute-definitions.ts). An exact name wins; other names stay as
+ * they are. Pure.
+ */
+export function valuesUnderRuleNames(
+  values: ReadonlyArray<{ name: string; value: UserAttributeValueValue }>,
+  ruleNames: readonly string[],
+): Map<string, UserAttributeValueValue> {
+  const exact = new Set(ruleNames);
+  const ruleByFolded = new Map(ruleNames.map((name) => [name.toLowerCase(), name]));
+  const byRule = new Map<string, UserAttributeValueValue>();
+  for (const { name, value } of values) {
+    if (exact.has(name)) byRule.set(name, value);
+    else {
+      const rule = ruleByFolded.get(name.toLowerCase()) ?? name;
+      if (!byRule.has(rule)) byRule.set(rule, value);
+    }
+  }
+  return byRule;
+}

@@ -7,6 +7,7 @@ import {
   type UserStep,
   answered,
 } from "../mapping/plan-types.js";
+import { valuesUnderRuleNames } from "../mapping/attribute-values.js";
 import { planUser } from "../mapping/plan-user.js";
 import { type ManagerLookup, managerValueOf, toUserProfile } from "../mapping/user-profile.js";
 import type { PlatformScimUser } from "../platform/platform-types.js";
@@ -405,11 +406,8 @@ async function fromPlatformUser(
   ruleNames: readonly string[],
 ): Promise<AppliedUser> {
   const values = (await ctx.platform.getUserAttributeValues(user.id)) ?? [];
-  const attributes: AppliedUser["attributes"] = {};
-  // The platform's attribute names are unique without regard to case: a rule's value may be held
-  // under a name that differs from the rule's only in case (AttributeDefinitions uses that one).
-  const ruleByFolded = new Map(ruleNames.map((name) => [name.toLowerCase(), name]));
-  for (const v of values) attributes[ruleByFolded.get(v.name.toLowerCase()) ?? v.name] = v.value;
+  // A rule's value may be held under a name that differs from the rule's only in case.
+  const attributes: AppliedUser["attributes"] = Object.fromEntries(valuesUnderRuleNames(values, ruleNames));
   return { platformId: user.id, profile: toUserProfile(user), lifecycle: lifecycleOf(user), attributes };
 }
 
