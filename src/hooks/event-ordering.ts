@@ -168,6 +168,12 @@ export const ASPECT_PROFILE = "profile";
  * (okta-user-change.ts, newUserActive).
  */
 export const ASPECT_DEACTIVATED = "deactivated";
+/**
+ * A group's memory of its deletion in Okta: the `published` time of the `group.lifecycle.delete`
+ * applied (or received while the bridge held no such group). A membership add published before
+ * (or at) it does not bring the group back, nor create its user.
+ */
+export const ASPECT_GROUP_DELETED = "deleted";
 export function membershipAspect(oktaUserId: string): string {
   return `member:${oktaUserId}`;
 }

@@ -1,13 +1,14 @@
 import { Counter, Registry } from "prom-client";
-import { OKTA_MEMBERSHIP_EVENTS, OKTA_USER_EVENTS } from "./okta-event.js";
+import { OKTA_GROUP_EVENTS, OKTA_MEMBERSHIP_EVENTS, OKTA_USER_EVENTS } from "./okta-event.js";
 import { SIGNED_EVENT_TYPES } from "./signed-event.js";
 
 export type HookName = "okta" | "events";
 
 /**
  * What happened to each received event:
- * applied | unchanged | duplicate | stale | deleted (a late event for a deleted user) |
+ * applied | unchanged | duplicate | stale | deleted (a late event for a deleted user or group) |
  * unknown_user (an Okta event that creates no user, about a user the directory does not hold) |
+ * unknown_group (an Okta group deletion of a group the directory does not hold as that Okta group) |
  * unknown_type | no_target | not_success | malformed | rejected (a permanent error, logged).
  */
 export type HookOutcome =
@@ -17,6 +18,7 @@ export type HookOutcome =
   | "stale"
   | "deleted"
   | "unknown_user"
+  | "unknown_group"
   | "unknown_type"
   | "no_target"
   | "not_success"
@@ -39,8 +41,7 @@ const OKTA_WELL_KNOWN_EVENTS = [
   "user.account.update_password",
   "user.account.reset_password",
   "group.lifecycle.create",
-  "group.lifecycle.delete",
-  "group.profile.updated",
+  "group.profile.update",
   "application.user_membership.add",
   "application.user_membership.remove",
 ] as const;
@@ -50,6 +51,7 @@ export const KNOWN_EVENT_TYPES: Readonly<Record<HookName, ReadonlySet<string>>> 
   okta: new Set([
     ...Object.keys(OKTA_USER_EVENTS),
     ...Object.keys(OKTA_MEMBERSHIP_EVENTS),
+    ...Object.keys(OKTA_GROUP_EVENTS),
     ...OKTA_WELL_KNOWN_EVENTS,
     "(none)",
   ]),

@@ -27,6 +27,14 @@ export const OKTA_MEMBERSHIP_EVENTS: Readonly<Record<string, "add" | "remove">> 
   "group.user_membership.remove": "remove",
 };
 
+/**
+ * What a group lifecycle event does. Only the deletion is applied: a group is created with its first
+ * member (a membership add), and Okta emits no membership removals when it deletes a group.
+ */
+export const OKTA_GROUP_EVENTS: Readonly<Record<string, "delete">> = {
+  "group.lifecycle.delete": "delete",
+};
+
 export interface OktaUserTarget {
   /** The Okta user id: the directory user's externalId. */
   oktaId: string;
@@ -51,6 +59,7 @@ interface EventBase {
 export type OktaAction =
   | (EventBase & { kind: "user"; op: UserLifecycleOp; user: OktaUserTarget })
   | (EventBase & { kind: "membership"; op: "add" | "remove"; user: OktaUserTarget; group: OktaGroupTarget })
+  | (EventBase & { kind: "group"; op: "delete"; group: OktaGroupTarget })
   /** Known type without the targets it needs (e.g. a preview delivery with `target: null`). */
   | (EventBase & { kind: "no-target" })
   /** The event records a failed attempt (`outcome.result` is not SUCCESS): nothing happened in Okta. */
@@ -79,6 +88,10 @@ function userTarget(t: Obj): OktaUserTarget {
   return { oktaId: t.id as string, login: str(t.alternateId), displayName: str(t.displayName) };
 }
 
+function groupTarget(t: Obj): OktaGroupTarget {
+  return { oktaId: t.id as string, displayName: str(t.displayName) };
+}
+
 /** Normalises one System Log event. */
 export function toOktaAction(event: unknown): OktaAction {
   if (!isObj(event)) return { kind: "malformed", eventType: "", published: 0 };
@@ -90,11 +103,19 @@ export function toOktaAction(event: unknown): OktaAction {
 
   const userOp = OKTA_USER_EVENTS[eventType];
   const memberOp = OKTA_MEMBERSHIP_EVENTS[eventType];
-  if (userOp === undefined && memberOp === undefined) return { ...base, kind: "unknown" };
+  const groupOp = OKTA_GROUP_EVENTS[eventType];
+  if (userOp === undefined && memberOp === undefined && groupOp === undefined)
+    return { ...base, kind: "unknown" };
 
   const result = isObj(event.outcome) ? event.outcome.result : undefined;
   if (result !== undefined && result !== null && result !== "SUCCESS")
     return { ...base, kind: "not-success" };
+
+  if (groupOp !== undefined) {
+    const group = findTarget(event.target, "UserGroup");
+    if (!group) return { ...base, kind: "no-target" };
+    return { ...base, kind: "group", op: groupOp, group: groupTarget(group) };
+  }
 
   const user = findTarget(event.target, "User");
   if (!user) return { ...base, kind: "no-target" };
@@ -107,7 +128,7 @@ export function toOktaAction(event: unknown): OktaAction {
     kind: "membership",
     op: memberOp,
     user: userTarget(user),
-    group: { oktaId: group.id as string, displayName: str(group.displayName) },
+    group: groupTarget(group),
   };
 }
 

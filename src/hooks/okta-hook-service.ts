@@ -6,6 +6,7 @@ import { SCHEMA_GROUP, type ScimGroup } from "../scim/scim-types.js";
 import { absorbGroupWrites, linkedGroups } from "./group-side-effects.js";
 import {
   ASPECT_DEACTIVATED,
+  ASPECT_GROUP_DELETED,
   ASPECT_LIFECYCLE,
   advanceMarks,
   blockedByDeletion,
@@ -47,6 +48,7 @@ const ATTEMPTS = 5;
 
 type MembershipAction = Extract<OktaAction, { kind: "membership" }>;
 type UserAction = Extract<OktaAction, { kind: "user" }>;
+type GroupAction = Extract<OktaAction, { kind: "group" }>;
 
 /**
  * The event names, by login (or group name), a stored user (group) of another externalId: a
@@ -134,6 +136,8 @@ export class OktaHookService {
           return await this.applyUserEvent(source, action);
         case "membership":
           return await this.applyMembershipEvent(source, action);
+        case "group":
+          return await this.applyGroupDeletion(source, action);
         case "unknown":
           return "unknown_type";
         case "no-target":
@@ -355,7 +359,7 @@ export class OktaHookService {
     const aspect = membershipAspect(action.user.oktaId);
     let lastError: unknown;
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-      const marks = await state.getMarks(source, "group", target.oktaId, [aspect]);
+      const marks = await state.getMarks(source, "group", target.oktaId, [aspect, ASPECT_GROUP_DELETED]);
       const groupId = await directory.findGroupId(source, {
         externalId: target.oktaId,
         displayName: target.displayName,
@@ -364,6 +368,11 @@ export class OktaHookService {
       // Found by name, a group of another externalId is a different group (as a user by login).
       if (group && !mayBeOktaEntity(group.resource.externalId, target.oktaId))
         throw new HeldByAnotherError("group");
+      // A late event of a group deleted in Okta neither brings it back nor creates its user.
+      if (!group && blockedByDeletion(published, marks.aspects[ASPECT_GROUP_DELETED] ?? null)) {
+        if (await state.stillAt(source, "group", target.oktaId, marks)) return "deleted";
+        continue;
+      }
       const clock = group ? entityClock(group.resource.id, group.meta) : null;
       // The membership as it is now (read after the group: see save), when the group exists.
       const current = group ? await this.currentMembership(source, action, group.resource.id) : undefined;
@@ -433,6 +442,48 @@ export class OktaHookService {
           (current) => ({ resource: withoutId(current.resource), members: change }),
           { ifMatch: group.meta.version, guard: guard(membershipValue(userId, action.op === "add")) },
         );
+        return "applied";
+      } catch (err) {
+        if (!isRace(err)) throw err;
+        lastError = err;
+      }
+    }
+    throw exhausted(lastError, "group");
+  }
+  /**
+   * `group.lifecycle.delete`: deletes the directory group linked to that Okta group (its externalId
+   * is the Okta group id; a group matched only by name is not deleted), which takes every member out
+   * of it and deprovisions its platform group. Okta sends no membership removals for a deleted
+   * group, so without this its members would stay in the platform group. The deletion is kept in
+   * the group's marks (ASPECT_GROUP_DELETED), also when no such group is held, so that a late
+   * membership add published before it does not create the group again. Stale when a change from
+   * another intake path (or a lifecycle event) is later than the event.
+   */
+  private async applyGroupDeletion(source: string, action: GroupAction): Promise<HookOutcome> {
+    const { directory, state } = this.deps;
+    const { group: target, published } = action;
+    const aspects = [ASPECT_LIFECYCLE, ASPECT_GROUP_DELETED];
+    let lastError: unknown;
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      const marks = await state.getMarks(source, "group", target.oktaId, aspects);
+      const groupId = await directory.findGroupId(source, { externalId: target.oktaId });
+      const found = groupId ? await directory.getGroup(source, groupId) : null;
+      const group = found?.resource.externalId === target.oktaId ? found : null;
+      const clock = group ? entityClock(group.resource.id, group.meta) : null;
+      try {
+        if (isStale(published, clock, marks, ASPECT_LIFECYCLE)) {
+          if (await state.stillAt(source, "group", target.oktaId, marks)) return "stale";
+          continue;
+        }
+        const next = advanceMarks(marks, clock, undefined, aspects, published);
+        if (!group) {
+          await state.setMarksIf(source, "group", target.oktaId, marks, next);
+          return "unknown_group";
+        }
+        await directory.deleteGroup(source, group.resource.id, {
+          ifMatch: group.meta.version,
+          guard: state.guard(source, "group", target.oktaId, marks, next, false),
+        });
         return "applied";
       } catch (err) {
         if (!isRace(err)) throw err;

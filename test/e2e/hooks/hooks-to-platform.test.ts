@@ -84,6 +84,28 @@ describe("webhooks to platform", () => {
     expect(platformGroup("E2E Analysts")?.members).toEqual([]);
   });
 
+  it("an Okta group deletion deletes the platform group; its members stay active platform users", async () => {
+    const user = { id: "00ue2eGrpDel001", alternateId: "grpdel.e2e@example.com", displayName: "Grp Del" };
+    const group = { id: "00ge2eGrpDel001", displayName: "E2E Deleted In Okta" };
+    const t0 = Date.now() - 60_000;
+    await postOkta([oktaEvent("group-user-membership-add", { user, group, published: t0 })]);
+    await bridge.waitForIdle();
+    const platformUser = bridge.platformUsers().get(user.alternateId);
+    expect(platformGroup(group.displayName)?.members).toEqual([platformUser?.id]);
+
+    const res = await postOkta([oktaEvent("group-lifecycle-delete", { group, published: t0 + 10 })]);
+    expect(res.body.outcomes).toEqual({ applied: 1 });
+    await bridge.waitForIdle();
+    expect(platformGroup(group.displayName)).toBeUndefined();
+    expect(bridge.platformUsers().get(user.alternateId)?.active).toBe(true);
+
+    // A late add published before the deletion does not bring the group back.
+    const late = await postOkta([oktaEvent("group-user-membership-add", { user, group, published: t0 + 5 })]);
+    expect(late.body.outcomes).toEqual({ deleted: 1 });
+    await bridge.waitForIdle();
+    expect(platformGroup(group.displayName)).toBeUndefined();
+  });
+
   it("signed events upsert users and a group on the platform, and deactivate through an upsert", async () => {
     const batch = JSON.parse(
       readFileSync(new URL("../../fixtures/hooks/events-batch.json", import.meta.url), "utf8"),

@@ -47,6 +47,21 @@ describe("Okta Event Hook deliveries", () => {
     }
   });
 
+  it("reads a group deletion by its UserGroup target; one without it has no target", () => {
+    const [action] = parseOktaDelivery(loadOktaFixture("group-lifecycle-delete"));
+    expect(action).toMatchObject({
+      kind: "group",
+      op: "delete",
+      group: { oktaId: "00g1emaKYZTWRYYRRTSK", displayName: "Analysts" },
+    });
+    const event = oktaEvent("group-lifecycle-delete");
+    event.target = [];
+    expect(toOktaAction(event).kind).toBe("no-target");
+    expect(
+      toOktaAction({ ...oktaEvent("group-lifecycle-delete"), eventType: "group.lifecycle.create" }).kind,
+    ).toBe("unknown");
+  });
+
   it("tolerates a preview delivery with target: null", () => {
     expect(parseOktaDelivery(loadOktaFixture("preview"))[0]?.kind).toBe("no-target");
   });
