@@ -285,8 +285,8 @@ async function plannedEmbedDeprovisions(
 
 /**
  * Marks the entities dirty and enqueues their syncs, in chunks. A confirmed resync (`confirmed`)
- * leaves out the users it would deprovision now that were not in its held set (the admin was not
- * shown them): they are returned, withheld.
+ * leaves out what would deprovision someone not in its held set (the admin was not shown them:
+ * withholdUnshown): those users and groups are returned, withheld.
  */
 async function fanOut(
   deps: ResyncDeps,
@@ -312,27 +312,12 @@ async function fanOut(
           };
         }
       }
-      if (confirmed && kind === "user" && known.length > 0) {
-        const candidates = await deprovisionCandidates(deps, current.source, known);
-        const shown = await deps.resyncs.heldAmong(current.id, candidates);
-        const excess = new Set(candidates.filter((_id, index) => !shown[index]));
-        if (excess.size > 0) {
-          withheld.push(...excess);
-          known = known.filter((id) => !excess.has(id));
-        }
-      }
-      if (confirmed && embed && kind === "group" && known.length > 0) {
-        const excess = new Set<string>();
-        for (const id of known) {
-          const removed = (await embedGroupChange(deps, current.source, id))?.removed.map(heldEmbedKey) ?? [];
-          const shown = await deps.resyncs.heldAmong(current.id, removed);
-          const unshown = removed.filter((_key, index) => !shown[index]);
-          if (unshown.length === 0) continue;
-          excess.add(id);
-          withheldGroups.ids.push(id);
-          withheldGroups.removals.push(...removed);
-        }
-        if (excess.size > 0) known = known.filter((id) => !excess.has(id));
+      if (confirmed && known.length > 0) {
+        const unshown = await withholdUnshown(deps, current.id, current.source, kind, embed, known);
+        withheld.push(...unshown.users);
+        withheldGroups.ids.push(...unshown.groups.ids);
+        withheldGroups.removals.push(...unshown.groups.removals);
+        known = unshown.kept;
       }
       if (known.length > 0) {
         const refs = known.map((id) => ({ source: current.source, kind, id }));
@@ -346,6 +331,39 @@ async function fanOut(
     }
   }
   return { op: current, withheld, withheldGroups };
+}
+
+/**
+ * A confirmed resync's batch of `kind` entities without those whose sync would deprovision someone
+ * the admin was not shown (not in the resync's held set): users it would deactivate or delete, and,
+ * for an embed-tenant source, groups that would take an embed user out. Those are returned to be
+ * held again (holdAgain), not synced.
+ */
+async function withholdUnshown(
+  deps: ResyncDeps,
+  opId: string,
+  source: string,
+  kind: EntityKind,
+  embed: boolean,
+  ids: string[],
+): Promise<{ kept: string[]; users: string[]; groups: WithheldGroups }> {
+  const users: string[] = [];
+  const groups: WithheldGroups = { ids: [], removals: [] };
+  if (kind === "user") {
+    const candidates = await deprovisionCandidates(deps, source, ids);
+    const shown = await deps.resyncs.heldAmong(opId, candidates);
+    users.push(...candidates.filter((_id, index) => !shown[index]));
+  } else if (embed) {
+    for (const id of ids) {
+      const removed = (await embedGroupChange(deps, source, id))?.removed.map(heldEmbedKey) ?? [];
+      const shown = await deps.resyncs.heldAmong(opId, removed);
+      if (removed.every((_key, index) => shown[index])) continue;
+      groups.ids.push(id);
+      groups.removals.push(...removed);
+    }
+  }
+  const out = new Set([...users, ...groups.ids]);
+  return { kept: out.size > 0 ? ids.filter((id) => !out.has(id)) : ids, users, groups };
 }
 
 /**
