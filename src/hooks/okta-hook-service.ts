@@ -1,5 +1,11 @@
 import type { DirectoryStore, UserRecord } from "../directory/directory-types.js";
-import { ConflictError, isAppError, PreconditionFailedError, ServiceUnavailableError } from "../errors.js";
+import {
+  ConflictError,
+  isAppError,
+  NotFoundError,
+  PreconditionFailedError,
+  ServiceUnavailableError,
+} from "../errors.js";
 import type { Logger } from "../observability/logger.js";
 import { toCanonicalGroup } from "../scim/canonical-resource.js";
 import { SCHEMA_GROUP, type ScimGroup } from "../scim/scim-types.js";
@@ -72,6 +78,11 @@ class HeldByAnotherError extends ConflictError {
 function isRace(err: unknown): boolean {
   if (err instanceof HeldByAnotherError) return false;
   return err instanceof PreconditionFailedError || err instanceof ConflictError;
+}
+
+/** A group read a moment ago was deleted before the write (another process): decide again. */
+function isGroupGone(err: unknown, read: unknown): boolean {
+  return read !== null && err instanceof NotFoundError;
 }
 
 function exhausted(lastError: unknown, what: string): Error {
@@ -444,7 +455,7 @@ export class OktaHookService {
         );
         return "applied";
       } catch (err) {
-        if (!isRace(err)) throw err;
+        if (!isRace(err) && !isGroupGone(err, group)) throw err;
         lastError = err;
       }
     }
@@ -486,7 +497,7 @@ export class OktaHookService {
         });
         return "applied";
       } catch (err) {
-        if (!isRace(err)) throw err;
+        if (!isRace(err) && !isGroupGone(err, group)) throw err;
         lastError = err;
       }
     }

@@ -237,4 +237,23 @@ describe("Okta events about one user applied by two processes at the same time",
     }
     expect(failures).toEqual([]);
   });
+
+  it(`a group deletion and an older membership add of a new user: the group stays deleted (${ROUNDS} rounds, both orders)`, async () => {
+    const failures: string[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const member = newOktaUser("gm");
+      const late = newOktaUser("gl");
+      const group = { id: `00g${member.id}`, displayName: `Deleted race ${round} ${member.id}` };
+      const t0 = Date.now() - 60_000;
+      await a.service.handleDelivery(SOURCE, actions("group-user-membership-add", member, t0, group));
+      const older = actions("group-user-membership-add", late, t0 + 1_000, group);
+      const newer = actions("group-lifecycle-delete", late, t0 + 2_000, group);
+      const [added, deleted] = await race(older, newer, round);
+      const state = await isMember(member, group.id);
+      if (state !== "no group") failures.push(`round ${round}: group still there (${JSON.stringify(added)})`);
+      if (deleted.outcomes.applied !== 1)
+        failures.push(`round ${round}: deletion ${JSON.stringify(deleted)}`);
+    }
+    expect(failures).toEqual([]);
+  });
 });
