@@ -1,4 +1,4 @@
-import type { PatchOperation } from "../scim/scim-types.js";
+import type { EntityRef, PatchOperation } from "../scim/scim-types.js";
 import { CHUNK_SIZE, chunk, type AppliedGroup, type GroupStep, type Plan } from "./plan-types.js";
 
 export interface GroupPlanInput {
@@ -60,4 +60,50 @@ export function planGroup(input: GroupPlanInput): Plan<GroupStep> {
     calls.push([{ op: "replace", path: "displayName", value: desiredName }]);
   }
   return { steps: calls.map((operations) => ({ type: "patchGroup", operations })), problems: [] };
+}
+
+/** The platform user ids a group PATCH adds (`op: add, path: members`, as planGroup sends them). */
+export function addedMemberIds(operations: readonly PatchOperation[]): string[] {
+  return operations.flatMap((operation) => {
+    if (operation.op !== "add" || operation.path !== "members" || !Array.isArray(operation.value)) return [];
+    return operation.value.flatMap((m) =>
+      m && typeof m === "object" && !Array.isArray(m) && typeof m["value"] === "string" ? [m["value"]] : [],
+    );
+  });
+}
+
+/**
+ * What becomes of an add the platform refused with 400 (the contract: "a member value that is not
+ * a platform user id answers 400"), once each added member was looked up on the platform:
+ * - "leaveOut": some are no platform user (deleted behind the bridge's back while their users'
+ *   records still hold the id). They are left out of this round, so the others get in now, and
+ *   their users are synced again (which creates them again and then re-syncs the group).
+ * - "stands": every added member is a platform user: the refusal is about something else, and it
+ *   stands (the job's fate decides whether it is retried).
+ */
+export type RefusedAddFate = { type: "leaveOut"; platformIds: string[] } | { type: "stands" };
+
+export function refusedAddFate(
+  added: readonly string[],
+  isPlatformUser: (platformId: string) => boolean,
+): RefusedAddFate {
+  const vanished = [...new Set(added.filter((id) => !isPlatformUser(id)))];
+  return vanished.length > 0 ? { type: "leaveOut", platformIds: vanished } : { type: "stands" };
+}
+
+/**
+ * The directory users (of `source`) whose recorded platform id is one of `platformIds`;
+ * `memberIds[i]` is recorded under `pids[i]` (null: no platform user yet).
+ */
+export function usersOfPlatformIds(
+  source: string,
+  memberIds: readonly string[],
+  pids: ReadonlyArray<string | null>,
+  platformIds: readonly string[],
+): EntityRef[] {
+  const wanted = new Set(platformIds);
+  return memberIds.flatMap((id, i) => {
+    const pid = pids[i];
+    return typeof pid === "string" && wanted.has(pid) ? [{ source, kind: "user" as const, id }] : [];
+  });
 }

@@ -1,5 +1,11 @@
 import type { GroupRecord } from "../directory/directory-types.js";
-import { planGroup, platformGroupName } from "../mapping/plan-group.js";
+import {
+  addedMemberIds,
+  planGroup,
+  platformGroupName,
+  refusedAddFate,
+  usersOfPlatformIds,
+} from "../mapping/plan-group.js";
 import { type AppliedGroup, answered } from "../mapping/plan-types.js";
 import type { PlatformScimGroup } from "../platform/platform-types.js";
 import { caseFold } from "../scim/case-fold.js";
@@ -11,6 +17,8 @@ import type { SyncContext, SyncOutcome, SyncProgress } from "./sync-context.js";
 import { SyncError, isPlatformFailure } from "./sync-error.js";
 
 const MAX_ROUNDS = 4;
+/** Platform users looked up at a time when a refused add is checked member by member. */
+const LOOKUP_CONCURRENCY = 10;
 
 /** Syncs one group: platform SCIM group (workspace source) or embed-tenant group. */
 export async function syncGroup(
@@ -81,7 +89,9 @@ async function syncWorkspaceGroup(
   const desiredName = record ? platformGroupName(prefix, record.resource.displayName) : null;
   const memberIds = (record?.members ?? []).map((m) => m.value);
   const pids = await ctx.state.getUserPlatformIds(ref.source, memberIds);
-  const desiredMembers = pids.filter((p): p is string => typeof p === "string");
+  /** Recorded platform ids found gone on the platform: left out until their users are created again. */
+  const vanished = new Set<string>();
+  const desiredMembers = () => pids.filter((p): p is string => typeof p === "string" && !vanished.has(p));
 
   let applied = await ctx.state.getApplied<AppliedGroup>(ref);
   if (applied?.platformId && (resync || applied.inDoubt)) {
@@ -93,12 +103,21 @@ async function syncWorkspaceGroup(
   }
   let reread = false;
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    const plan = planGroup({ desiredName, desiredMembers, applied });
+    const plan = planGroup({ desiredName, desiredMembers: desiredMembers(), applied });
     const first = plan.steps[0];
     if (!first) return { result: "clean", generation, platformId: applied?.platformId, warnings: [] };
     switch (first.type) {
       case "createGroup":
-        applied = await createOrAdoptGroup(ctx, ref, first.displayName, first.members, applied);
+        try {
+          applied = await createOrAdoptGroup(ctx, ref, first.displayName, first.members, applied);
+        } catch (err) {
+          // Created with members, the group is refused whole for one that is no platform user.
+          const left = isPlatformFailure(err, "bad_request")
+            ? await leaveOutVanished(ctx, ref, first.members, memberIds, pids)
+            : [];
+          if (left.length === 0) throw err;
+          for (const id of left) vanished.add(id);
+        }
         continue;
       case "findLostGroup": {
         // Creates whose answers never came may still land: look once they all could have.
@@ -136,17 +155,31 @@ async function syncWorkspaceGroup(
           }
         } catch (err) {
           const removing = sending?.some((operation) => operation.op === "remove") ?? false;
+          const adding = sending ? addedMemberIds(sending) : [];
           if (isPlatformFailure(err, "bad_request") && removing && !reread) {
             // A strict platform refuses to remove a member that is no longer there (RFC 7644
             // §3.5.2.2, 400 noTarget): taken out behind our back, with its user deleted, or by a
             // repeat of a PATCH whose answer was lost. Diff again against what it holds now, once.
-            // A refused add (a member that is no platform user) is not looked at again: the
-            // generation check below retries it only when the desired state has moved.
+            // A refused add is not diffed again: its members are looked up instead (below).
             reread = true;
             const current = await ctx.platform.getGroup(platformId);
             applied = current ? fromPlatformGroup(current) : null;
             if (applied) await ctx.state.putApplied(ref, applied);
             continue;
+          }
+          if (isPlatformFailure(err, "bad_request") && adding.length > 0) {
+            // A refused add holds back every member of its PATCH. When some of them are no
+            // platform user (deleted behind our back), the others are sent now and the vanished
+            // ones' users created again. When every one of them is a platform user, the refusal
+            // stands: the job's fate retries it only when the desired state has moved.
+            const left = await leaveOutVanished(ctx, ref, adding, memberIds, pids);
+            if (left.length > 0) {
+              for (const id of left) vanished.add(id);
+              // The refusal is an answer: nothing of that PATCH landed, and none was sent after it.
+              applied = answered(applied);
+              await ctx.state.putApplied(ref, applied);
+              continue;
+            }
           }
           if (isPlatformFailure(err, "conflict") && desiredName !== null) {
             // 409 on a rename: wait if the name is being freed inside this source.
@@ -175,6 +208,41 @@ async function syncWorkspaceGroup(
     code: "not_converging",
     permanent: false,
   });
+}
+
+/**
+ * After a create or an add refused with 400: looks each added member up on the platform (a few at
+ * a time). Those that are no platform user are returned, to be left out of this sync, and their
+ * directory users are synced again in resync mode: the user's sync reads the platform instead of
+ * its record, finds the user gone and creates it again; its new platform id then marks its groups
+ * dirty (sync-user.ts, afterPlatformId), and this group adds it. None returned: the refusal stands.
+ */
+async function leaveOutVanished(
+  ctx: SyncContext,
+  ref: EntityRef,
+  added: readonly string[],
+  memberIds: readonly string[],
+  pids: ReadonlyArray<string | null>,
+): Promise<string[]> {
+  const missing = new Set<string>();
+  for (let i = 0; i < added.length; i += LOOKUP_CONCURRENCY) {
+    const slice = added.slice(i, i + LOOKUP_CONCURRENCY);
+    const users = await Promise.all(slice.map((id) => ctx.platform.getUser(id)));
+    slice.forEach((id, j) => {
+      if (users[j] === null) missing.add(id);
+    });
+  }
+  const fate = refusedAddFate(added, (id) => !missing.has(id));
+  if (fate.type === "stands") return [];
+  const users = usersOfPlatformIds(ref.source, memberIds, pids, fate.platformIds);
+  ctx.logger.warn(
+    { ref, vanished: users.length },
+    "group add refused: members deleted on the platform are synced again; the others are added now",
+  );
+  // The resync request first: the sync the mark enqueues must see it.
+  await ctx.state.requestResync(users);
+  for (const user of users) await ctx.directory.markDirty(user);
+  return fate.platformIds;
 }
 
 async function createOrAdoptGroup(
