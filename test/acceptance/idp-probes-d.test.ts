@@ -186,6 +186,44 @@ describe("user attribute PATCHes as Entra ID writes them", () => {
     ]);
   });
 
+  it('Entra clearing the work email: remove `emails[type eq "work"].value` (with its old value) takes the work email out', async () => {
+    // Entra sends the address being cleared as `value`; RFC 7644 §3.5.2.2 removes the sub-attribute.
+    // An element left without its `value` (RFC 7643 §2.4: the attribute's significant value) is no
+    // email: `[{type: "work", primary: true}]` would be a primary email with no address.
+    const user = await createUser({
+      emails: [
+        { value: "w@example.com", type: "work", primary: true },
+        { value: "h@example.com", type: "home" },
+      ],
+    });
+    const res = await patch(`/Users/${user.id}`, [
+      { op: "Remove", path: 'emails[type eq "work"].value', value: "w@example.com" },
+    ]);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.emails).toEqual([{ value: "h@example.com", type: "home" }]);
+    const phone = await createUser({ phoneNumbers: [{ value: "+1 555 0100", type: "mobile" }] });
+    const cleared = await patch(`/Users/${phone.id}`, [
+      { op: "Replace", path: 'phoneNumbers[type eq "mobile"].value', value: null },
+    ]);
+    expect(cleared.status, JSON.stringify(cleared.body)).toBe(200);
+    expect(cleared.body).not.toHaveProperty("phoneNumbers");
+  });
+
+  it('removing the last part of `addresses[type eq "work"]` leaves no work address; other parts keep it', async () => {
+    const user = await createUser({
+      addresses: [{ type: "work", formatted: "1 Main St", locality: "Springfield" }],
+    });
+    const partial = await patch(`/Users/${user.id}`, [
+      { op: "Remove", path: 'addresses[type eq "work"].formatted' },
+    ]);
+    expect(partial.body.addresses).toEqual([{ type: "work", locality: "Springfield" }]);
+    const last = await patch(`/Users/${user.id}`, [
+      { op: "Remove", path: 'addresses[type eq "work"].locality' },
+    ]);
+    expect(last.status, JSON.stringify(last.body)).toBe(200);
+    expect(last.body).not.toHaveProperty("addresses");
+  });
+
   it("Entra clearing the manager: remove `<enterprise>:manager` leaves no manager", async () => {
     const boss = await createUser();
     const user = await createUser({
