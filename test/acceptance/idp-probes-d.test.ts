@@ -364,6 +364,60 @@ describe("lookups", () => {
   });
 });
 
+describe("Keycloak's SCIM client (mitodl/keycloak-scim, on the Captain-P-Goldfish SCIM SDK)", () => {
+  it('a user PATCH with `active` as the string "false" and userName/displayName replaced deactivates the user', async () => {
+    // UserAdapter.toPatchBuilder: `.value(active.toString())`.
+    const user = await createUser({ displayName: "KC" });
+    const res = await patch(`/Users/${user.id}`, [
+      { op: "replace", path: "active", value: "false" },
+      { op: "replace", path: "userName", value: user.userName },
+      { op: "replace", path: "displayName", value: "KC User" },
+    ]);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toMatchObject({ active: false, displayName: "KC User", userName: user.userName });
+  });
+
+  it("a group PATCH replacing members, displayName and externalId; with no members left, a remove of `members` without value", async () => {
+    // GroupAdapter.toPatchBuilder: members as {value, type: "User"}, `$ref` relative in toSCIM.
+    const [a, b] = [await createUser(), await createUser()];
+    const g = await createGroup("kc-group", [a.id]);
+    const replace = await patch(`/Groups/${g.id}`, [
+      { op: "replace", path: "members", value: [{ value: b.id, type: "User", $ref: `Users/${b.id}` }] },
+      { op: "replace", path: "displayName", value: "kc-group" },
+      { op: "replace", path: "externalId", value: "kc-6f1e" },
+    ]);
+    expect(replace.status, JSON.stringify(replace.body)).toBe(204);
+    expect(await memberIds(g.id)).toEqual([b.id]);
+    const emptied = await patch(`/Groups/${g.id}`, [
+      { op: "remove", path: "members" },
+      { op: "replace", path: "displayName", value: "kc-group" },
+      { op: "replace", path: "externalId", value: "kc-6f1e" },
+    ]);
+    expect(emptied.status, JSON.stringify(emptied.body)).toBe(204);
+    expect(await memberIds(g.id)).toEqual([]);
+    expect((await get(`/Groups/${g.id}`)).body.externalId).toBe("kc-6f1e");
+  });
+
+  it("a PUT echoing a relative `meta.location`, an email without type and roles stores them", async () => {
+    const user = await createUser();
+    const res = await send("put", `/Users/${user.id}`, {
+      schemas: [USER],
+      id: user.id,
+      externalId: "kc-user-1",
+      userName: user.userName,
+      name: {},
+      emails: [{ value: user.userName }],
+      roles: [{ value: "analyst" }],
+      active: true,
+      meta: { location: `Users/${user.id}` },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toMatchObject({ externalId: "kc-user-1", emails: [{ value: user.userName }] });
+    expect(res.body.roles).toEqual([{ value: "analyst" }]);
+    expect(res.body.meta.location).toMatch(new RegExp(`^https?://.+/scim/v2/okta/Users/${user.id}$`));
+  });
+});
+
 describe("headers", () => {
   it("`Accept: application/json` only is answered, not 406 (RFC 7644 §3.8: SHOULD support it)", async () => {
     const res = await t.request.get(`${base}/Users?count=1`).set(t.okta).set("Accept", "application/json");
