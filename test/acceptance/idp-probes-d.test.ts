@@ -364,6 +364,56 @@ describe("lookups", () => {
   });
 });
 
+describe('OneLogin\'s SCIM JSON templates (developers.onelogin.com, "Define your SCIM user schema")', () => {
+  it("the documented Enterprise User template (SCIM 1.x URNs, `emails` as one object, `managerId`) creates the user with its enterprise attributes", async () => {
+    // OneLogin's documented template names the SCIM 1.1 schemas; the SCIM v2 connectors send it
+    // as the admin pasted it. RFC 7643 §4.3 names the same attributes under the 2.0 URN, with the
+    // manager's id in `value` (SCIM 1.1's enterprise extension called it `managerId`).
+    const boss = await createUser();
+    const userName = unique("onelogin");
+    const res = await send("post", "/Users", {
+      schemas: ["urn:scim:schemas:core:1.0", "urn:scim:schemas:extension:enterprise:1.0"],
+      userName,
+      name: { familyName: "Lovelace", givenName: "Ada", formatted: "Ada Lovelace" },
+      emails: { value: userName, type: "work", primary: true },
+      title: "Analyst",
+      "urn:scim:schemas:extension:enterprise:1.0": {
+        department: "R&D",
+        manager: { managerId: boss.id, displayName: "The Boss" },
+      },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body.emails).toEqual([{ value: userName, type: "work", primary: true }]);
+    expect(res.body[ENT]).toEqual({
+      department: "R&D",
+      manager: { value: boss.id, displayName: "The Boss" },
+    });
+    expect(res.body).not.toHaveProperty("urn:scim:schemas:extension:enterprise:1.0");
+    const found = await get(`/Users?filter=${q(`${ENT}:department eq "r&d" and userName eq "${userName}"`)}`);
+    expect(ids(found)).toEqual([res.body.id]);
+  });
+
+  it("`managerId` under the 2.0 enterprise URN (templates mixing both versions) is the manager's id", async () => {
+    const boss = await createUser();
+    const res = await send("post", "/Users", {
+      schemas: [USER, ENT],
+      userName: unique("onelogin-mixed"),
+      [ENT]: { manager: { managerId: boss.id, displayName: "The Boss" } },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body[ENT]).toEqual({ manager: { value: boss.id, displayName: "The Boss" } });
+  });
+
+  it("a PATCH path under the SCIM 1.1 enterprise URN sets the 2.0 attribute", async () => {
+    const user = await createUser();
+    const res = await patch(`/Users/${user.id}`, [
+      { op: "replace", path: "urn:scim:schemas:extension:enterprise:1.0:department", value: "Ops" },
+    ]);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body[ENT]).toEqual({ department: "Ops" });
+  });
+});
+
 describe("Keycloak's SCIM client (mitodl/keycloak-scim, on the Captain-P-Goldfish SCIM SDK)", () => {
   it('a user PATCH with `active` as the string "false" and userName/displayName replaced deactivates the user', async () => {
     // UserAdapter.toPatchBuilder: `.value(active.toString())`.
