@@ -111,8 +111,15 @@ const CORE_URNS = new Map([
   [SCHEMA_USER.toLowerCase(), SCHEMA_USER],
   [SCHEMA_GROUP.toLowerCase(), SCHEMA_GROUP],
 ]);
+/**
+ * SCIM 1.1's name of the enterprise extension. OneLogin's documented SCIM JSON templates still use
+ * it (with the 1.1 `manager.managerId`: normalizeManager), and its SCIM v2 connectors send them as
+ * pasted; it is read as the 2.0 extension (RFC 7643 §4.3), under whose URN the user is kept.
+ */
+const ENTERPRISE_USER_SCIM_1 = "urn:scim:schemas:extension:enterprise:1.0";
 const EXTENSIONS = new Map<string, { urn: string; attrs: AttrTable }>([
   [SCHEMA_ENTERPRISE_USER.toLowerCase(), { urn: SCHEMA_ENTERPRISE_USER, attrs: ENTERPRISE_ATTRS }],
+  [ENTERPRISE_USER_SCIM_1, { urn: SCHEMA_ENTERPRISE_USER, attrs: ENTERPRISE_ATTRS }],
 ]);
 
 /** Canonical case of a known extension URN, or undefined. */

@@ -29,8 +29,9 @@ export function coerceBoolean(v: unknown): boolean | undefined {
 
 /**
  * The enterprise `manager` (RFC 7643 §4.3) is a complex `{value, $ref, displayName}`. Entra sends
- * a bare id string, some clients an array of one such object, some `{value}`. Returns the
- * canonical object, or null when the value clears the manager (empty string/array/value).
+ * a bare id string, some clients an array of one such object, some `{value}`; OneLogin's templates
+ * send SCIM 1.1's `{managerId, displayName}` (`managerId` is read as `value` when there is none).
+ * Returns the canonical object, or null when the value clears the manager (empty string/array/value).
  */
 export function normalizeManager(v: unknown): JsonObject | null {
   if (v === null || v === undefined) return null;
@@ -39,7 +40,7 @@ export function normalizeManager(v: unknown): JsonObject | null {
   if (isJsonObject(v)) {
     const out: JsonObject = {};
     for (const name of ["value", "$ref", "displayName"]) {
-      const key = findKey(v, name);
+      const key = findKey(v, name) ?? (name === "value" ? findKey(v, "managerId") : undefined);
       const sub = key === undefined ? undefined : v[key];
       if (typeof sub === "string" && sub !== "") out[name] = sub;
     }

@@ -2,9 +2,9 @@ import type { MembershipChange } from "../directory/directory-types.js";
 import { BadRequestError } from "../errors.js";
 import { type AttrDef, type AttrTable, GROUP_ATTRS, USER_ATTRS, findKey } from "./attribute-schema.js";
 import { canonicalValue, statesAttribute, toCanonicalGroup, toCanonicalUser } from "./canonical-resource.js";
-import { caseFold } from "./case-fold.js";
 import { expandNoPathValue, isJsonObject } from "./dialects.js";
 import { matchesFilterWithin } from "./filter-eval.js";
+import { sameElement, singlePrimary, withoutHollow } from "./multi-valued.js";
 import { MembershipAccumulator, memberFilterNeedsList } from "./patch-members.js";
 import { elementFromFilter, type PatchPath, parsePatchPath } from "./patch-path.js";
 import type { GroupMember, Json, JsonObject, PatchOperation, ScimGroup, ScimUser } from "./scim-types.js";
@@ -258,7 +258,7 @@ function applyFiltered(
     if (hits.length === 0) return current; // nothing matched: nothing changes (not even [] for absent)
     for (const i of hits)
       list[i] = applyPlain("remove", elementDef, sub, path.filterSubDef, list[i], undefined, subLabel) ?? {};
-    return list;
+    return withoutHollow(list, hits, def);
   }
   if (hits.length === 0) {
     // Clearing a sub-attribute of an element that does not exist leaves nothing to create (an
@@ -295,25 +295,5 @@ function applyFiltered(
     }
     out = singlePrimary(out, i);
   }
-  return out;
-}
-
-/** Elements are the same when their `value` (and `type`, if both have one) are equal, else when equal as JSON. */
-function sameElement(a: Json, b: Json, def: AttrDef | undefined): boolean {
-  if (isJsonObject(a) && isJsonObject(b) && a.value !== undefined && b.value !== undefined) {
-    const exact = def?.sub?.get("value")?.caseExact === true;
-    const eq = (x: Json | undefined, y: Json | undefined) =>
-      !exact && typeof x === "string" && typeof y === "string" ? caseFold(x) === caseFold(y) : x === y;
-    return eq(a.value, b.value) && (a.type === undefined || b.type === undefined || eq(a.type, b.type));
-  }
-  return JSON.stringify(a) === JSON.stringify(b);
-}
-
-/** RFC 7643 §2.4: at most one element is `primary: true`; the one just written wins. */
-function singlePrimary(list: Json[], keep: number): Json[] {
-  const kept = list[keep];
-  if (!isJsonObject(kept) || kept.primary !== true) return list;
-  return list.map((el, i) =>
-    i !== keep && isJsonObject(el) && el.primary === true ? { ...el, primary: false } : el,
-  );
+  return sub !== undefined && (value === null || value === undefined) ? withoutHollow(out, hits, def) : out;
 }

@@ -1,0 +1,59 @@
+import { type AttrDef, findKey } from "./attribute-schema.js";
+import { caseFold } from "./case-fold.js";
+import { isJsonObject } from "./dialects.js";
+import type { Json } from "./scim-types.js";
+
+/**
+ * Elements of multi-valued attributes (RFC 7643 §2.4) as PATCH compares and tidies them: which two
+ * are the same element, one primary at most, and no element a cleared sub-attribute left hollow.
+ */
+
+/** Sub-attributes that qualify an element of a multi-valued attribute but hold none of its data. */
+const QUALIFIERS = new Set(["type", "primary"]);
+
+/**
+ * The list without those of the elements at `touched` that a cleared sub-attribute left hollow:
+ * an element without `value` where the attribute has one (RFC 7643 §2.4: "value" is its
+ * significant value), or one holding nothing but qualifiers (an address left with only its
+ * `type`). Entra clears a work email with `remove` of `emails[type eq "work"].value`; kept as
+ * `{type: "work", primary: true}` it was a primary email without an address. Undefined when
+ * nothing is left (RFC 7643 §2.5: an empty multi-valued attribute is unassigned).
+ */
+export function withoutHollow(
+  list: Json[],
+  touched: readonly number[],
+  def: AttrDef | undefined,
+): Json[] | undefined {
+  const hasValue = def?.sub?.has("value") === true;
+  const hollow = new Set(
+    touched.filter((i) => {
+      const el = list[i];
+      if (!isJsonObject(el)) return false;
+      if (hasValue && findKey(el, "value") === undefined) return true;
+      return Object.keys(el).every((k) => QUALIFIERS.has(k.toLowerCase()));
+    }),
+  );
+  if (hollow.size === 0) return list;
+  const kept = list.filter((_, i) => !hollow.has(i));
+  return kept.length === 0 ? undefined : kept;
+}
+
+/** Elements are the same when their `value` (and `type`, if both have one) are equal, else when equal as JSON. */
+export function sameElement(a: Json, b: Json, def: AttrDef | undefined): boolean {
+  if (isJsonObject(a) && isJsonObject(b) && a.value !== undefined && b.value !== undefined) {
+    const exact = def?.sub?.get("value")?.caseExact === true;
+    const eq = (x: Json | undefined, y: Json | undefined) =>
+      !exact && typeof x === "string" && typeof y === "string" ? caseFold(x) === caseFold(y) : x === y;
+    return eq(a.value, b.value) && (a.type === undefined || b.type === undefined || eq(a.type, b.type));
+  }
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** RFC 7643 §2.4: at most one element is `primary: true`; the one just written wins. */
+export function singlePrimary(list: Json[], keep: number): Json[] {
+  const kept = list[keep];
+  if (!isJsonObject(kept) || kept.primary !== true) return list;
+  return list.map((el, i) =>
+    i !== keep && isJsonObject(el) && el.primary === true ? { ...el, primary: false } : el,
+  );
+}
