@@ -1,5 +1,5 @@
 /**
- * Replays request sequences of JumpCloud, PingFederate, Keycloak and Google Workspace (fixtures in
+ * Replays request sequences of JumpCloud, PingFederate, Keycloak, Google Workspace and OneLogin (fixtures in
  * test/fixtures/acceptance/replays, written from the providers' public documentation) against the
  * SCIM routes over a real Redis, with the same runner as test/conformance/idp-replay.test.ts.
  */
