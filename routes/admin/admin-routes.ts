@@ -9,7 +9,9 @@ import {
   auditEntrySchema,
   deadLetterSchema,
   discardedSchema,
+  entityLookupSchema,
   entityStatusSchema,
+  groupLookupQuerySchema,
   pageOf,
   pageQuerySchema,
   reconcileRequestSchema,
@@ -21,6 +23,7 @@ import {
   retryRequestSchema,
   runSchema,
   statusResponseSchema,
+  userLookupQuerySchema,
 } from "./admin-schemas.js";
 
 export interface AdminRoute {
@@ -75,6 +78,26 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     role: "viewer",
     handle: async ({ service }) => ({ sources: await service.sources() }),
   },
+  ...(["users", "groups"] as const).map(
+    (plural): AdminRoute => ({
+      method: "get",
+      path: `/sources/:source/${plural}`,
+      operationId: plural === "users" ? "findUser" : "findGroup",
+      summary:
+        plural === "users"
+          ? "Sync status of the user with this userName (case-insensitive) or externalId"
+          : "Sync status of the group with this displayName (case-insensitive) or externalId",
+      role: "viewer",
+      query: plural === "users" ? userLookupQuerySchema : groupLookupQuerySchema,
+      response: entityLookupSchema,
+      handle: ({ req, query, service }) =>
+        service.findEntityStatus(
+          param(req, "source"),
+          plural === "users" ? "user" : "group",
+          query as Record<string, string | undefined>,
+        ),
+    }),
+  ),
   ...(["users", "groups"] as const).map(
     (plural): AdminRoute => ({
       method: "get",

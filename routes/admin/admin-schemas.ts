@@ -162,6 +162,29 @@ export const entityStatusSchema = z.object({
   lastError: z.record(z.string(), z.unknown()).nullable(),
 });
 
+/**
+ * GET /sources/<source>/users?userName=|externalId= and /groups?displayName=|externalId=: one
+ * entity found by the key an operator knows (compared as the SCIM lookups compare it).
+ */
+function lookupQuery<K extends string>(nameKey: K) {
+  const value = z.string().min(1).max(10_000);
+  return z
+    .object({ [nameKey]: value.optional(), externalId: value.optional() } as Record<
+      K | "externalId",
+      z.ZodOptional<z.ZodString>
+    >)
+    .strict()
+    .refine((q) => Object.values(q).filter((v) => v !== undefined).length === 1, {
+      message: `give exactly one of ${nameKey} and externalId`,
+    });
+}
+export const userLookupQuerySchema = lookupQuery("userName");
+export const groupLookupQuerySchema = lookupQuery("displayName");
+
+export const entityLookupSchema = z.object({
+  items: z.array(entityStatusSchema).describe("The entity found (at most one: the keys are unique)"),
+});
+
 /** POST /sources/<source>/reconcile (202). */
 export const reconcileStartedSchema = z.object({
   runId: z.string().describe("GET /reconcile-runs/<runId> follows the run"),

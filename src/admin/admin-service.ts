@@ -27,7 +27,10 @@ export interface AdminJobPorts {
 
 export interface AdminServiceDeps {
   config: Config;
-  directory: Pick<DirectoryStore, "countEntities" | "countDirty" | "snapshotUser" | "snapshotGroup">;
+  directory: Pick<
+    DirectoryStore,
+    "countEntities" | "countDirty" | "snapshotUser" | "snapshotGroup" | "findUserId" | "findGroupId"
+  >;
   syncState: SyncStateReader;
   runs: ReconcileRunStore;
   resyncs: ResyncStore;
@@ -185,6 +188,25 @@ export class AdminService {
           : null,
       lastError: status?.lastError ?? null,
     };
+  }
+
+  /**
+   * The sync status of the entity an operator names by a key they know (a user's userName or a
+   * group's displayName, case-insensitive as in SCIM lookups, or the externalId): `{items: []}`
+   * when the source holds none (a deleted entity is no longer found by its name).
+   */
+  async findEntityStatus(
+    source: string,
+    kind: EntityKind,
+    key: { userName?: string; displayName?: string; externalId?: string },
+  ): Promise<{ items: Record<string, unknown>[] }> {
+    this.requireSource(source);
+    const { directory } = this.deps;
+    const id =
+      kind === "user"
+        ? await directory.findUserId(source, { userName: key.userName, externalId: key.externalId })
+        : await directory.findGroupId(source, { displayName: key.displayName, externalId: key.externalId });
+    return { items: id ? [await this.entityStatus(entityRef(source, kind, id))] : [] };
   }
 
   async triggerReconcile(source: string, dryRun: boolean, actor: AdminPrincipal): Promise<ReconcileRun> {

@@ -38,6 +38,8 @@ const OPTIONS = {
   discard: { type: "string" },
   list: { type: "boolean", default: false },
   "timeout-ms": { type: "string" },
+  "user-name": { type: "string" },
+  "group-name": { type: "string" },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>["values"];
@@ -87,6 +89,12 @@ const COMMANDS: Record<string, Record<string, Form>> = {
       usage: "status SOURCE/user/ID | SOURCE/group/ID",
       note: "one entity's sync status; exit 0 when synced, 1 when not",
       options: [],
+      positionals: [1, 1],
+    },
+    lookup: {
+      usage: "status SOURCE --user-name NAME | --group-name NAME",
+      note: "the same, found by userName or displayName",
+      options: ["user-name", "group-name"],
       positionals: [1, 1],
     },
   },
@@ -149,10 +157,11 @@ function pickForm(command: string, values: Values, positionals: string[]): { for
   const forms = COMMANDS[command];
   if (!forms) throw new UsageError(`unknown admin command ${command}`);
   if (command === "status") {
-    return {
-      form: positionals.length === 0 ? (forms.all as Form) : (forms.entity as Form),
-      rest: positionals,
-    };
+    const byName = values["user-name"] !== undefined || values["group-name"] !== undefined;
+    if (values["user-name"] !== undefined && values["group-name"] !== undefined)
+      throw new UsageError("status: --user-name and --group-name cannot be combined");
+    const form = byName ? forms.lookup : positionals.length === 0 ? forms.all : forms.entity;
+    return { form: form as Form, rest: positionals };
   }
   if (command === "dead-letters") {
     const [action = "list", ...rest] = positionals;
@@ -376,7 +385,21 @@ function parseRef(text: string): { source: string; kind: string; id: string } {
   return { source, kind, id: rest.join("/") };
 }
 
-async function status(api: Client, io: CliIo, json: boolean, positionals: string[]): Promise<number> {
+async function status(api: Client, io: CliIo, values: Values, positionals: string[]): Promise<number> {
+  const json = values.json;
+  const userName = values["user-name"];
+  const groupName = values["group-name"];
+  if (userName !== undefined || groupName !== undefined) {
+    const source = positionals[0] as string;
+    const kind = userName !== undefined ? "user" : "group";
+    const query: [string, string] =
+      userName !== undefined ? ["userName", userName] : ["displayName", groupName as string];
+    const path = `/sources/${seg(source)}/${kind}s?${new URLSearchParams([query])}`;
+    const found = await api.call("GET", path);
+    const id = (found.items as Array<{ id?: unknown }> | undefined)?.[0]?.id;
+    if (typeof id !== "string") throw new RequestError(`no ${kind} of that name in source ${source}`);
+    return entityStatus(api, io, json, { source, kind, id });
+  }
   if (positionals[0] !== undefined) return entityStatus(api, io, json, parseRef(positionals[0]));
   const body = expectShape(await api.call("GET", "/status"), "/status", { idle: "boolean" });
   show(io, json, body, () => {
@@ -610,7 +633,7 @@ export async function runAdminCommand(
     const api = client(values, io);
     switch (command) {
       case "status":
-        return await status(api, io, values.json, rest);
+        return await status(api, io, values, rest);
       case "resync":
         return await resync(api, io, values, rest);
       case "reconcile":

@@ -89,6 +89,41 @@ describe("admin CLI against a running bridge", () => {
     expect((await h.admin().get("/status")).body.deadLetters).toBe(0);
   });
 
+  it("an operator finds a user by userName and a group by displayName, in any case", async () => {
+    const user = await h.scim("okta").createUser("Find.Me@example.com", { externalId: "ext-find-me" });
+    await h.waitForIdle();
+    const platformId = h.platformUsers().get("find.me@example.com")?.id;
+    expect(platformId).toBeDefined();
+
+    const found = await cli(["status", "okta", "--user-name", "find.me@EXAMPLE.com"]);
+    expect(found.code, found.stderr).toBe(0);
+    expect(found.stdout).toContain(`okta/user/${user.id}: synced`);
+    expect(found.stdout).toContain(`platform id:  ${platformId}`);
+    const missing = await cli(["status", "okta", "--user-name", "nobody@example.com"]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/no user of that name in source okta/);
+    const both = await cli(["status", "okta", "--user-name", "a", "--group-name", "b"]);
+    expect(both.code).toBe(2);
+
+    const api = await h.admin().get("/sources/okta/users?externalId=ext-find-me");
+    expect(api.status).toBe(200);
+    expect(api.body.items).toHaveLength(1);
+    expect(api.body.items[0]).toMatchObject({ id: user.id, state: "synced", platformId });
+    const none = await h.admin().get("/sources/okta/users?userName=nobody%40example.com");
+    expect(none.body).toEqual({ items: [] });
+    for (const query of ["", "?userName=a&externalId=b", "?displayName=x", "?userName="]) {
+      const bad = await h.admin().get(`/sources/okta/users${query}`);
+      expect(bad.status, query).toBe(400);
+    }
+    expect((await h.admin().get("/sources/nowhere/users?userName=a")).status).toBe(404);
+
+    const created = await h.scim("okta").createGroup("Finders", [user.id]);
+    await h.waitForIdle();
+    const group = await cli(["status", "okta", "--group-name", "FINDERS", "--json"]);
+    expect(group.code, group.stderr).toBe(0);
+    expect(JSON.parse(group.stdout)).toMatchObject({ kind: "group", id: created.id, state: "synced" });
+  });
+
   it("resync --wait of an id the source does not have names it and exits non-zero", async () => {
     const known = await h.scim("okta").createUser("resync.known@example.com");
     const run = await cli(["resync", "okta", "--user", known.id, "--user", "no-such-user-id", "--wait"]);
