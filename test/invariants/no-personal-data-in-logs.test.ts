@@ -139,6 +139,8 @@ describe("no personal data in any log line", () => {
             department: { from: `${ENT}:department`, type: "string" },
             phone: { from: 'phoneNumbers[type eq "work"].value', type: "string" },
             street: { from: 'addresses[type eq "work"].streetAddress', type: "string" },
+            // A value that is no number: synced with a problem.
+            badge: { from: "title", type: "number" },
           },
           hooks: { okta: { secret: SECRETS.oktaSecret }, events: { secret: EVENTS_SECRET } },
         },
@@ -224,6 +226,7 @@ describe("no personal data in any log line", () => {
       },
     ],
     password: PII.password,
+    title: PII.street,
     active: true,
   };
 
@@ -421,6 +424,18 @@ describe("no personal data in any log line", () => {
     expect(faulted.status).toBe(201);
     await waitForIdle();
     expect(h.platformUsers().get(PII.faulted)).toBeDefined();
+
+    // --- A fault that outlasts the client's retries: the sync job fails and runs again.
+    h.emulator.addFault({ type: "error", status: 502, count: 6, match: { operation: "patchUser" } });
+    expect(
+      (
+        await scim.patch(`/Users/${faulted.body.id}`, [
+          { op: "replace", path: "displayName", value: PII.renamed },
+        ])
+      ).status,
+    ).toBe(200);
+    await waitForIdle();
+    expect(h.platformUsers().get(PII.faulted)?.displayName).toBe(PII.renamed);
 
     // --- A permanent failure: a dead letter.
     const clash = await scim.post("/Users", {
@@ -628,6 +643,8 @@ describe("no personal data in any log line", () => {
     expect(lines.some((line) => line.includes('"query":{"filter":'))).toBe(true);
     expect(lines.some((line) => line.includes("attribute_type_clash"))).toBe(true);
     expect(lines.some((line) => line.includes("okta event rejected"))).toBe(true);
+    expect(lines.some((line) => line.includes("sync failed, will retry"))).toBe(true);
+    expect(lines.some((line) => line.includes("attribute_value_invalid"))).toBe(true);
 
     const leaks = [...lines, ...consoleLines]
       .map((line) => ({ line, leaks: leaksIn(line) }))
