@@ -25,6 +25,22 @@ function pathOf(url: string | undefined): string {
   return q === -1 ? raw : raw.slice(0, q);
 }
 
+/** A path segment logged as it is: RFC 3986 unreserved characters and `:` (schema URNs), nothing encoded. */
+const LOGGED_SEGMENT = /^[A-Za-z0-9._~:-]*$/;
+
+/**
+ * The path of a line: route words, source ids, the bridge's ids (UUIDs) and schema URNs as they
+ * are; any other segment as `…`. A client that puts a userName, an email or a name in the path
+ * (`GET /Users/ada%40example.com`, a 404) must not write it to the log: `@`, `+`, spaces and
+ * anything percent-encoded (non-ASCII letters too) hide the segment.
+ */
+export function loggedPath(path: string): string {
+  return path
+    .split("/")
+    .map((segment) => (LOGGED_SEGMENT.test(segment) ? segment : "…"))
+    .join("/");
+}
+
 /**
  * The request headers a debug line may carry. Everything else is left out: a webhook's shared
  * secret may travel in any header an admin names (Okta Event Hooks), and redaction by name cannot
@@ -177,9 +193,12 @@ function isPlain(value: unknown): boolean {
   return typeof value === "string" || (Array.isArray(value) && value.every((v) => typeof v === "string"));
 }
 
-/** The `req` part of a line: method and path only above debug (RFC 7644 filters carry userNames). */
+/**
+ * The `req` part of a line: method and path (loggedPath) only above debug (RFC 7644 filters carry
+ * userNames).
+ */
 function requestPart(req: IncomingMessage, path: string, debug: boolean): Record<string, unknown> {
-  const line: Record<string, unknown> = { id: req.id, method: req.method, url: path };
+  const line: Record<string, unknown> = { id: req.id, method: req.method, url: loggedPath(path) };
   if (debug) {
     line.query = loggedQuery((req as IncomingMessage & { query?: unknown }).query);
     line.headers = allowedHeaders(req.headers);
@@ -194,7 +213,8 @@ function requestPart(req: IncomingMessage, path: string, debug: boolean): Record
  * Request ids: the caller's `x-request-id` when it is a sane token, else a fresh UUID, echoed in
  * the response header. No line for health, readiness and metrics requests. The root logger's
  * redaction list (REDACT_PATHS) applies, and no bodies are logged. Above debug a line holds the
- * method, the path without its query string and the status; at debug the query (its filter's
+ * method, the path without its query string (segments that may be personal data masked:
+ * loggedPath) and the status; at debug the query (its filter's
  * values masked, other parameters' values only for LOGGED_QUERY_PARAMETERS) and headers are
  * added (request headers from LOGGED_HEADERS only), still redacted. `req.log` is a child logger carrying `reqId` for handlers.
  */

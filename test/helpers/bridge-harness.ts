@@ -6,6 +6,7 @@ import supertest from "supertest";
 import type { ConfigInput } from "../../src/config/config-schema.js";
 import { buildConfig } from "../../src/config/load-config.js";
 import { type RunningBridge, startBridge } from "../../src/bridge.js";
+import type { DestinationStream } from "pino";
 import { createLogger } from "../../src/observability/logger.js";
 import {
   type PlatformEmulator,
@@ -31,6 +32,8 @@ export interface TestBridgeOptions {
   /** Start the bridge (default true); false to drive the emulator or directory alone first. */
   start?: boolean;
   seed?: number;
+  /** Where the bridge's log lines go, and from which level (default: none, or E2E_LOG_LEVEL to stdout). */
+  log?: { level: string; destination: DestinationStream };
 }
 
 export async function startTestBridge(name: string, options: TestBridgeOptions = {}) {
@@ -65,7 +68,9 @@ export async function startTestBridge(name: string, options: TestBridgeOptions =
     sources,
     ...options.config,
   });
-  const logger = createLogger(process.env.E2E_LOG_LEVEL ?? "silent");
+  const logger = options.log
+    ? createLogger(options.log.level, {}, options.log.destination)
+    : createLogger(process.env.E2E_LOG_LEVEL ?? "silent");
   const cleaner = new Redis(TEST_REDIS_URL, { lazyConnect: true });
   await cleaner.connect();
 

@@ -159,6 +159,33 @@ describe("request logger", () => {
     });
   });
 
+  it("hides path segments that may be personal data, keeping route words, ids and schema URNs", async () => {
+    const { app, lines } = buildApp("info");
+    const id = "2f1d0c9e-6a53-4b7e-9c41-0d6f3e8a7b21";
+    for (const path of [
+      `/scim/v2/okta/Users/${encodeURIComponent(USERNAME)}`,
+      "/scim/v2/okta/Users/jane.doe@example.com",
+      "/scim/v2/okta/Users/Jane%20Doe/x",
+      "/scim/v2/okta/Users/+1%20555%200100",
+      "/scim/v2/okta/Users/Zo%C3%AB",
+      `/scim/v2/okta/Users/${id}`,
+      "/scim/v2/okta/Schemas/urn:ietf:params:scim:schemas:core:2.0:User",
+      "/scim/v2/okta/Users/.search",
+    ])
+      await request(app).get(path);
+    expect(lines.join("")).not.toMatch(/jane|555|Zo/);
+    expect(lines.map((l) => JSON.parse(l).req.url)).toEqual([
+      "/scim/v2/okta/Users/…",
+      "/scim/v2/okta/Users/…",
+      "/scim/v2/okta/Users/…/x",
+      "/scim/v2/okta/Users/…",
+      "/scim/v2/okta/Users/…",
+      `/scim/v2/okta/Users/${id}`,
+      "/scim/v2/okta/Schemas/urn:ietf:params:scim:schemas:core:2.0:User",
+      "/scim/v2/okta/Users/.search",
+    ]);
+  });
+
   it("takes the request id from x-request-id, or generates one, and echoes it", async () => {
     const { app, lines } = buildApp("info");
     const given = await request(app).get("/scim/v2/okta/Users").set("x-request-id", "abc-123").expect(200);
