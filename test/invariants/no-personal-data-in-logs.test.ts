@@ -580,6 +580,9 @@ describe("no personal data in any log line", () => {
     await waitFor(async () => h.platformUsers().get(PII.userName)?.active === true, { what: "the resync" });
     await waitForIdle();
     expect((await admin.get(`/sources/okta/users/${clash.body.id}`)).status).toBe(200);
+    // An operator's lookup by userName (the value travels in the query string).
+    const found = await admin.get(`/sources/okta/users?userName=${encodeURIComponent(PII.userName)}`);
+    expect(found.body.items?.[0]?.id).toBe(userId);
     expect((await h.http.get("/admin/v1/status").set("Authorization", `Bearer ${PII.password}`)).status).toBe(
       401,
     );
