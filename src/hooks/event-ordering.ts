@@ -174,6 +174,28 @@ export const ASPECT_DEACTIVATED = "deactivated";
  * (or at) it does not bring the group back, nor create its user.
  */
 export const ASPECT_GROUP_DELETED = "deleted";
+/**
+ * Whether an Okta group deletion published at `published` is too old to apply to the group found
+ * (null when none is held): the hooks applied a later lifecycle event of it, or a group the hooks
+ * have never followed (marks' seenVersion of another entity) was created after it (made again
+ * through another path). A group the hooks created or wrote to is that Okta group, whatever its
+ * `meta.created` says (the store stamps the time of the write, later than events in flight). A
+ * group's lifecycle is its existence: other writes after the deletion (a rename, a member taken out
+ * because its user was deleted) are changes of a group Okta no longer has, and Okta never reuses a
+ * group id, so they do not keep it (as a SCIM PATCH of a user's title does not make an older
+ * deactivation stale).
+ */
+export function groupDeletionIsStale(
+  published: number,
+  group: { id: string; created: string } | null,
+  marks: HookMarks,
+): boolean {
+  if (published < (marks.aspects[ASPECT_LIFECYCLE] ?? 0)) return true;
+  if (group === null || marks.seenVersion?.startsWith(`${group.id}:`)) return false;
+  const createdAt = Date.parse(group.created);
+  return !Number.isNaN(createdAt) && published < createdAt;
+}
+
 export function membershipAspect(oktaUserId: string): string {
   return `member:${oktaUserId}`;
 }

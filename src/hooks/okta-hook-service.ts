@@ -1,4 +1,4 @@
-import type { DirectoryStore, UserRecord } from "../directory/directory-types.js";
+import type { DirectoryStore, GroupRecord, UserRecord } from "../directory/directory-types.js";
 import {
   ConflictError,
   isAppError,
@@ -17,6 +17,7 @@ import {
   advanceMarks,
   blockedByDeletion,
   entityClock,
+  groupDeletionIsStale,
   type HookMarks,
   isStale,
   membershipAspect,
@@ -78,6 +79,20 @@ class HeldByAnotherError extends ConflictError {
 function isRace(err: unknown): boolean {
   if (err instanceof HeldByAnotherError) return false;
   return err instanceof PreconditionFailedError || err instanceof ConflictError;
+}
+
+/**
+ * Whether a directory group is the Okta group `oktaId` for a deletion: its externalId is that id,
+ * or it has none and the hooks' marks of that Okta group follow it (membership events found it by
+ * name and wrote to it). A group that only shares the name is another group.
+ */
+function isLinkedGroup(group: GroupRecord, oktaId: string, marks: HookMarks): boolean {
+  const externalId = group.resource.externalId;
+  if (externalId === oktaId) return true;
+  return (
+    (externalId === undefined || externalId === "") &&
+    marks.seenVersion?.startsWith(`${group.resource.id}:`) === true
+  );
 }
 
 /** A group read a moment ago was deleted before the write (another process): decide again. */
@@ -462,13 +477,13 @@ export class OktaHookService {
     throw exhausted(lastError, "group");
   }
   /**
-   * `group.lifecycle.delete`: deletes the directory group linked to that Okta group (its externalId
-   * is the Okta group id; a group matched only by name is not deleted), which takes every member out
-   * of it and deprovisions its platform group. Okta sends no membership removals for a deleted
-   * group, so without this its members would stay in the platform group. The deletion is kept in
-   * the group's marks (ASPECT_GROUP_DELETED), also when no such group is held, so that a late
-   * membership add published before it does not create the group again. Stale when a change from
-   * another intake path (or a lifecycle event) is later than the event.
+   * `group.lifecycle.delete`: deletes the directory group linked to that Okta group (isLinkedGroup:
+   * its externalId is the Okta group id, or membership events adopted it by name), which takes every
+   * member out of it and deprovisions its platform group. Okta sends no membership removals for a
+   * deleted group, so without this its members would stay in the platform group. The deletion is
+   * kept in the group's marks (ASPECT_GROUP_DELETED), also when no such group is held, so that a
+   * late membership add published before it does not create the group again. Stale only when the
+   * group was created after it or a later lifecycle event applied (groupDeletionIsStale).
    */
   private async applyGroupDeletion(source: string, action: GroupAction): Promise<HookOutcome> {
     const { directory, state } = this.deps;
@@ -477,12 +492,16 @@ export class OktaHookService {
     let lastError: unknown;
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       const marks = await state.getMarks(source, "group", target.oktaId, aspects);
-      const groupId = await directory.findGroupId(source, { externalId: target.oktaId });
+      const groupId = await directory.findGroupId(source, {
+        externalId: target.oktaId,
+        displayName: target.displayName,
+      });
       const found = groupId ? await directory.getGroup(source, groupId) : null;
-      const group = found?.resource.externalId === target.oktaId ? found : null;
+      const group = found && isLinkedGroup(found, target.oktaId, marks) ? found : null;
       const clock = group ? entityClock(group.resource.id, group.meta) : null;
       try {
-        if (isStale(published, clock, marks, ASPECT_LIFECYCLE)) {
+        const held = group ? { id: group.resource.id, created: group.meta.created } : null;
+        if (groupDeletionIsStale(published, held, marks)) {
           if (await state.stillAt(source, "group", target.oktaId, marks)) return "stale";
           continue;
         }

@@ -112,12 +112,19 @@ describe("Okta group deletion", () => {
     });
   });
 
-  it("ignores a deletion older than a change of the group made through another intake path", async () => {
-    const a = newOktaUser();
+  it("changes of the group after the deletion's time (a rename, a member deleted) do not keep it", async () => {
+    // Okta never reuses a group id: a later change through another path is a change of a group Okta
+    // no longer has. Deleting a member bumps the group's lastModified as a side effect.
+    const [a, b] = [newOktaUser(), newOktaUser()];
     const group = newOktaGroup();
-    await t.postOkta(oktaDelivery([member("group-user-membership-add", a, group, at(40))]));
+    await t.postOkta(
+      oktaDelivery([
+        member("group-user-membership-add", a, group, at(40)),
+        member("group-user-membership-add", b, group, at(40)),
+      ]),
+    );
     const stored = await t.group({ externalId: group.id });
-    // A SCIM rename now: later than every published time of this test.
+    // Now (later than every published time of this test): a SCIM rename, and b deleted over SCIM.
     await t.directory.updateGroup("okta", stored!.resource.id, (cur) => ({
       resource: {
         schemas: cur.resource.schemas,
@@ -125,16 +132,49 @@ describe("Okta group deletion", () => {
         externalId: group.id,
       },
     }));
+    const bRecord = await t.user({ externalId: b.id });
+    await t.directory.deleteUser("okta", bRecord!.resource.id);
     const res = await t.postOkta(oktaDelivery([deletion(group, at(41))]));
-    expect(res.body.outcomes).toEqual({ stale: 1 });
-    expect((await t.group({ externalId: group.id }))?.memberCount).toBe(1);
-
-    const newer = await t.postOkta(oktaDelivery([deletion(group, Date.now() + 5_000)]));
-    expect(newer.body.outcomes).toEqual({ applied: 1 });
+    expect(res.body.outcomes).toEqual({ applied: 1 });
     expect(await t.group({ externalId: group.id })).toBeNull();
+    expect((await t.user({ externalId: a.id }))?.groups).toEqual([]);
   });
 
-  it("does not delete a group that only shares the name (another externalId, or none)", async () => {
+  it("a group created after the deletion's time is not deleted by it", async () => {
+    const group = newOktaGroup();
+    // Created now through another path with that Okta id (later than the event's published time).
+    await t.directory.createGroup(
+      "okta",
+      {
+        schemas: ["urn:ietf:params:scim:schemas:core:2.0:Group"],
+        displayName: group.displayName,
+        externalId: group.id,
+      },
+      [],
+    );
+    const res = await t.postOkta(oktaDelivery([deletion(group, at(45))]));
+    expect(res.body.outcomes).toEqual({ stale: 1 });
+    expect(await t.group({ externalId: group.id })).not.toBeNull();
+  });
+
+  it("deletes a group that membership events adopted by name (it has no externalId)", async () => {
+    const a = newOktaUser();
+    const group = newOktaGroup();
+    await t.directory.createGroup(
+      "okta",
+      { schemas: ["urn:ietf:params:scim:schemas:core:2.0:Group"], displayName: group.displayName },
+      [],
+    );
+    await t.postOkta(oktaDelivery([member("group-user-membership-add", a, group, Date.now() + 1_000)]));
+    const adopted = await t.group({ displayName: group.displayName });
+    expect(adopted?.resource.externalId).toBeUndefined();
+    expect(adopted?.memberCount).toBe(1);
+    const res = await t.postOkta(oktaDelivery([deletion(group, Date.now() + 2_000)]));
+    expect(res.body.outcomes).toEqual({ applied: 1 });
+    expect(await t.group({ displayName: group.displayName })).toBeNull();
+  });
+
+  it("does not delete a group that only shares the name (another externalId, or none and never adopted)", async () => {
     const group = newOktaGroup();
     const other = { ...newOktaGroup(), displayName: group.displayName };
     await t.directory.createGroup(

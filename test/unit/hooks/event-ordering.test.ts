@@ -8,6 +8,7 @@ import {
   type HookMarks,
   advanceMarks,
   blockedByDeletion,
+  groupDeletionIsStale,
   isStale,
   lastChangeTime,
   membershipAspect,
@@ -195,5 +196,28 @@ describe("a foreign write orders only the aspects it changed (seen values)", () 
     expect(isStale(7000, otherAdded, added, a, membershipValue("ua", true))).toBe(false);
     expect(isStale(7000, otherAdded, added, a, membershipValue("ua", false))).toBe(true);
     expect(membershipValue(null, true)).toBe("out");
+  });
+});
+
+describe("groupDeletionIsStale", () => {
+  const t = Date.parse("2026-11-27T10:00:00Z");
+  const later = "2026-11-27T10:00:05.000Z";
+  it("a group the hooks follow is deleted whatever its meta.created (stamped at the hooks' own write)", () => {
+    const marks = { aspects: { "member:00u1": t - 5_000 }, seenVersion: 'g1:W/"3"' };
+    expect(groupDeletionIsStale(t, { id: "g1", created: later }, marks)).toBe(false);
+  });
+  it("a group the hooks never followed, created after the deletion's time, is not deleted", () => {
+    expect(groupDeletionIsStale(t, { id: "g2", created: later }, { aspects: {} })).toBe(true);
+    expect(groupDeletionIsStale(t, { id: "g2", created: "2026-11-27T09:00:00Z" }, { aspects: {} })).toBe(
+      false,
+    );
+    // Marks that follow another entity (a group of that Okta id deleted and made again) do not count.
+    const other = { aspects: {}, seenVersion: 'g1:W/"3"' };
+    expect(groupDeletionIsStale(t, { id: "g2", created: later }, other)).toBe(true);
+  });
+  it("a later lifecycle event applied by the hooks makes an older deletion stale, held or not", () => {
+    const marks = { aspects: { [ASPECT_LIFECYCLE]: t + 1 } };
+    expect(groupDeletionIsStale(t, null, marks)).toBe(true);
+    expect(groupDeletionIsStale(t + 1, null, marks)).toBe(false);
   });
 });
