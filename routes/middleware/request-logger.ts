@@ -27,17 +27,28 @@ function pathOf(url: string | undefined): string {
 
 /** A path segment logged as it is: RFC 3986 unreserved characters and `:` (schema URNs), nothing encoded. */
 const LOGGED_SEGMENT = /^[A-Za-z0-9._~:-]*$/;
+/** A segment after which an entity id comes (SCIM `/Users/<id>`, admin `/users/<id>`, `/user/<id>`). */
+const ENTITY_COLLECTION = /^(users|groups|user|group)$/i;
+/** The bridge's ids (UUIDs): the only entity segments logged as they are. */
+const BRIDGE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * The path of a line: route words, source ids, the bridge's ids (UUIDs) and schema URNs as they
  * are; any other segment as `…`. A client that puts a userName, an email or a name in the path
- * (`GET /Users/ada%40example.com`, a 404) must not write it to the log: `@`, `+`, spaces and
- * anything percent-encoded (non-ASCII letters too) hide the segment.
+ * (`GET /Users/ada%40example.com`, `GET /Users/jsmith`: 404s) must not write it to the log: where an
+ * entity id goes (after `Users`, `Groups`, `user`, `group`) only a bridge id or `.search` is kept,
+ * and elsewhere `@`, `+`, spaces and anything percent-encoded (non-ASCII letters too) hide the
+ * segment.
  */
 export function loggedPath(path: string): string {
-  return path
-    .split("/")
-    .map((segment) => (LOGGED_SEGMENT.test(segment) ? segment : "…"))
+  const segments = path.split("/");
+  return segments
+    .map((segment, i) => {
+      const afterCollection = i > 0 && ENTITY_COLLECTION.test(segments[i - 1] ?? "");
+      if (afterCollection && segment !== "" && segment !== ".search")
+        return BRIDGE_ID.test(segment) ? segment : "…";
+      return LOGGED_SEGMENT.test(segment) ? segment : "…";
+    })
     .join("/");
 }
 

@@ -345,6 +345,8 @@ describe("no personal data in any log line", () => {
     expect((await scim.patch("/Users/00000000-0000-0000-0000-000000000000", [])).status).toBe(404);
     expect((await scim.delete("/Groups/00000000-0000-0000-0000-000000000000")).status).toBe(404);
     expect((await scim.get(`/Users/${encodeURIComponent(PII.unknownUser)}`)).status).toBe(404);
+    // A plain login (no `@`, nothing to encode) where an id goes.
+    expect((await scim.get("/Users/zqpii-jdoe")).status).toBe(404);
     expect(
       (
         await h.http
