@@ -352,7 +352,7 @@ async function withholdUnshown(
   if (kind === "user") {
     const candidates = await deprovisionCandidates(deps, source, ids);
     const shown = await deps.resyncs.heldAmong(opId, candidates);
-    users.push(...candidates.filter((_id, index) => !shown[index]));
+    users.push(...new Set(candidates.filter((_id, index) => !shown[index])));
   } else if (embed) {
     for (const id of ids) {
       const removed = (await embedGroupChange(deps, source, id))?.removed.map(heldEmbedKey) ?? [];
