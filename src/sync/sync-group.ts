@@ -105,7 +105,8 @@ async function syncWorkspaceGroup(
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const plan = planGroup({ desiredName, desiredMembers: desiredMembers(), applied });
     const first = plan.steps[0];
-    if (!first) return { result: "clean", generation, platformId: applied?.platformId, warnings: [] };
+    if (!first)
+      return { result: "clean", generation, platformId: applied?.platformId, warnings: leftOut(vanished) };
     switch (first.type) {
       case "createGroup":
         try {
@@ -200,7 +201,7 @@ async function syncWorkspaceGroup(
           applied = null; // deleted behind our back: create it again
           continue;
         }
-        return { result: "clean", generation, platformId, warnings: [] };
+        return { result: "clean", generation, platformId, warnings: leftOut(vanished) };
       }
     }
   }
@@ -208,6 +209,20 @@ async function syncWorkspaceGroup(
     code: "not_converging",
     permanent: false,
   });
+}
+
+/**
+ * What the group's status says while members deleted on the platform are left out (their users are
+ * being created again; the group adds them once they land): visible in the admin API, not silent.
+ */
+function leftOut(vanished: ReadonlySet<string>): SyncOutcome["warnings"] {
+  if (vanished.size === 0) return [];
+  return [
+    {
+      code: "members_recreated",
+      message: `${vanished.size} member(s) were deleted on the platform behind the bridge's back: left out until their users are created again, then added`,
+    },
+  ];
 }
 
 /**

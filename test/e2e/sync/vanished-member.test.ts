@@ -85,6 +85,14 @@ describe("a group add naming a platform user deleted behind the bridge's back", 
       timeoutMs: 10_000,
       what: "the bridge to try to create bob again",
     });
+    // The group's status says that a member is left out, and why (not silently "synced").
+    await waitFor(
+      async () =>
+        (await h!.admin().get(`/sources/okta/groups/${group.id}`)).body.lastError?.code ===
+        "members_recreated",
+      { timeoutMs: 10_000, what: "the group's status to name the members left out" },
+    );
+    expect((await h.admin().get(`/sources/okta/groups/${group.id}`)).body.state).toBe("synced");
 
     h.emulator.clearFaults();
     await h.waitForIdle(60_000);
@@ -96,6 +104,11 @@ describe("a group add naming a platform user deleted behind the bridge's back", 
     );
     const status = await h.admin().get("/status");
     expect(status.body.deadLetters).toBe(0);
+    // Once bob is back and added, the group's status is clean again.
+    expect((await h.admin().get(`/sources/okta/groups/${group.id}`)).body).toMatchObject({
+      state: "synced",
+      lastError: null,
+    });
     const letters = await h.admin().get("/dead-letters");
     expect(letters.status).toBe(200);
     expect(JSON.stringify(letters.body)).not.toContain(group.id);
