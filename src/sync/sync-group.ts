@@ -6,7 +6,7 @@ import {
   refusedAddFate,
   usersOfPlatformIds,
 } from "../mapping/plan-group.js";
-import { type AppliedGroup, answered } from "../mapping/plan-types.js";
+import { type AppliedGroup, answered, chunk } from "../mapping/plan-types.js";
 import type { PlatformScimGroup } from "../platform/platform-types.js";
 import { caseFold } from "../scim/case-fold.js";
 import { type EntityRef, type Json, type PatchOperation, SCHEMA_GROUP, refKey } from "../scim/scim-types.js";
@@ -240,8 +240,7 @@ async function leaveOutVanished(
   pids: ReadonlyArray<string | null>,
 ): Promise<string[]> {
   const missing = new Set<string>();
-  for (let i = 0; i < added.length; i += LOOKUP_CONCURRENCY) {
-    const slice = added.slice(i, i + LOOKUP_CONCURRENCY);
+  for (const slice of chunk(added, LOOKUP_CONCURRENCY)) {
     const users = await Promise.all(slice.map((id) => ctx.platform.getUser(id)));
     slice.forEach((id, j) => {
       if (users[j] === null) missing.add(id);
