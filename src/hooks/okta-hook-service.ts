@@ -338,6 +338,19 @@ export class OktaHookService {
   }
 
   /**
+   * The directory group an Okta group target names: by externalId (the Okta group id), else by
+   * name. Whether a group found by name is that Okta group is the caller's to decide.
+   */
+  private async findOktaGroup(source: string, target: OktaGroupTarget): Promise<GroupRecord | null> {
+    const { directory } = this.deps;
+    const id = await directory.findGroupId(source, {
+      externalId: target.oktaId,
+      displayName: target.displayName,
+    });
+    return id ? directory.getGroup(source, id) : null;
+  }
+
+  /**
    * The directory user of a membership event (found as findOktaUser finds it); an add creates it
    * unless it was deleted: active, or inactive after a deactivation received while it was unknown.
    */
@@ -386,11 +399,7 @@ export class OktaHookService {
     let lastError: unknown;
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       const marks = await state.getMarks(source, "group", target.oktaId, [aspect, ASPECT_GROUP_DELETED]);
-      const groupId = await directory.findGroupId(source, {
-        externalId: target.oktaId,
-        displayName: target.displayName,
-      });
-      const group = groupId ? await directory.getGroup(source, groupId) : null;
+      const group = await this.findOktaGroup(source, target);
       // Found by name, a group of another externalId is a different group (as a user by login).
       if (group && !mayBeOktaEntity(group.resource.externalId, target.oktaId))
         throw new HeldByAnotherError("group");
@@ -492,11 +501,7 @@ export class OktaHookService {
     let lastError: unknown;
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       const marks = await state.getMarks(source, "group", target.oktaId, aspects);
-      const groupId = await directory.findGroupId(source, {
-        externalId: target.oktaId,
-        displayName: target.displayName,
-      });
-      const found = groupId ? await directory.getGroup(source, groupId) : null;
+      const found = await this.findOktaGroup(source, target);
       const group = found && isLinkedGroup(found, target.oktaId, marks) ? found : null;
       const clock = group ? entityClock(group.resource.id, group.meta) : null;
       try {
