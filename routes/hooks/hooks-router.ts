@@ -72,11 +72,19 @@ function rawBytes(req: Request): Buffer {
   return Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
 }
 
+/**
+ * A leading UTF-8 byte order mark is ignored, as the SCIM intake and body-parser do (RFC 8259 §8.1
+ * allows a parser to). A signed delivery's signature is checked over the bytes as sent, BOM included.
+ */
+function withoutByteOrderMark(text: string): string {
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
 function parseJson(bytes: Buffer): unknown {
   // JSON is UTF-8 (RFC 8259 §8.1): decoding other bytes (a Latin-1 "Zoë") would store U+FFFD.
   if (!isUtf8(bytes)) throw new BadRequestError("The body is not UTF-8", "invalidSyntax");
   try {
-    return JSON.parse(bytes.toString("utf8"));
+    return JSON.parse(withoutByteOrderMark(bytes.toString("utf8")));
   } catch {
     throw new BadRequestError("The body is not valid JSON", "invalidSyntax");
   }

@@ -133,6 +133,19 @@ describe("Okta deliveries on the wire", () => {
     expect(await t.user({ externalId: user.id })).not.toBeNull();
   });
 
+  it("a UTF-8 byte order mark before the JSON is ignored (RFC 8259 §8.1 allows it; the SCIM intake does)", async () => {
+    const user = oktaUser("bom");
+    const json = JSON.stringify(
+      oktaDelivery([oktaEvent("user-lifecycle-create", { user, published: at(1) })]),
+    );
+    const res = await t.request
+      .post("/hooks/okta/okta")
+      .set({ Authorization: OKTA_SECRET, "Content-Type": "application/json" })
+      .send(`\uFEFF${json}`);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(await t.user({ externalId: user.id })).not.toBeNull();
+  });
+
   it("the secret sent as `Bearer <secret>` or with another value is 401 with a JSON error, and stores nothing", async () => {
     const user = oktaUser("auth");
     const body = JSON.stringify(oktaDelivery([oktaEvent("user-lifecycle-create", { user })]));
@@ -374,6 +387,14 @@ describe("Standard Webhooks signed events on the wire", () => {
     });
     expect(res.status).toBe(401);
     expect(await t.user({ userName: name })).toBeNull();
+  });
+
+  it("a body with a UTF-8 byte order mark, signed over those bytes, is accepted (RFC 8259 §8.1)", async () => {
+    const name = unique("bom");
+    const bytes = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify(upsert(name)))]);
+    const res = await postSigned(bytes);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(await t.user({ userName: name })).not.toBeNull();
   });
 
   it("`application/json; charset=utf-8`, `text/plain` and no Content-Type at all are read alike", async () => {
