@@ -55,6 +55,9 @@ type HookKind = "okta" | "events";
 
 const MAX_WEBHOOK_ID_LENGTH = 256;
 
+/** What each hook route serves: Okta's verification GET (and HEAD) and deliveries; signed deliveries. */
+const ALLOWED_METHODS: Readonly<Record<HookKind, string>> = { okta: "GET, HEAD, POST", events: "POST" };
+
 /** The source of a hook route, or a 404 when it is unknown or that hook is not configured. */
 function hookConfig(
   config: Config,
@@ -245,11 +248,14 @@ export function createHooksRouter(deps: HooksRouterDeps): Router {
     }),
   );
 
+  // RFC 9110 §15.5.6: a 405 names the methods the route serves.
   router.all(
     ["/:source/okta", "/:source/events"],
-    handle((req) => {
-      hookConfig(config, req, req.path.endsWith("/okta") ? "okta" : "events");
-      throw new MethodNotAllowedError();
+    handle((req, res) => {
+      const kind: HookKind = req.path.endsWith("/okta") ? "okta" : "events";
+      hookConfig(config, req, kind);
+      res.setHeader("Allow", ALLOWED_METHODS[kind]);
+      throw new MethodNotAllowedError(`${req.method} is not supported here; use ${ALLOWED_METHODS[kind]}`);
     }),
   );
 

@@ -169,6 +169,15 @@ describe("Okta deliveries on the wire", () => {
     expect(res.body.error.code).toBe("invalidSyntax");
     expect(res.body.error.message).toMatch(/data\.events/);
   });
+  it("PUT and DELETE on the Okta route are 405 with an Allow header naming what it serves (RFC 9110 §15.5.6)", async () => {
+    const put = await t.request.put("/hooks/okta/okta").set("Authorization", OKTA_SECRET).send({});
+    expect(put.status).toBe(405);
+    expect(put.headers.allow).toMatch(/POST/);
+    expect(put.headers.allow).toMatch(/GET/);
+    const del = await t.request.delete("/hooks/okta/okta").set("Authorization", OKTA_SECRET);
+    expect(del.status).toBe(405);
+    expect(del.headers.allow).toMatch(/POST/);
+  });
 });
 
 describe("Okta batches of many event types", () => {
@@ -462,6 +471,15 @@ describe("Standard Webhooks signed events on the wire", () => {
     expect(refused.status).toBe(400);
     expect(refused.body.error.message).toMatch(/webhook-id/);
     expect(await t.user({ userName: long })).toBeNull();
+  });
+  it("GET and HEAD on the events route are 405 with `Allow: POST` (RFC 9110 §15.5.6), not 404 or 401", async () => {
+    const get = await t.request.get("/hooks/okta/events");
+    expect(get.status).toBe(405);
+    expect(get.headers.allow).toBe("POST");
+    expect(get.body.error.code).toBe("method_not_allowed");
+    const head = await t.request.head("/hooks/okta/events");
+    expect(head.status).toBe(405);
+    expect(head.headers.allow).toBe("POST");
   });
 });
 
