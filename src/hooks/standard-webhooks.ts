@@ -66,6 +66,15 @@ export class WeakWebhookSecretError extends AppError {
 }
 
 /**
+ * Whether a `webhook-timestamp` (unix seconds) is at most `toleranceSeconds` away from now, counted
+ * in whole seconds as the specification's reference libraries count it (now floored to the second):
+ * a timestamp exactly 300 s old is inside the default tolerance whatever the milliseconds of now.
+ */
+export function withinTolerance(timestamp: number, nowMs: number, toleranceSeconds: number): boolean {
+  return Math.abs(Math.floor(nowMs / 1000) - timestamp) <= toleranceSeconds;
+}
+
+/**
  * Verifies a delivery; throws WeakWebhookSecretError (a secret too short to authenticate anything),
  * UnauthorizedError (missing headers, forged signature) or WebhookTimestampError (timestamp
  * unreadable or outside the tolerance). `nowMs` is injected.
@@ -84,7 +93,7 @@ export function verifyWebhook(
     throw new UnauthorizedError("webhook-id, webhook-timestamp and webhook-signature headers are required");
   }
   if (!/^\d{1,12}$/.test(timestamp)) throw new WebhookTimestampError("webhook-timestamp is not unix seconds");
-  if (Math.abs(nowMs / 1000 - Number(timestamp)) > toleranceSeconds) {
+  if (!withinTolerance(Number(timestamp), nowMs, toleranceSeconds)) {
     throw new WebhookTimestampError(
       `webhook-timestamp is more than ${toleranceSeconds} seconds away from now`,
     );

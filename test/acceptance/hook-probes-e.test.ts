@@ -495,6 +495,16 @@ describe("Standard Webhooks timestamps (the bridge's clock set by the probe)", (
     ]);
   });
 
+  it("a timestamp 300 whole seconds old is inside the tolerance, as the reference libraries count it", async () => {
+    const ts = Math.floor(Date.now() / 1000) - 600;
+    // The bridge's clock is 300.5 s after the timestamp: 300 whole seconds.
+    t.setNow(ts * 1000 + 300_500);
+    const name = unique("edge");
+    const res = await postSigned(JSON.stringify(upsert(name)), { timestamp: ts });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(await t.user({ userName: name })).not.toBeNull();
+  });
+
   it("just inside (299 s, either way) is accepted; just outside (301 s old or ahead) is 401 timestamp_out_of_tolerance", async () => {
     const now = Math.floor(Date.now() / 1000);
     t.setNow(now * 1000);
