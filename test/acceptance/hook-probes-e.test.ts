@@ -472,6 +472,27 @@ describe("Standard Webhooks signed events on the wire", () => {
     expect(refused.body.error.message).toMatch(/webhook-id/);
     expect(await t.user({ userName: long })).toBeNull();
   });
+  it("an HR system's full sync of 500 users and one group in one signed delivery applies whole; its retry is `duplicate`", async () => {
+    const names = Array.from({ length: 500 }, () => unique("sync"));
+    const group = `Everyone ${stamp}`;
+    const raw = JSON.stringify({
+      events: [
+        ...names.map((name) => ({ type: "user.upserted", data: { userName: name } })),
+        {
+          type: "group.upserted",
+          data: { displayName: group, members: names.map((userName) => ({ userName })) },
+        },
+      ],
+    });
+    const id = `msg_${randomUUID()}`;
+    const res = await postSigned(raw, { id });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toEqual({ status: "applied", events: 501, changed: 501 });
+    expect((await t.group({ displayName: group }))?.memberCount).toBe(500);
+    const retry = await postSigned(raw, { id });
+    expect(retry.body).toEqual({ status: "duplicate", events: 0, changed: 0 });
+  });
+
   it("GET and HEAD on the events route are 405 with `Allow: POST` (RFC 9110 §15.5.6), not 404 or 401", async () => {
     const get = await t.request.get("/hooks/okta/events");
     expect(get.status).toBe(405);
