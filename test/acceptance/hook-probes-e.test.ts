@@ -643,5 +643,6 @@ describe("what an admin sees on the platform (whole bridge and emulator)", () =>
     for (const user of users) expect(h.platformUsers().get(user.alternateId)?.active).toBe(true);
     const again = await post(events);
     expect(again.body).toEqual({ received: 400, outcomes: { duplicate: 400 } });
-  });
+    // About 10 s on an idle machine; room for a loaded CI runner (no speed target here: bench/).
+  }, 120_000);
 });
