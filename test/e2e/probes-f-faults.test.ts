@@ -22,6 +22,7 @@ import {
 import { FaultProxy } from "../helpers/fault-proxy-probes-f.js";
 import { waitFor } from "../helpers/redis-test-prefix.js";
 import { ThrowawayRedis } from "../helpers/throwaway-redis.js";
+import { Redis } from "ioredis";
 
 type PlatformUser = { id: string; userName: string; active: boolean; displayName?: string };
 type PlatformGroup = { id: string; displayName: string; members: string[] };
@@ -793,6 +794,58 @@ describe("probes-f: a resync while the platform fails at random", () => {
     ).toBe(true);
     expect(await status(h)).toMatchObject({ idle: true, deadLetters: 0 });
   }, 55_000);
+
+  /**
+   * The same drift (plus a user the directory holds inactive turned on behind the bridge's back)
+   * found by a reconciliation run (not a dry run) while the platform fails at random. The admin
+   * expects the run to end (not stay running), its counts to name the drift, and every repair to
+   * have landed once the bridge is idle (one deactivation in 20 owned users is within the guard).
+   */
+  it("a reconciliation under faults ends and its repairs land", async () => {
+    const okta = h.scim("okta");
+    const us = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => okta.createUser(`recon.u${i}@example.com`)),
+    );
+    ok(await okta.patchUser(us[9]!.id, [{ op: "replace", path: "active", value: false }]), "deactivate");
+    await okta.createGroup(
+      "recon-team",
+      us.slice(0, 5).map((u) => u.id),
+    );
+    await h.waitForIdle();
+    const gid = groupsNamed(h, "recon-team")[0]?.id as string;
+    h.emulator.drift({ action: "setUserActive", userId: pid(h, "recon.u2@example.com"), active: false });
+    h.emulator.drift({ action: "setUserActive", userId: pid(h, "recon.u9@example.com"), active: true });
+    h.emulator.drift({ action: "removeGroupMember", groupId: gid, userId: pid(h, "recon.u4@example.com") });
+
+    const from = h.emulator.requests().length;
+    h.emulator.setFaults([
+      { type: "error", status: 503, probability: 0.3 },
+      { type: "drop", probability: 0.1 },
+    ]);
+    const started = await h.admin().post("/sources/okta/reconcile", { dryRun: false });
+    expect(started.status).toBe(202);
+    const run = await waitFor(
+      async () => {
+        const res = await h.admin().get(`/reconcile-runs/${started.body.runId}`);
+        return ["queued", "running"].includes(res.body.state) ? undefined : res.body;
+      },
+      { timeoutMs: 30_000, what: "the run to end" },
+    );
+    await h.waitForIdle(30_000);
+    h.emulator.clearFaults();
+    expect(
+      h.emulator
+        .requests()
+        .slice(from)
+        .filter((r) => r.fault).length,
+    ).toBeGreaterThan(0);
+    expect(run.state).toBe("succeeded");
+    expect(run.counts).toMatchObject({ activeMismatch: 2, membership: 1 });
+    expect(usersNamed(h, "recon.u2@example.com").map((u) => u.active)).toEqual([true]);
+    expect(usersNamed(h, "recon.u9@example.com").map((u) => u.active)).toEqual([false]);
+    expect(groupsNamed(h, "recon-team")[0]?.members).toHaveLength(5);
+    expect(await status(h)).toMatchObject({ idle: true, deadLetters: 0 });
+  }, 55_000);
 });
 
 describe("probes-f: Redis killed and restarted mid-burst, jobs in flight", () => {
@@ -900,6 +953,69 @@ describe("probes-f: Redis killed and restarted mid-burst, jobs in flight", () =>
     }
     expect(users(h).filter((u) => u.userName.startsWith("redis."))).toHaveLength(N);
     expect(groupsNamed(h, "redis-team")[0]?.members).toHaveLength(N);
+    expect(await status(h)).toMatchObject({ idle: true, deadLetters: 0 });
+  }, 58_000);
+
+  /**
+   * Redis stalls (DEBUG SLEEP 3: alive, answering nothing) in the middle of a burst of creates and
+   * deactivations while jobs run. The IdP expects every request answered within its own timeout
+   * (a 2xx, or a 503 it retries), never a hang; every user it was told exists ends on the platform
+   * exactly once with the right active flag; no dead letter.
+   */
+  it("a Redis stall mid-burst: every request answered, everything acknowledged lands once", async () => {
+    const scim = h.scim("okta");
+    const token = { Authorization: "Bearer okta-token", "Content-Type": "application/scim+json" };
+    const N = 16;
+    const ids = new Map<number, string>();
+    const took: number[] = [];
+    const userName = (i: number) => `stall.u${i}@example.com`;
+    const create = async (i: number) => {
+      await waitFor(
+        async () => {
+          const started = Date.now();
+          const res = await h.http
+            .post("/scim/v2/okta/Users")
+            .set(token)
+            .send({ schemas: ["urn:ietf:params:scim:schemas:core:2.0:User"], userName: userName(i) });
+          took.push(Date.now() - started);
+          if (res.status === 201) ids.set(i, res.body.id);
+          else if (res.status === 409) {
+            const found = await scim.get(
+              `/Users?filter=${encodeURIComponent(`userName eq "${userName(i)}"`)}`,
+            );
+            if (found.status !== 200) return false;
+            ids.set(i, found.body.Resources[0].id);
+          } else return false;
+          return true;
+        },
+        { timeoutMs: 25_000, intervalMs: 100, what: `create ${userName(i)}` },
+      );
+      if (i % 4 !== 0) return;
+      await waitFor(
+        async () => {
+          const started = Date.now();
+          const res = await scim.patchUser(ids.get(i)!, [{ op: "replace", path: "active", value: false }]);
+          took.push(Date.now() - started);
+          return [200, 204].includes(res.status);
+        },
+        { timeoutMs: 25_000, intervalMs: 100, what: `deactivate ${i}` },
+      );
+    };
+    const first = Promise.all(Array.from({ length: N / 2 }, (_, i) => create(i)));
+    await waitFor(() => ids.size >= 2, { what: "the burst to start" });
+    const sleeper = new Redis(redis.url);
+    const stall = sleeper.call("DEBUG", "SLEEP", "3").finally(() => sleeper.disconnect());
+    const second = Promise.all(Array.from({ length: N / 2 }, (_, k) => create(N / 2 + k)));
+    await Promise.all([first, second, stall]);
+    await h.waitForIdle(40_000);
+
+    for (let i = 0; i < N; i++) {
+      expect(
+        usersNamed(h, userName(i)).map((u) => u.active),
+        userName(i),
+      ).toEqual([i % 4 !== 0]);
+    }
+    expect(Math.max(...took)).toBeLessThan(10_000);
     expect(await status(h)).toMatchObject({ idle: true, deadLetters: 0 });
   }, 58_000);
 });
