@@ -375,11 +375,13 @@ describe("probes-f: rapid changes to one entity while the platform fails at rand
   });
 });
 
-describe("probes-f: a membership PATCH answered 200 after the client gave up (applied)", () => {
+describe("probes-f: membership PATCHes that are slow on the way there or back", () => {
   let h: TestBridge;
   let proxy: FaultProxy;
   beforeAll(async () => {
-    ({ h, proxy } = await startProxiedBridge("probes-f-slow-patch"));
+    ({ h, proxy } = await startProxiedBridge("probes-f-slow-patch", {
+      sources: { okta: { tokens: ["okta-token"] }, hr: { tokens: ["hr-token"], onDelete: "delete" } },
+    }));
   });
   afterAll(async () => {
     await h?.close();
@@ -394,7 +396,7 @@ describe("probes-f: a membership PATCH answered 200 after the client gave up (ap
    * the directory's members, one group, no dead letter (a retried removal of a member already out
    * is no failure).
    */
-  it("the group ends with exactly the directory's members, once", async () => {
+  it("answered 200 after the client gave up (applied): exactly the directory's members, once", async () => {
     const okta = h.scim("okta");
     const us = await Promise.all([1, 2, 3, 4, 5, 6].map((i) => okta.createUser(`slow.m${i}@example.com`)));
     const ids = us.map((u) => u.id);
@@ -430,6 +432,42 @@ describe("probes-f: a membership PATCH answered 200 after the client gave up (ap
     expect(found).toHaveLength(1);
     expect(sorted(found[0]?.members)).toEqual(sorted(want));
     expect(proxy.calls.some((c) => c.action === "delayAnswer" && c.status === 0)).toBe(true); // timed out
+    expect(await status(h)).toMatchObject({ idle: true, deadLetters: 0 });
+  }, 45_000);
+
+  /**
+   * The add of a member reaches the platform late (held 1.5 s in the network) and the member is
+   * deleted at the source (onDelete: delete) meanwhile, so the platform deletes the user before
+   * the add arrives and refuses it. ARCHITECTURE: a refused add of a member deleted behind the
+   * bridge's back creates that member again; here it was deleted by the source, on purpose. The
+   * admin expects the user to stay deleted (never re-created), the group to keep its other member,
+   * and no dead letter.
+   */
+  it("a member add arriving after the member's deletion at the source: the user stays deleted", async () => {
+    const hr = h.scim("hr");
+    const stay = await hr.createUser("late.add.stay@example.com");
+    const leaver = await hr.createUser("late.add.leaver@example.com");
+    const g = await hr.createGroup("late-add", [stay.id]);
+    await h.waitForIdle();
+    const gid = groupsNamed(h, "late-add")[0]?.id as string;
+    let held = 0;
+    proxy.rule = (call) =>
+      call.method === "PATCH" && call.path === `/api/scim/v2/Groups/${gid}` && held++ === 0
+        ? { kind: "delayRequest", ms: 1_500 }
+        : undefined;
+    ok(await hr.patchGroup(g.id, [{ op: "add", path: "members", value: [{ value: leaver.id }] }]), "add");
+    await waitFor(() => held > 0, { what: "the add to be on its way" });
+    expect((await hr.deleteUser(leaver.id)).status).toBe(204);
+    await h.waitForIdle(30_000);
+    proxy.rule = undefined;
+
+    // The race happened: the DELETE went out while the add was held, and the add was refused.
+    const add = proxy.calls.find((c) => c.action === "delayRequest");
+    const bulk = proxy.calls.find((c) => c.path === "/api/v1/users/bulk" && (add?.at ?? 0) < c.at);
+    expect(bulk && add && bulk.at < add.at + 1_500).toBe(true);
+    expect(add?.status).toBeGreaterThanOrEqual(400);
+    expect(usersNamed(h, "late.add.leaver@example.com")).toEqual([]);
+    expect(groupsNamed(h, "late-add")[0]?.members).toEqual([pid(h, "late.add.stay@example.com")]);
     expect(await status(h)).toMatchObject({ idle: true, deadLetters: 0 });
   }, 45_000);
 });

@@ -38,7 +38,9 @@ export type FaultProxyAction =
   /** The platform applies the call, then the connection is destroyed (the answer is lost). */
   | { kind: "ghost" }
   /** The platform applies the call at once; its answer is sent `ms` later (the client may be gone). */
-  | { kind: "delayAnswer"; ms: number };
+  | { kind: "delayAnswer"; ms: number }
+  /** The call reaches the platform `ms` late (held in the network), then is answered as usual. */
+  | { kind: "delayRequest"; ms: number };
 
 export type FaultProxyRule = (call: {
   method: string;
@@ -125,6 +127,7 @@ export class FaultProxy {
       res.end(JSON.stringify(action.body ?? { error: { code: "INJECTED", message: "probes-f fault" } }));
       return;
     }
+    if (action.kind === "delayRequest") await new Promise((r) => setTimeout(r, action.ms));
     if (!this.upstream) throw new Error("fault proxy: no upstream");
     const upstream = request(new URL(url, this.upstream), {
       method,
