@@ -96,7 +96,7 @@ describe("probes-f: a worker killed between the platform write and its record, t
     expect(more).toEqual([]);
     expect(user?.active).toBe(true);
     expect(groupsNamed("kc-team").map((g) => g.members)).toEqual([[user?.id]]);
-  }, 45_000);
+  }, 55_000);
 
   /**
    * A rename PATCH landed, the worker died before recording it; then the user is deactivated at
@@ -131,7 +131,7 @@ describe("probes-f: a worker killed between the platform write and its record, t
     expect(named("kr.after@example.com")).toMatchObject([
       { id: platformId, active: false, displayName: "After" },
     ]);
-  }, 45_000);
+  }, 55_000);
 
   /**
    * The create landed, the worker died; then the user is deleted at the source. ARCHITECTURE "a
@@ -152,7 +152,7 @@ describe("probes-f: a worker killed between the platform write and its record, t
       await h.directory.deleteUser(source, id);
       await restartAndSettle();
       expect(named(userName).map((u) => u.active)).toEqual(source === "okta" ? [false] : []);
-    }, 45_000);
+    }, 55_000);
   }
 
   /**
@@ -186,7 +186,7 @@ describe("probes-f: a worker killed between the platform write and its record, t
     await restartAndSettle();
     expect(groupsNamed("kg-team")).toEqual([]);
     expect(named("kg.member@example.com").map((u) => u.active)).toEqual([true]);
-  }, 45_000);
+  }, 55_000);
 });
 
 describe("probes-f: an API process killed with SCIM requests in flight", () => {
