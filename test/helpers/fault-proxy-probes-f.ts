@@ -1,0 +1,159 @@
+/**
+ * Probes-f: a reverse proxy between an in-process bridge and the platform emulator that decides
+ * each call's fate from the call itself (method, path and JSON body), which the emulator's own
+ * fault rules cannot: a fault for one source's users only (by userName), a write applied whose
+ * answer comes back only after the client gave up on it, a platform that refuses connections for
+ * a while. Every call is recorded with what the platform answered (0: no answer reached the client).
+ */
+import {
+  Agent,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+  createServer,
+  request,
+} from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+
+export interface FaultProxyCall {
+  method: string;
+  path: string;
+  query: string;
+  body: unknown;
+  /** What the client got: the platform's status, an injected one, or 0 (no answer). */
+  status: number;
+  /** The action taken (forward when no rule matched). */
+  action: FaultProxyAction["kind"];
+  at: number;
+}
+
+export type FaultProxyAction =
+  /** Passed on as it is. */
+  | { kind: "forward" }
+  /** Answered by the proxy; the platform never sees the call. */
+  | { kind: "answer"; status: number; body?: unknown; headers?: Record<string, string> }
+  /** The connection is destroyed before the platform sees the call. */
+  | { kind: "drop" }
+  /** The platform applies the call, then the connection is destroyed (the answer is lost). */
+  | { kind: "ghost" }
+  /** The platform applies the call at once; its answer is sent `ms` later (the client may be gone). */
+  | { kind: "delayAnswer"; ms: number }
+  /** The call reaches the platform `ms` late (held in the network), then is answered as usual. */
+  | { kind: "delayRequest"; ms: number };
+
+export type FaultProxyRule = (call: {
+  method: string;
+  path: string;
+  query: string;
+  body: unknown;
+}) => FaultProxyAction | undefined;
+
+const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding", "upgrade", "content-length"]);
+
+function forwardHeaders(headers: IncomingHttpHeaders): IncomingHttpHeaders {
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => !HOP_BY_HOP.has(name)));
+}
+
+async function readAll(stream: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+export class FaultProxy {
+  readonly calls: FaultProxyCall[] = [];
+  /** Where calls go; settable after start (the emulator may be started after the proxy). */
+  upstream?: string;
+  /** Decides each call's fate; undefined (or a rule answering undefined) forwards. */
+  rule?: FaultProxyRule;
+  private readonly agent = new Agent({ keepAlive: true });
+  private readonly sockets = new Set<Socket>();
+  private server?: Server;
+
+  async start(): Promise<string> {
+    const server = createServer((req, res) => {
+      void this.handle(req, res).catch(() => res.socket?.destroy());
+    });
+    server.on("connection", (socket: Socket) => {
+      this.sockets.add(socket);
+      socket.on("close", () => this.sockets.delete(socket));
+    });
+    this.server = server;
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }
+
+  async close(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.server = undefined;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    for (const socket of this.sockets) socket.destroy();
+    this.agent.destroy();
+    await closed;
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const raw = await readAll(req);
+    const text = raw.toString("utf8");
+    let body: unknown;
+    try {
+      body = text ? JSON.parse(text) : undefined;
+    } catch {
+      body = text;
+    }
+    const url = req.url ?? "/";
+    const [path = url, query = ""] = url.split("?");
+    const method = req.method ?? "GET";
+    const action = this.rule?.({ method, path, query, body }) ?? { kind: "forward" };
+    const call: FaultProxyCall = {
+      method,
+      path,
+      query,
+      body,
+      status: 0,
+      action: action.kind,
+      at: Date.now(),
+    };
+    this.calls.push(call);
+    if (action.kind === "drop") {
+      req.socket.destroy();
+      return;
+    }
+    if (action.kind === "answer") {
+      call.status = action.status;
+      res.writeHead(action.status, { "Content-Type": "application/json", ...action.headers });
+      res.end(JSON.stringify(action.body ?? { error: { code: "INJECTED", message: "probes-f fault" } }));
+      return;
+    }
+    if (action.kind === "delayRequest") await new Promise((r) => setTimeout(r, action.ms));
+    if (!this.upstream) throw new Error("fault proxy: no upstream");
+    const upstream = request(new URL(url, this.upstream), {
+      method,
+      headers: forwardHeaders(req.headers),
+      agent: this.agent,
+    });
+    const answer = await new Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }>(
+      (resolve, reject) => {
+        upstream.on("error", reject);
+        upstream.on("response", (up) => {
+          readAll(up).then(
+            (b) => resolve({ status: up.statusCode ?? 502, headers: up.headers, body: b }),
+            reject,
+          );
+        });
+        upstream.end(raw);
+      },
+    ).catch(() => null);
+    if (!answer || action.kind === "ghost") {
+      res.socket?.destroy();
+      return;
+    }
+    if (action.kind === "delayAnswer") await new Promise((r) => setTimeout(r, action.ms));
+    if (res.destroyed || req.socket.destroyed) return;
+    call.status = answer.status;
+    res.writeHead(answer.status, forwardHeaders(answer.headers));
+    res.end(answer.body);
+  }
+}
