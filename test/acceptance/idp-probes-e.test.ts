@@ -1120,3 +1120,28 @@ describe("fifth pass: projections that empty values, renames that collide", () =
     expect((await get(`/Users/${b.id}`)).body.displayName).toBe("Before");
   });
 });
+
+describe("an embed-tenant source's group names (platform-api.yaml createEmbedGroup: name maxLength 200)", () => {
+  it("a name of 200 characters outside the BMP (emoji: 400 UTF-16 units) is accepted; 201 of them are refused", async () => {
+    // JSON Schema's maxLength counts characters (code points), as the sync's check does
+    // (sync-embed-group.ts); "🌍" is one character and two UTF-16 code units.
+    const embed = await createScimTestApp("acceptance-idp-probes-e-embed", {
+      sources: { kc: { tokens: ["kc-token"], target: { embedTenant: "acme" } } },
+    });
+    try {
+      const post = (displayName: string) =>
+        embed.request
+          .post("/scim/v2/kc/Groups")
+          .set("Authorization", "Bearer kc-token")
+          .set("Content-Type", "application/scim+json")
+          .send(JSON.stringify({ schemas: [GROUP], displayName }));
+      const fits = await post("🌍".repeat(200));
+      expect(fits.status, JSON.stringify(fits.body)).toBe(201);
+      const over = await post("🌏".repeat(201));
+      expect(over.status, JSON.stringify(over.body)).toBe(400);
+      expect(over.body.scimType).toBe("invalidValue");
+    } finally {
+      await embed.close();
+    }
+  });
+});
