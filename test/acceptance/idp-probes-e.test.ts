@@ -1145,3 +1145,30 @@ describe("an embed-tenant source's group names (platform-api.yaml createEmbedGro
     }
   });
 });
+
+describe("elements without their value in a POST or PUT body (RFC 7643 §2.4, §2.5)", () => {
+  it("a work email whose `value` is null is no email: the user keeps the home email alone, as a PATCH leaves it", async () => {
+    // PingFederate and HR connectors map an empty directory attribute to null. RFC 7643 §2.5: null
+    // is unassigned; §2.4: `value` is an email's significant value. Kept, `{type: "work", primary:
+    // true}` would be a primary email without an address (what a PATCH clearing it drops).
+    const user = await createUser({
+      emails: [
+        { type: "work", primary: true, value: null },
+        { type: "home", value: "home@example.com" },
+      ],
+      addresses: [{ type: "work", formatted: null, locality: null }],
+    });
+    expect(user.emails).toEqual([{ type: "home", value: "home@example.com" }]);
+    expect(user).not.toHaveProperty("addresses");
+    const put = await send("put", `/Users/${user.id}`, {
+      schemas: [USER],
+      userName: user.userName,
+      emails: [
+        { type: "work", value: "w@example.com" },
+        { type: "other", primary: true },
+      ],
+    });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    expect(put.body.emails).toEqual([{ type: "work", value: "w@example.com" }]);
+  });
+});
