@@ -29,18 +29,26 @@ export const EMBED_GROUP_NAME_MAX = 200;
 /**
  * Refuses at intake a group name that the source's platform target cannot hold, so that the
  * identity admin sees the error instead of a dead letter later. Embed groups are named
- * groupPrefix + displayName.
+ * groupPrefix + displayName. Characters are code points, as JSON Schema's maxLength counts them
+ * and as the sync checks (sync-embed-group.ts): an emoji is one character, not two UTF-16 units.
  */
 export function checkGroupName(config: Config, source: string, resource: { displayName?: unknown }): void {
   const target = config.sources[source];
   if (!target || target.target === "workspace") return;
-  const name = `${target.groupPrefix}${String(resource.displayName ?? "")}`;
-  if (name.length > EMBED_GROUP_NAME_MAX) {
+  const length = characterCount(`${target.groupPrefix}${String(resource.displayName ?? "")}`);
+  if (length > EMBED_GROUP_NAME_MAX) {
     throw new BadRequestError(
-      `displayName: an embed-tenant group name holds at most ${EMBED_GROUP_NAME_MAX} characters (prefix included); this one has ${name.length}`,
+      `displayName: an embed-tenant group name holds at most ${EMBED_GROUP_NAME_MAX} characters (prefix included); this one has ${length}`,
       "invalidValue",
     );
   }
+}
+
+/** The number of characters (Unicode code points) of `text`. */
+export function characterCount(text: string): number {
+  let count = 0;
+  for (const _ of text) count += 1;
+  return count;
 }
 
 export function createGroupHandlers({ directory, config }: ScimRouterDeps): ResourceHandlers {

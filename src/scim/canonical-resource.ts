@@ -12,6 +12,7 @@ import {
   parseAttrPath,
 } from "./attribute-schema.js";
 import { coerceBoolean, isJsonObject, normalizeManager } from "./dialects.js";
+import { dropHollowElements } from "./multi-valued.js";
 import {
   type Json,
   type JsonObject,
@@ -258,7 +259,8 @@ function build(body: unknown, kind: Kind): JsonObject {
  * RFC 7643 §4.1: a User needs a non-empty userName; `active` defaults to true (a replace that does
  * not state it keeps the user's: statesAttribute). userName is trimmed and refused with control
  * characters, externalId refused with them (cleanName, checkOpaqueId); `stored` (PATCH) exempts the
- * values the user already has.
+ * values the user already has. Elements of multi-valued attributes without their value (an email
+ * whose `value` is null) are left out (dropHollowElements).
  */
 export function toCanonicalUser(body: unknown, stored?: JsonObject): Omit<ScimUser, "id"> {
   const doc = build(body, "User");
@@ -266,6 +268,7 @@ export function toCanonicalUser(body: unknown, stored?: JsonObject): Omit<ScimUs
     invalid('Attribute "userName" is required and must be a non-empty string');
   }
   cleanKeys(doc, "userName", stored);
+  dropHollowElements(doc, USER_ATTRS);
   const userName = doc.userName;
   if (doc.active === undefined) doc.active = true;
   const ordered: JsonObject = { schemas: doc.schemas!, userName, active: doc.active };

@@ -1,7 +1,7 @@
-import { type AttrDef, findKey } from "./attribute-schema.js";
+import { type AttrDef, type AttrTable, findKey } from "./attribute-schema.js";
 import { caseFold } from "./case-fold.js";
 import { isJsonObject } from "./dialects.js";
-import type { Json } from "./scim-types.js";
+import type { Json, JsonObject } from "./scim-types.js";
 
 /**
  * Elements of multi-valued attributes (RFC 7643 §2.4) as PATCH compares and tidies them: which two
@@ -36,6 +36,26 @@ export function withoutHollow(
   if (hollow.size === 0) return list;
   const kept = list.filter((_, i) => !hollow.has(i));
   return kept.length === 0 ? undefined : kept;
+}
+
+/**
+ * A resource's multi-valued complex attributes (those `table` defines) without their hollow
+ * elements (withoutHollow): what a POST or PUT body holds as `{type: "work", primary: true, value:
+ * null}` is no email, as a PATCH clearing its value leaves none (RFC 7643 §2.4, §2.5). An attribute
+ * left with no element is unassigned and removed. Changes `doc` in place.
+ */
+export function dropHollowElements(doc: JsonObject, table: AttrTable): void {
+  for (const [key, value] of Object.entries(doc)) {
+    const def = table.get(key.toLowerCase());
+    if (!Array.isArray(value) || def?.type !== "complex" || !def.multiValued) continue;
+    const kept = withoutHollow(
+      value,
+      value.map((_, i) => i),
+      def,
+    );
+    if (kept === undefined) delete doc[key];
+    else if (kept !== value) doc[key] = kept;
+  }
 }
 
 /** Elements are the same when their `value` (and `type`, if both have one) are equal, else when equal as JSON. */

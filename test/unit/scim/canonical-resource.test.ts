@@ -158,6 +158,26 @@ describe("toCanonicalUser (RFC 7643 §4.1)", () => {
     );
   });
 
+  it("leaves out elements of multi-valued attributes without their value (RFC 7643 §2.4, §2.5)", () => {
+    const user = toCanonicalUser({
+      userName: "a",
+      emails: [
+        { type: "work", primary: true, value: null },
+        { type: "home", value: "h@example.com" },
+      ],
+      phoneNumbers: [{ type: "mobile", display: "no number" }],
+      addresses: [
+        { type: "work", primary: true },
+        { type: "home", locality: "Springfield" },
+      ],
+      roles: [{ value: "admin" }],
+    });
+    expect(user.emails).toEqual([{ type: "home", value: "h@example.com" }]);
+    expect(user).not.toHaveProperty("phoneNumbers");
+    expect(user.addresses).toEqual([{ type: "home", locality: "Springfield" }]);
+    expect(user.roles).toEqual([{ value: "admin" }]);
+  });
+
   it("rejects a body that is not an object with invalidSyntax", () => {
     rejects(() => toCanonicalUser([]), "invalidSyntax", /JSON object/);
     rejects(() => toCanonicalUser("x"), "invalidSyntax", /JSON object/);
