@@ -1,7 +1,10 @@
+import type { AppliedEmbedGroup, AppliedGroup, AppliedUser } from "../mapping/plan-types.js";
+import { isPlatformError } from "../platform/platform-error.js";
+import { caseFold } from "../scim/case-fold.js";
 import { type EntityRef, parseRefKey, refKey } from "../scim/scim-types.js";
 import type { OwnerScope } from "./sync-keys.js";
 import type { SyncContext } from "./sync-context.js";
-import { SyncError } from "./sync-error.js";
+import { SyncError, isPlatformFailure } from "./sync-error.js";
 
 /**
  * Claims a platform object for `ref` (ARCHITECTURE.md, "Ownership"). Another source's object is a
@@ -98,4 +101,101 @@ export async function waitForNameHolder(
     blocked: true,
     operation,
   });
+}
+
+/**
+ * The owner-map field of a name whose create is under way. Platform keys are ids, so a field of
+ * this form never meets one; an embed group's name is keyed with its tenant (`<tenant>/<name>`).
+ */
+function creatingField(name: string): string {
+  return `creating:${caseFold(name)}`;
+}
+
+/** The name (as creatingField keys it) a recorded create is still under way for: intent, no answer. */
+function nameBeingCreated(applied: AppliedUser & AppliedGroup & AppliedEmbedGroup): string | undefined {
+  if (applied.platformId) return undefined;
+  const name =
+    applied.pendingUserName ??
+    applied.pendingDisplayName ??
+    (applied.pendingName === undefined ? undefined : `${applied.tenant ?? ""}/${applied.pendingName}`);
+  return name === undefined ? undefined : caseFold(name);
+}
+
+/**
+ * A create of `name` is under way for `ref`, and its answer may be lost (the platform applied it,
+ * the answer never came): `ref` holds the name until the create settles (settleCreate). Another
+ * entity that then meets the platform object of that name (a 409 on its own create) does not adopt
+ * what this create made (checkNoCreateUnderWay). The first entity to create a name holds it.
+ */
+export async function beginCreate(
+  ctx: SyncContext,
+  scope: OwnerScope,
+  name: string,
+  ref: EntityRef,
+): Promise<void> {
+  await ctx.state.claimOwner(scope, creatingField(name), ref);
+}
+
+/** The create of `name` by `ref` settled (answered, adopted, found lost or refused): the hold goes. */
+export async function settleCreate(
+  ctx: SyncContext,
+  scope: OwnerScope,
+  name: string,
+  ref: EntityRef,
+): Promise<void> {
+  await ctx.state.releaseOwner(scope, creatingField(name), ref);
+}
+
+/**
+ * A create of `name` failed: a definite refusal (a 4xx other than 409) made nothing, so the hold
+ * goes; an unanswered or transient failure may have made the object, so `ref` keeps holding it.
+ */
+export async function settleRefusedCreate(
+  ctx: SyncContext,
+  scope: OwnerScope,
+  name: string,
+  ref: EntityRef,
+  err: unknown,
+): Promise<void> {
+  if (isPlatformError(err) && !err.transient && !isPlatformFailure(err, "conflict")) {
+    await settleCreate(ctx, scope, name, ref);
+  }
+}
+
+/**
+ * Before `ref` adopts the platform object named `name` (its create met a 409): when another
+ * entity's create of that name is still under way, the object may be what that create made
+ * (ARCHITECTURE.md "Lost answers", "Ownership", invariant 5). Another source's create makes this a
+ * permanent, visible conflict, as when that source already owns the object; one of this source
+ * (an entity deleted or renamed since: names are unique within a source) is waited for. A hold
+ * whose create settled without letting go (a crash between the two) is taken over.
+ */
+export async function checkNoCreateUnderWay(
+  ctx: SyncContext,
+  scope: OwnerScope,
+  name: string,
+  ref: EntityRef,
+  operation: string,
+): Promise<void> {
+  const field = creatingField(name);
+  const holder = await ctx.state.ownerOf(scope, field);
+  if (!holder || holder === refKey(ref)) return;
+  const other = parseRefKey(holder);
+  const applied = await ctx.state.getApplied<AppliedUser & AppliedGroup & AppliedEmbedGroup>(other);
+  if (applied && nameBeingCreated(applied) === caseFold(name)) {
+    if (other.source === ref.source) {
+      throw new SyncError("the platform object of this name may be another entity's create of this source", {
+        code: "waiting_for_previous_owner",
+        permanent: false,
+        blocked: true,
+        operation,
+      });
+    }
+    throw new SyncError(`the platform object of this name is being created by source ${other.source}`, {
+      code: "ownership_conflict",
+      permanent: true,
+      operation,
+    });
+  }
+  await ctx.state.takeOverOwner(scope, field, holder, ref);
 }

@@ -12,7 +12,14 @@ import { caseFold } from "../scim/case-fold.js";
 import { type EntityRef, type Json, type PatchOperation, SCHEMA_GROUP, refKey } from "../scim/scim-types.js";
 import { syncEmbedGroup } from "./sync-embed-group.js";
 import { waitForLateCreate } from "./late-writes.js";
-import { claimOwnership, waitForNameHolder } from "./ownership.js";
+import {
+  beginCreate,
+  checkNoCreateUnderWay,
+  claimOwnership,
+  settleCreate,
+  settleRefusedCreate,
+  waitForNameHolder,
+} from "./ownership.js";
 import type { SyncContext, SyncOutcome, SyncProgress } from "./sync-context.js";
 import { SyncError, isPlatformFailure } from "./sync-error.js";
 
@@ -129,6 +136,8 @@ async function syncWorkspaceGroup(
         const full = found && owner === refKey(ref) ? await ctx.platform.getGroup(found.id) : null;
         applied = full ? fromPlatformGroup(full) : null;
         if (applied) await ctx.state.putApplied(ref, applied);
+        // Found or not, that create has settled (a create planned next holds the name again).
+        await settleCreate(ctx, "group", first.displayName, ref);
         continue;
       }
       case "deleteGroup":
@@ -272,6 +281,7 @@ async function createOrAdoptGroup(
     platformId: undefined,
     pendingDisplayName: displayName,
   });
+  await beginCreate(ctx, "group", displayName, ref);
   let result: AppliedGroup;
   try {
     const body = { schemas: [SCHEMA_GROUP], displayName, members: members.map((value) => ({ value })) };
@@ -279,7 +289,12 @@ async function createOrAdoptGroup(
     await claimOwnership(ctx, "group", created.id, ref, "createGroup");
     result = { platformId: created.id, displayName, members };
   } catch (err) {
-    if (!isPlatformFailure(err, "conflict")) throw err;
+    if (!isPlatformFailure(err, "conflict")) {
+      await settleRefusedCreate(ctx, "group", displayName, ref, err);
+      throw err;
+    }
+    // Adopt the platform group of that name, unless it may be another entity's unanswered create.
+    await checkNoCreateUnderWay(ctx, "group", displayName, ref, "createGroup");
     const found = await ctx.platform.findGroupByDisplayName(displayName);
     if (!found) {
       throw new SyncError("the platform answered 409 but has no group of that name", {
@@ -293,6 +308,7 @@ async function createOrAdoptGroup(
     result = fromPlatformGroup(full ?? found);
   }
   await ctx.state.putApplied(ref, result);
+  await settleCreate(ctx, "group", displayName, ref);
   return result;
 }
 

@@ -14,7 +14,14 @@ import type { PlatformScimUser } from "../platform/platform-types.js";
 import { caseFold } from "../scim/case-fold.js";
 import { type EntityRef, type JsonObject, refKey } from "../scim/scim-types.js";
 import { waitForLateCreate } from "./late-writes.js";
-import { claimOwnership, waitForNameHolder } from "./ownership.js";
+import {
+  beginCreate,
+  checkNoCreateUnderWay,
+  claimOwnership,
+  settleCreate,
+  settleRefusedCreate,
+  waitForNameHolder,
+} from "./ownership.js";
 import type { SyncContext, SyncOutcome, SyncProgress } from "./sync-context.js";
 import { SyncError, classifyFailure, isPlatformFailure } from "./sync-error.js";
 
@@ -138,6 +145,8 @@ async function syncWorkspaceUser(
           ? { ...(await fromPlatformUser(ctx, found, Object.keys(source.attributes))), notifyGroups: true }
           : null;
       if (applied) await ctx.state.putApplied(ref, applied);
+      // Found or not, that create has settled (a create planned next holds the name again).
+      await settleCreate(ctx, "user", first.userName, ref);
       continue;
     }
     if (first.type === "forget") {
@@ -363,6 +372,7 @@ async function createOrAdoptUser(
     platformId: undefined,
     pendingUserName: userName,
   });
+  await beginCreate(ctx, "user", userName, ref);
   let result: AppliedUser;
   try {
     const created = await ctx.platform.createUser(body);
@@ -374,8 +384,13 @@ async function createOrAdoptUser(
       attributes: {},
     };
   } catch (err) {
-    if (!isPlatformFailure(err, "conflict")) throw err;
-    // RFC 7644 §3.3: 409 uniqueness. Adopt the platform user with that userName.
+    if (!isPlatformFailure(err, "conflict")) {
+      await settleRefusedCreate(ctx, "user", userName, ref, err);
+      throw err;
+    }
+    // RFC 7644 §3.3: 409 uniqueness. Adopt the platform user with that userName, unless it may be
+    // another entity's create whose answer has not come.
+    await checkNoCreateUnderWay(ctx, "user", userName, ref, "createUser");
     const found = await ctx.platform.findUserByUserName(userName);
     if (!found) {
       throw new SyncError("the platform answered 409 but has no user of that userName", {
@@ -393,6 +408,7 @@ async function createOrAdoptUser(
   }
   result.notifyGroups = true;
   await ctx.state.putApplied(ref, result);
+  await settleCreate(ctx, "user", userName, ref);
   return result;
 }
 

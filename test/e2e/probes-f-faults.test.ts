@@ -1101,15 +1101,10 @@ describe("probes-f: another source claims a userName while the first source's cr
    * be Okta's: synced, and untouched when Entra deactivates its own copy; Entra's entity is the
    * visible ownership conflict, as when Entra pushes a name Okta's user already has.
    */
-  // BUG (probes-f 1): another source adopts a user whose create is in doubt. src/sync/sync-user.ts
-  // createOrAdoptUser records the intent (pendingUserName) only in okta's own applied record; the
-  // ownership map (sync:owner:user) is claimed only after the create's answer. Entra's create gets
-  // 409, findUserByUserName finds the user okta made, claimOwnership finds no owner and gives it
-  // to entra (src/sync/ownership.ts claimOwnership). Okta's retry then finds it owned by entra:
-  // okta's entity is the dead letter (ownership_conflict), entra's is synced, overwrites the
-  // displayName and deactivates okta's user. The same shape holds for groups (sync-group.ts
-  // createOrAdoptGroup). Remove `.fails` once fixed.
-  it.fails("the platform user stays the first source's; the second source's claim is the visible conflict", async () => {
+  // Was a bug (probes-f 1): the create's intent lived only in okta's own applied record, so entra's
+  // 409-and-adopt took the user okta made. Now a create holds its name in the owner map until it
+  // settles (src/sync/ownership.ts beginCreate, checkNoCreateUnderWay).
+  it("the platform user stays the first source's; the second source's claim is the visible conflict", async () => {
     let oktaCreates = 0;
     proxy.rule = (call) => {
       const body = call.body as { displayName?: string } | undefined;
@@ -1155,10 +1150,8 @@ describe("probes-f: another source claims a userName while the first source's cr
    * name. The Okta admin expects the platform group to stay Okta's, with Okta's member; Entra's
    * group is the visible conflict.
    */
-  // BUG (probes-f 1, groups): src/sync/sync-group.ts createOrAdoptGroup has the same shape as
-  // createOrAdoptUser (intent only in okta's applied record as pendingDisplayName; claimOwnership
-  // after the answer), so entra's 409-and-adopt takes okta's group. Remove `.fails` once fixed.
-  it.fails("a group name: the platform group stays the first source's", async () => {
+  // Was a bug (probes-f 1, groups): the same shape in sync-group.ts createOrAdoptGroup.
+  it("a group name: the platform group stays the first source's", async () => {
     const oktaMember = await h.scim("okta").createUser("contest.okta.member@example.com");
     const entraMember = await h.scim("entra").createUser("contest.entra.member@example.com");
     await h.waitForIdle();
