@@ -12,8 +12,9 @@ export interface AnswerVariations {
    */
   maxPageSize?: number;
   /**
-   * The order of unfiltered lists (SCIM users and groups, every cursor list): `creation` (default)
-   * or `reverse` (newest first; an object created during a walk shifts the pages after it).
+   * The order of unfiltered lists (SCIM users and groups, every cursor list) and of the values of
+   * multi-valued attributes (a user's emails, a group's members): `creation` (default) or `reverse`
+   * (newest first, values last to first; an object created during a walk shifts the pages after it).
    */
   order?: "creation" | "reverse";
   /**
@@ -125,9 +126,19 @@ function extraResource(resource: Obj): Obj {
   return out;
 }
 
+function reversedValues(resource: Obj): Obj {
+  const out: Obj = { ...resource };
+  for (const key of ["emails", "members"]) {
+    const values = out[key];
+    if (Array.isArray(values)) out[key] = [...values].reverse();
+  }
+  return out;
+}
+
 function varyResource(v: AnswerVariations, resource: unknown): unknown {
   if (!isObj(resource)) return resource;
   let out = resource;
+  if (v.order === "reverse") out = reversedValues(out);
   if (v.sparse) out = sparseResource(out);
   if (v.extraFields) out = extraResource(out);
   return out;
@@ -138,7 +149,7 @@ function varyResource(v: AnswerVariations, resource: unknown): unknown {
  * untouched): SCIM lists, cursor lists, single resources and bulk results.
  */
 export function varyBody(v: AnswerVariations, body: unknown): unknown {
-  if (!isObj(body) || (!v.sparse && !v.extraFields)) return body;
+  if (!isObj(body) || (!v.sparse && !v.extraFields && v.order !== "reverse")) return body;
   let out: Obj = { ...body };
   if (Array.isArray(out.Resources)) {
     out.Resources = out.Resources.map((r) => varyResource(v, r));
