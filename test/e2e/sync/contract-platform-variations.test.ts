@@ -74,7 +74,12 @@ describe("the bridge against every answer variation the contract allows", () => 
     for (let i = 0; i < 16; i++) {
       const user = await scim.createUser(name(i), {
         schemas: [USER_SCHEMA, SCHEMA_ENTERPRISE_USER],
-        emails: [{ value: name(i), type: "work", primary: true }],
+        // Two emails: the platform answers them in another order (values of a multi-valued
+        // attribute have none), which is no change.
+        emails: [
+          { value: name(i), type: "work", primary: true },
+          { value: `home.${name(i)}`, type: "home" },
+        ],
         [SCHEMA_ENTERPRISE_USER]: { department: i % 2 === 0 ? "R&D" : "Sales" },
       });
       users.push(user.id);
