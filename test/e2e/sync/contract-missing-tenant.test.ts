@@ -8,7 +8,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { AnswerVariations } from "../../../src/platform/emulator/answer-variations.js";
-import { type TestBridge, startTestBridge } from "../../helpers/bridge-harness.js";
+import { PLATFORM_TOKEN, type TestBridge, startTestBridge } from "../../helpers/bridge-harness.js";
 import { waitFor } from "../../helpers/redis-test-prefix.js";
 
 interface TenantView {
@@ -58,6 +58,63 @@ describe.each<[string, AnswerVariations]>([
       expect.objectContaining({ name: "Team Two", members: ["member@example.com"] }),
     ]);
     expect((await bridge.admin().get("/status")).body).toMatchObject({ idle: true, deadLetters: 0 });
+    expect(bridge.emulator.violations()).toEqual([]);
+  }, 60_000);
+});
+
+/**
+ * A reconciliation of an embed-tenant source reads its tenant's groups. A tenant deleted on the
+ * platform behind the bridge's back (or not made yet) has none: the run finds the source's groups
+ * missing and puts them back, instead of failing on the 404.
+ */
+describe.each<[string, AnswerVariations]>([
+  ["404 (the emulator's default)", {}],
+  ["an empty list", { emptyListForMissingTenant: true }],
+])("reconciling an embed source whose tenant is gone, its lists answered with %s", (_label, variations) => {
+  let h: TestBridge | undefined;
+  afterEach(async () => {
+    await h?.close();
+    h = undefined;
+  });
+
+  it("reports the group missing and creates it again", async () => {
+    const bridge = await startTestBridge(
+      `contract-gone-tenant-${variations.emptyListForMissingTenant ? 1 : 0}`,
+      {
+        sources: { acme: { tokens: ["acme-token"], target: { embedTenant: "acme" } } },
+        config: {
+          reconcile: { schedule: "0 0 1 1 *", orphans: "report", maxDeprovisionShare: 0.5, keepRuns: 50 },
+        },
+      },
+    );
+    h = bridge;
+    bridge.emulator.setVariations(variations);
+    const scim = bridge.scim("acme");
+    const user = await scim.createUser("member@example.com");
+    await scim.createGroup("Team", [user.id]);
+    await bridge.waitForIdle();
+    const gone = await fetch(`${bridge.platformUrl}/api/v1/embed-tenants/acme`, {
+      method: "DELETE",
+      headers: { Authorization: `Bearer ${PLATFORM_TOKEN}` },
+    });
+    expect(gone.status).toBe(204);
+
+    const started = await bridge.admin().post("/sources/acme/reconcile", { dryRun: false });
+    expect(started.status).toBe(202);
+    const run = await waitFor(
+      async () => {
+        const res = await bridge.admin().get(`/reconcile-runs/${started.body.runId}`);
+        return ["queued", "running"].includes(res.body.state) ? null : res.body;
+      },
+      { what: "the run to settle" },
+    );
+    expect(run.state).toBe("succeeded");
+    expect(run.counts.missing + run.counts.deletedBehind).toBe(1);
+    await bridge.waitForIdle();
+    const tenants = (bridge.emulator.state() as unknown as { embedTenants: TenantView[] }).embedTenants;
+    expect(tenants.find((t) => t.name === "acme")?.groups).toEqual([
+      expect.objectContaining({ name: "Team", members: ["member@example.com"] }),
+    ]);
     expect(bridge.emulator.violations()).toEqual([]);
   }, 60_000);
 });
