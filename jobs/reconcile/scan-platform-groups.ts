@@ -4,6 +4,7 @@ import { platformGroupName } from "../../src/mapping/plan-group.js";
 import type { GroupRecord } from "../../src/directory/directory-types.js";
 import { classifyPlatformGroup } from "../../src/reconcile/classify-group.js";
 import { type EntityRef, refKey } from "../../src/scim/scim-types.js";
+import { isPlatformFailure } from "../../src/sync/sync-error.js";
 import { type RunContext, batches, readAhead } from "./run-context.js";
 import { desiredOf, ownerOf } from "./scan-platform-users.js";
 
@@ -85,6 +86,20 @@ async function* tenantsOf(ctx: RunContext): AsyncIterable<string> {
 }
 
 /**
+ * The items of a platform list whose owner (a tenant, an embed group) may be gone: a tenant comes
+ * into being with its first group and goes with a delete, and the contract gives no answer for the
+ * lists of a missing one (the emulator answers 404, another platform may answer an empty list).
+ * Gone lists as empty.
+ */
+async function* unlessGone<T>(items: AsyncIterable<T>): AsyncIterable<T> {
+  try {
+    yield* items;
+  } catch (err) {
+    if (!isPlatformFailure(err, "not_found")) throw err;
+  }
+}
+
+/**
  * Embed-tenant sources: streams each tenant's embed groups and classifies the owned ones: name,
  * tenant, and members (embed users by externalId: the source's active members).
  */
@@ -94,7 +109,7 @@ export async function scanEmbedGroups(ctx: RunContext): Promise<void> {
   const target = ctx.source.target;
   if (target === "workspace") return;
   for await (const tenant of tenantsOf(ctx)) {
-    for await (const page of readAhead(batches(platform.listEmbedGroups(tenant), ctx.pageSize))) {
+    for await (const page of readAhead(batches(unlessGone(platform.listEmbedGroups(tenant)), ctx.pageSize))) {
       const owners = await state.ownersOf(
         "embed",
         page.map((group) => `${tenant}/${group.id}`),
@@ -111,7 +126,7 @@ export async function scanEmbedGroups(ctx: RunContext): Promise<void> {
         const record = snapshot?.desired ?? null;
         const wantTenant = record ? resolveEmbedTenant(target, record.resource.displayName) : null;
         const actual: string[] = [];
-        for await (const member of platform.listEmbedGroupMembers(tenant, group.id))
+        for await (const member of unlessGone(platform.listEmbedGroupMembers(tenant, group.id)))
           actual.push(member.externalId);
         const expected = record ? await expectedEmbedMembers(ctx, record) : undefined;
         await recordEmbedMembership(ctx, {

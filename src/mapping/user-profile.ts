@@ -153,6 +153,18 @@ const PATHS: Record<keyof UserProfile, string> = {
 };
 
 /**
+ * How a profile value compares: emails as a set. The contract promises no order of a multi-valued
+ * attribute's values, and a platform may answer them in another order than they were sent in (the
+ * `primary` flag, not the position, marks the preferred one); anything else as it is.
+ */
+function comparable(key: keyof UserProfile, value: UserProfile[keyof UserProfile]): string {
+  if (key === "emails" && Array.isArray(value)) {
+    return JSON.stringify(value.map((email) => JSON.stringify(email)).sort());
+  }
+  return JSON.stringify(value);
+}
+
+/**
  * PATCH operations (RFC 7644 §3.5.2) that turn `applied` into `desired`: `replace` for a changed
  * value, `remove` for a value gone at the source. Unchanged attributes are not sent.
  */
@@ -161,7 +173,7 @@ export function diffUserProfile(applied: UserProfile, desired: UserProfile): Pat
   for (const key of Object.keys(PATHS) as Array<keyof UserProfile>) {
     const a = applied[key];
     const d = desired[key];
-    if (JSON.stringify(a) === JSON.stringify(d)) continue;
+    if (comparable(key, a) === comparable(key, d)) continue;
     const path = PATHS[key];
     if (d === undefined) ops.push({ op: "remove", path });
     else if (key === "manager") ops.push({ op: "replace", path, value: { value: d as string } });

@@ -177,9 +177,16 @@ async function findByName(
 ): Promise<EmbedGroup | null> {
   const folded = name.toLowerCase();
   let sameButCase: EmbedGroup | null = null;
-  for await (const group of ctx.platform.listEmbedGroups(tenant)) {
-    if (group.name === name) return group;
-    if (orCaseFolded && !sameButCase && group.name.toLowerCase() === folded) sameButCase = group;
+  try {
+    for await (const group of ctx.platform.listEmbedGroups(tenant)) {
+      if (group.name === name) return group;
+      if (orCaseFolded && !sameButCase && group.name.toLowerCase() === folded) sameButCase = group;
+    }
+  } catch (err) {
+    // A tenant comes into being with its first group: a lost first create that never landed
+    // leaves no tenant, and listing its groups may answer 404 (the contract documents no answer
+    // for a missing tenant). No tenant, no group of that name.
+    if (!isPlatformFailure(err, "not_found")) throw err;
   }
   return sameButCase;
 }
@@ -192,7 +199,13 @@ async function readEmbedGroup(
   const group = await ctx.platform.getEmbedGroup(tenant, id);
   if (!group) return null;
   const members: string[] = [];
-  for await (const user of ctx.platform.listEmbedGroupMembers(tenant, id)) members.push(user.externalId);
+  try {
+    for await (const user of ctx.platform.listEmbedGroupMembers(tenant, id)) members.push(user.externalId);
+  } catch (err) {
+    // Deleted between the two reads: gone, as if the first had answered 404.
+    if (isPlatformFailure(err, "not_found")) return null;
+    throw err;
+  }
   return { platformId: id, tenant, name: group.name, members };
 }
 

@@ -19,8 +19,9 @@ export interface ScimPage<T> {
 /**
  * Yields every resource of a SCIM list. startIndex is 1-based (RFC 7644 §3.4.2.4); the walk
  * stops at an empty page or once totalResults resources were seen. A service provider may answer
- * fewer resources than asked (its own page limit, §3.4.2.4), so a short page ends the walk only
- * when the answer carries no totalResults to say more are left.
+ * fewer resources than asked (its own page limit, §3.4.2.4), so a short page says nothing about
+ * the end: without a totalResults (the contract makes it optional) the walk goes on until a page
+ * comes back empty.
  */
 export async function* scimPages<T>(
   fetchPage: (startIndex: number, count: number) => Promise<ScimPage<T>>,
@@ -34,9 +35,7 @@ export async function* scimPages<T>(
     yield* resources;
     startIndex += resources.length;
     if (resources.length === 0) return;
-    if (page.totalResults === undefined) {
-      if (resources.length < count) return;
-    } else if (startIndex > page.totalResults) return;
+    if (page.totalResults !== undefined && startIndex > page.totalResults) return;
   }
 }
 

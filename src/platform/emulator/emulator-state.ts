@@ -1,4 +1,5 @@
 /** All of the emulated platform's data, plus the seeded id source and the clock. */
+import type { AnswerVariations } from "./answer-variations.js";
 import { AttributeStore } from "./attribute-store.js";
 import { EmbedStore } from "./embed-store.js";
 import { ScimStore } from "./scim-store.js";
@@ -11,6 +12,8 @@ export class EmulatorState {
   /** Per-user failure codes that bulkUsers reports instead of applying (FORBIDDEN, CONFLICT, INTERNAL). */
   readonly bulkFailures = new Map<string, string>();
   random: SeededRandom;
+  /** Answers the contract allows that differ from the defaults (kept across reset). */
+  variations: AnswerVariations = {};
 
   constructor(private readonly seed?: number) {
     this.random = new SeededRandom(seed);

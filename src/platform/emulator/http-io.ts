@@ -16,13 +16,18 @@ export async function readRawBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-/** Parses a JSON body; an empty body is `undefined`. A non-JSON content type is a violation. */
-export function parseJsonBody(raw: string, contentType: string | undefined): unknown {
+/**
+ * Parses a JSON body; an empty body is `undefined`. The contract's content type is required:
+ * `application/json` under /api/v1; under /api/scim/v2 `application/scim+json`, or
+ * `application/json`, which RFC 7644 asks a service provider to accept too. Any other is a
+ * violation. `scim` undefined (the inspection routes) accepts either.
+ */
+export function parseJsonBody(raw: string, contentType: string | undefined, scim?: boolean): unknown {
   if (raw.trim() === "") return undefined;
-  if (!contentType || !/^application\/(scim\+)?json\b/i.test(contentType)) {
-    throw violation(
-      `Content-Type must be application/json or application/scim+json, got ${contentType ?? "none"}`,
-    );
+  const allowed = scim === false ? /^application\/json\s*(;|$)/i : /^application\/(scim\+)?json\s*(;|$)/i;
+  if (!contentType || !allowed.test(contentType)) {
+    const wanted = scim === false ? "application/json" : "application/json or application/scim+json";
+    throw violation(`Content-Type must be ${wanted}, got ${contentType ?? "none"}`);
   }
   try {
     return JSON.parse(raw) as unknown;

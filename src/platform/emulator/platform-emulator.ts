@@ -16,6 +16,7 @@ import {
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo, Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
+import { type AnswerVariations, variationsProblem, varyBody } from "./answer-variations.js";
 import {
   contractOperations,
   matchRoute,
@@ -51,6 +52,12 @@ export interface PlatformEmulatorOptions {
    * EMULATOR_BUG when it does not match (default false; the emulator's own tests turn it on).
    */
   checkResponses?: boolean;
+  /**
+   * Answers the contract allows that differ from the defaults (README "Variations"): a smaller
+   * page limit, another list order, optional fields left out, unknown fields added, the other PATCH
+   * answers, 400 noTarget for a missing member, empty lists of a missing tenant. Default none.
+   */
+  variations?: AnswerVariations;
 }
 
 const HANDLERS: Record<string, Handler> = { ...scimHandlers, ...v1Handlers };
@@ -71,6 +78,7 @@ export class PlatformEmulator {
     this.data = new EmulatorState(options.seed);
     this.recorder = new RequestRecorder(options.logSize);
     this.injector = new FaultInjector(() => this.data.random, options.faults);
+    if (options.variations) this.setVariations(options.variations);
   }
 
   /** The request handler (usable with supertest or any node:http server). */
@@ -168,6 +176,16 @@ export class PlatformEmulator {
   clearFaults(): void {
     this.injector.clear();
   }
+  /** The answer variations in force. */
+  variations(): AnswerVariations {
+    return { ...this.data.variations };
+  }
+  /** Replaces the answer variations ({} = the defaults); throws on one it cannot apply. */
+  setVariations(variations: AnswerVariations): void {
+    const problem = variationsProblem(variations);
+    if (problem) throw new Error(`answer variations: ${problem}`);
+    this.data.variations = { ...variations };
+  }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = performance.now();
@@ -226,7 +244,7 @@ export class PlatformEmulator {
         fault = "late";
         await sleep(terminal.delayMs);
       }
-      const body = parseJsonBody(raw, req.headers["content-type"]);
+      const body = parseJsonBody(raw, req.headers["content-type"], match.operation.scim);
       const { params, query } = parseParameters(match.operation, match.params, url.searchParams);
       validateBody(match.operation, body);
       const handler = HANDLERS[match.operation.name];
@@ -235,7 +253,7 @@ export class PlatformEmulator {
       let result: ReturnType<Handler> | undefined;
       let error: unknown;
       try {
-        result = handler({ params, query, body, state: this.data });
+        result = varied(handler({ params, query, body, state: this.data }), this.data.variations);
       } catch (err) {
         error = err;
       }
@@ -268,6 +286,18 @@ export class PlatformEmulator {
       else fail(new EmulatorError(500, "INTERNAL", err instanceof Error ? err.message : String(err)));
     }
   }
+}
+
+/** A success answer with the answer variations applied (body fields, an ETag on a resource). */
+function varied(result: ReturnType<Handler>, variations: AnswerVariations): ReturnType<Handler> {
+  if (result.body === undefined || result.status < 200 || result.status > 299) return result;
+  const body = varyBody(variations, result.body);
+  const version = (body as { meta?: { version?: unknown } } | null)?.meta?.version;
+  const headers =
+    variations.extraFields && typeof version === "string"
+      ? { ...result.headers, ETag: version }
+      : result.headers;
+  return { ...result, body, ...(headers ? { headers } : {}) };
 }
 
 /** Creates an emulator; call `start()` to listen. */

@@ -1,4 +1,5 @@
 /** Handlers for /api/scim/v2/Users and /Groups (RFC 7644 §3.3–3.6), keyed by operation name. */
+import { orderedSlice, pageSizeFor } from "./answer-variations.js";
 import { badRequest, notFound } from "./emulator-error.js";
 import type { EmulatorState, Handler, HandlerContext } from "./emulator-state.js";
 import { type PatchOperationInput, patchGroup, patchUser } from "./scim-patch.js";
@@ -19,8 +20,9 @@ const DEFAULT_COUNT = 100;
 
 function page(ctx: HandlerContext): { startIndex: number; count: number } {
   const startIndex = typeof ctx.query.startIndex === "number" ? ctx.query.startIndex : 1;
-  const count = typeof ctx.query.count === "number" ? ctx.query.count : DEFAULT_COUNT;
-  return { startIndex, count };
+  const asked = typeof ctx.query.count === "number" ? ctx.query.count : DEFAULT_COUNT;
+  // RFC 7644 §3.4.2.4: the service provider may answer fewer resources than count asks.
+  return { startIndex, count: pageSizeFor(ctx.state.variations, asked) };
 }
 
 function userOr404(state: EmulatorState, id: string): StoredUser {
@@ -59,7 +61,9 @@ export const scimHandlers: Record<string, Handler> = {
       const slice = matches.slice(startIndex - 1, startIndex - 1 + count).map(userView);
       return { status: 200, body: listResponse(matches.length, startIndex, slice) };
     }
-    const slice = store.users.slice(startIndex - 1, count).map(userView);
+    const slice = orderedSlice(ctx.state.variations, store.users.size, startIndex - 1, count, (o, c) =>
+      store.users.slice(o, c),
+    ).map(userView);
     return { status: 200, body: listResponse(store.users.size, startIndex, slice) };
   },
 
@@ -92,6 +96,7 @@ export const scimHandlers: Record<string, Handler> = {
     const ops = (ctx.body as { Operations: PatchOperationInput[] }).Operations;
     const user = bumped(ctx.state, patchUser(existing, ops));
     ctx.state.scim.putUser(user);
+    if (ctx.state.variations.otherPatchAnswers) return { status: 204 };
     return { status: 200, body: userView(user) };
   },
 
@@ -114,7 +119,9 @@ export const scimHandlers: Record<string, Handler> = {
       const slice = matches.slice(startIndex - 1, startIndex - 1 + count).map(view);
       return { status: 200, body: listResponse(matches.length, startIndex, slice) };
     }
-    const slice = store.groups.slice(startIndex - 1, count).map(view);
+    const slice = orderedSlice(ctx.state.variations, store.groups.size, startIndex - 1, count, (o, c) =>
+      store.groups.slice(o, c),
+    ).map(view);
     return { status: 200, body: listResponse(store.groups.size, startIndex, slice) };
   },
 
@@ -158,8 +165,13 @@ export const scimHandlers: Record<string, Handler> = {
   patchGroup(ctx) {
     const existing = groupOr404(ctx.state, ctx.params.id ?? "");
     const ops = (ctx.body as { Operations: PatchOperationInput[] }).Operations;
-    const patched = patchGroup(existing, ops, (id) => ctx.state.scim.users.has(id));
-    ctx.state.scim.putGroup({ ...bumped(ctx.state, existing), ...patched });
+    const patched = patchGroup(existing, ops, (id) => ctx.state.scim.users.has(id), {
+      noTargetOnMissingMember: ctx.state.variations.noTargetOnMissingMember === true,
+    });
+    const group = { ...bumped(ctx.state, existing), ...patched };
+    ctx.state.scim.putGroup(group);
+    if (ctx.state.variations.otherPatchAnswers)
+      return { status: 200, body: groupView(group, ctx.state.scim) };
     return { status: 204 };
   },
 

@@ -173,11 +173,16 @@ function memberValues(value: unknown): string[] {
   });
 }
 
-/** Applies PatchOp to a group's fields and members (a new Set); `isUser` checks member ids. */
+/**
+ * Applies PatchOp to a group's fields and members (a new Set); `isUser` checks member ids. With
+ * `noTargetOnMissingMember`, removing a member that is not in the group fails with 400 noTarget
+ * (RFC 7644 §3.5.2.2 and §3.12: the path's filter yields no match).
+ */
 export function patchGroup(
   group: GroupPatchResult,
   operations: PatchOperationInput[],
   isUser: (id: string) => boolean,
+  options: { noTargetOnMissingMember?: boolean } = {},
 ): GroupPatchResult {
   const out: GroupPatchResult = { ...group, members: new Set(group.members) };
   const checked = (ids: string[]) => {
@@ -209,7 +214,10 @@ export function patchGroup(
     const filtered = operation.path ? MEMBER_FILTER.exec(operation.path) : null;
     if (filtered) {
       if (operation.op !== "remove") throw badRequest("only remove takes a members filter", "invalidPath");
-      out.members.delete(JSON.parse(`"${filtered[1] ?? ""}"`) as string);
+      const id = JSON.parse(`"${filtered[1] ?? ""}"`) as string;
+      if (!out.members.delete(id) && options.noTargetOnMissingMember) {
+        throw badRequest(`${id} is not a member of the group`, "noTarget");
+      }
     } else if (operation.path !== undefined) {
       applyField(operation.path, operation.value, operation.op);
     } else {

@@ -6,7 +6,8 @@ import type {
   UserAttributeType,
   UserAttributeValueValue,
 } from "../platform-types.js";
-import { embedGroupView } from "./embed-store.js";
+import { orderedSlice, pageSizeFor } from "./answer-variations.js";
+import { embedGroupView, type StoredTenant } from "./embed-store.js";
 import { notFound, violation } from "./emulator-error.js";
 import type { Handler, HandlerContext } from "./emulator-state.js";
 
@@ -26,10 +27,11 @@ function decodeCursor(cursor: string): number {
 
 /** One page of a cursor list: `{items, pageInfo: {hasNextPage, endCursor}}`. */
 function cursorPage<T>(ctx: HandlerContext, total: number, take: (offset: number, count: number) => T[]) {
-  const first = typeof ctx.query.first === "number" ? ctx.query.first : DEFAULT_FIRST;
-  if (first < 0) throw violation("first must not be negative");
+  const asked = typeof ctx.query.first === "number" ? ctx.query.first : DEFAULT_FIRST;
+  if (asked < 0) throw violation("first must not be negative");
+  const first = pageSizeFor(ctx.state.variations, asked);
   const offset = typeof ctx.query.after === "string" ? decodeCursor(ctx.query.after) : 0;
-  const items = take(offset, first);
+  const items = orderedSlice(ctx.state.variations, total, offset, first, take);
   const end = offset + items.length;
   return {
     status: 200,
@@ -42,6 +44,17 @@ function cursorPage<T>(ctx: HandlerContext, total: number, take: (offset: number
 
 function tenantOf(ctx: HandlerContext): string {
   return ctx.params.embedTenantName ?? "";
+}
+
+/** The tenant whose list is asked for; null (an empty list) for a missing one when that variation is on. */
+function listedTenant(ctx: HandlerContext): StoredTenant | null {
+  const name = tenantOf(ctx);
+  if (ctx.state.variations.emptyListForMissingTenant && !ctx.state.embed.tenants.has(name)) return null;
+  return ctx.state.embed.tenant(name);
+}
+
+function emptyPage() {
+  return { status: 200, body: { items: [], pageInfo: { hasNextPage: false, endCursor: null } } };
 }
 
 export const v1Handlers: Record<string, Handler> = {
@@ -110,12 +123,14 @@ export const v1Handlers: Record<string, Handler> = {
   },
 
   listEmbedUsers(ctx) {
-    const tenant = ctx.state.embed.tenant(tenantOf(ctx));
+    const tenant = listedTenant(ctx);
+    if (!tenant) return emptyPage();
     return cursorPage(ctx, tenant.users.size, (offset, count) => tenant.users.slice(offset, count));
   },
 
   listEmbedGroups(ctx) {
-    const tenant = ctx.state.embed.tenant(tenantOf(ctx));
+    const tenant = listedTenant(ctx);
+    if (!tenant) return emptyPage();
     return cursorPage(ctx, tenant.groups.size, (offset, count) =>
       tenant.groups.slice(offset, count).map(embedGroupView),
     );
