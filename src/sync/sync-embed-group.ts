@@ -3,7 +3,13 @@ import { type EmbedTarget, planEmbedGroup, resolveEmbedTenant } from "../mapping
 import { type AppliedEmbedGroup, answered } from "../mapping/plan-types.js";
 import type { EmbedGroup, EmbedUserInput } from "../platform/platform-types.js";
 import { type EntityRef, refKey } from "../scim/scim-types.js";
-import { claimOwnership } from "./ownership.js";
+import {
+  beginCreate,
+  checkNoCreateUnderWay,
+  claimOwnership,
+  settleCreate,
+  settleRefusedCreate,
+} from "./ownership.js";
 import type { SyncContext, SyncOutcome } from "./sync-context.js";
 import { SyncError, isPlatformFailure } from "./sync-error.js";
 
@@ -94,6 +100,8 @@ export async function syncEmbedGroup(
       const owner = found ? await ctx.state.claimOwner("embed", embedKey(first.tenant, found.id), ref) : null;
       applied = found && owner === refKey(ref) ? await readEmbedGroup(ctx, first.tenant, found.id) : null;
       if (applied) await ctx.state.putApplied(ref, applied);
+      // Found or not, that create has settled (a create planned next holds the name again).
+      await settleCreate(ctx, "embed", `${first.tenant}/${first.name}`, ref);
       continue;
     }
     if (first.type === "deleteEmbedGroup") {
@@ -223,13 +231,21 @@ async function createOrAdoptEmbedGroup(
     tenant,
     pendingName: name,
   });
+  // Held per tenant: the same name in two tenants is two groups.
+  const held = `${tenant}/${name}`;
+  await beginCreate(ctx, "embed", held, ref);
   let result: AppliedEmbedGroup | null;
   try {
     const created = await ctx.platform.createEmbedGroup(tenant, { name });
     await claimOwnership(ctx, "embed", embedKey(tenant, created.id), ref, "createEmbedGroup");
     result = { platformId: created.id, tenant, name, members: [] };
   } catch (err) {
-    if (!isPlatformFailure(err, "conflict")) throw err;
+    if (!isPlatformFailure(err, "conflict")) {
+      await settleRefusedCreate(ctx, "embed", held, ref, err);
+      throw err;
+    }
+    // Adopt the embed group of that name, unless it may be another entity's unanswered create.
+    await checkNoCreateUnderWay(ctx, "embed", held, ref, "createEmbedGroup");
     const found = await findByName(ctx, tenant, name, true);
     if (!found) {
       throw new SyncError("the platform answered 409 but has no embed group of that name", {
@@ -244,6 +260,7 @@ async function createOrAdoptEmbedGroup(
       throw new SyncError("the embed group vanished", { code: "platform_inconsistent", permanent: false });
   }
   await ctx.state.putApplied(ref, result);
+  await settleCreate(ctx, "embed", held, ref);
   return result;
 }
 

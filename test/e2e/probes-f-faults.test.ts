@@ -1181,3 +1181,66 @@ describe("probes-f: another source claims a userName while the first source's cr
     expect((await entity(h, "entra", "groups", theirs.id)).lastError?.code).toBe("ownership_conflict");
   }, 45_000);
 });
+
+describe("probes-f: another source names an embed group while the first source's create is in doubt", () => {
+  let h: TestBridge;
+  let proxy: FaultProxy;
+  beforeAll(async () => {
+    ({ h, proxy } = await startProxiedBridge("probes-f-contested-embed", {
+      sources: {
+        hr: { tokens: ["hr-token"], target: { embedTenant: "acme" } },
+        sales: { tokens: ["sales-token"], target: { embedTenant: "acme" } },
+      },
+    }));
+  });
+  afterAll(async () => {
+    await h?.close();
+    await proxy?.close();
+  });
+
+  const embedGroupsNamed = (name: string) =>
+    (
+      h.emulator.state() as unknown as {
+        embedTenants: Array<{ name: string; groups: Array<{ id: string; name: string }> }>;
+      }
+    ).embedTenants
+      .find((t) => t.name === "acme")
+      ?.groups.filter((g) => g.name === name) ?? [];
+
+  /**
+   * Two embed-tenant sources share tenant acme (no groupPrefix). hr's create of "Contested Embed"
+   * is applied with its answer lost; sales then pushes a group of that name and meets the 409. The
+   * hr admin expects the embed group to stay hr's; sales' group is the visible conflict (as when hr
+   * already owns it: invariants/embed-isolation.test.ts).
+   */
+  it("the embed group stays the first source's; the second source's claim is the visible conflict", async () => {
+    let creates = 0;
+    proxy.rule = (call) => {
+      const body = call.body as { name?: string } | undefined;
+      if (call.method !== "POST" || call.path !== "/api/v1/embed-tenants/acme/groups") return undefined;
+      if (body?.name !== "Contested Embed") return undefined;
+      creates++;
+      if (creates === 1) return { kind: "ghost" };
+      if (creates <= 5) return { kind: "answer", status: 503 };
+      return undefined;
+    };
+    const mine = await h.scim("hr").createGroup("Contested Embed", []);
+    await waitFor(async () => (await entity(h, "hr", "groups", mine.id)).state === "retrying", {
+      what: "hr's embed group create to be in doubt and wait for a retry",
+    });
+    const platformId = embedGroupsNamed("Contested Embed")[0]?.id;
+    expect(platformId).toBeDefined();
+    const theirs = await h.scim("sales").createGroup("Contested Embed", []);
+    await h.waitForIdle(30_000);
+    proxy.rule = undefined;
+
+    expect(embedGroupsNamed("Contested Embed").map((g) => g.id)).toEqual([platformId]);
+    expect(await entity(h, "hr", "groups", mine.id)).toMatchObject({ state: "synced", platformId });
+    expect((await entity(h, "sales", "groups", theirs.id)).lastError?.code).toBe("ownership_conflict");
+
+    // Deleting sales' group does not delete hr's.
+    expect((await h.scim("sales").deleteGroup(theirs.id)).status).toBe(204);
+    await h.waitForIdle();
+    expect(embedGroupsNamed("Contested Embed").map((g) => g.id)).toEqual([platformId]);
+  }, 45_000);
+});
