@@ -108,7 +108,7 @@ async function adoptedAndDeactivated(
   source: string,
   user: { active?: unknown; userName?: unknown } | undefined,
 ): Promise<boolean> {
-  if (!user || user.active !== false || typeof user.userName !== "string") return false;
+  if (user?.active !== false || typeof user.userName !== "string") return false;
   const find = deps.platform.findUserByUserName?.bind(deps.platform);
   if (!find) return false;
   const holder = await find(user.userName);
