@@ -29,9 +29,19 @@ export async function* scimPages<T>(
 ): AsyncGenerator<T> {
   const count = clampPageSize(pageSize);
   let startIndex = 1;
+  let previousFirst: string | undefined;
   for (;;) {
     const page = await fetchPage(startIndex, count);
     const resources = page.Resources ?? [];
+    // A page that starts as the one before did: the platform ignores startIndex, and without a
+    // totalResults the walk would never end. Fail it visibly instead.
+    const first = resources.length > 0 ? JSON.stringify(resources[0]) : undefined;
+    if (first !== undefined && first === previousFirst) {
+      throw new Error(
+        `the platform answered startIndex=${startIndex} with the page before it: it ignores startIndex`,
+      );
+    }
+    previousFirst = first;
     yield* resources;
     startIndex += resources.length;
     if (resources.length === 0) return;

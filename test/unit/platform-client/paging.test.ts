@@ -44,6 +44,18 @@ describe("scimPages", () => {
     expect(calls).toBe(2);
   });
 
+  it("fails, not loops, when a platform without totalResults ignores startIndex", async () => {
+    let calls = 0;
+    const walk = collect(
+      scimPages(async () => {
+        calls++;
+        return { Resources: [{ id: "a" }, { id: "b" }] };
+      }, 10),
+    );
+    await expect(walk).rejects.toThrow(/ignores startIndex/);
+    expect(calls).toBe(2);
+  });
+
   it("clamps the page size to the contract's 1..100", () => {
     expect(clampPageSize(undefined)).toBe(100);
     expect(clampPageSize(500)).toBe(100);
