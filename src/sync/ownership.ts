@@ -1,10 +1,9 @@
 import type { AppliedEmbedGroup, AppliedGroup, AppliedUser } from "../mapping/plan-types.js";
-import { isPlatformError } from "../platform/platform-error.js";
 import { caseFold } from "../scim/case-fold.js";
 import { type EntityRef, parseRefKey, refKey } from "../scim/scim-types.js";
 import type { OwnerScope } from "./sync-keys.js";
 import type { SyncContext } from "./sync-context.js";
-import { SyncError, isPlatformFailure } from "./sync-error.js";
+import { SyncError } from "./sync-error.js";
 
 /**
  * Claims a platform object for `ref` (ARCHITECTURE.md, "Ownership"). Another source's object is a
@@ -122,10 +121,30 @@ function nameBeingCreated(applied: AppliedUser & AppliedGroup & AppliedEmbedGrou
 }
 
 /**
+ * The entity (not `ref`) whose create of `name` is still under way: it holds the name and its
+ * applied record still names it with no platform id. A hold whose create settled without letting
+ * go (a crash between the two) is no longer one.
+ */
+async function otherCreateUnderWay(
+  ctx: SyncContext,
+  scope: OwnerScope,
+  name: string,
+  ref: EntityRef,
+): Promise<string | null> {
+  const holder = await ctx.state.ownerOf(scope, creatingField(name));
+  if (!holder || holder === refKey(ref)) return null;
+  const applied = await ctx.state.getApplied<AppliedUser & AppliedGroup & AppliedEmbedGroup>(
+    parseRefKey(holder),
+  );
+  return applied && nameBeingCreated(applied) === caseFold(name) ? holder : null;
+}
+
+/**
  * A create of `name` is under way for `ref`, and its answer may be lost (the platform applied it,
  * the answer never came): `ref` holds the name until the create settles (settleCreate). Another
- * entity that then meets the platform object of that name (a 409 on its own create) does not adopt
- * what this create made (checkNoCreateUnderWay). The first entity to create a name holds it.
+ * entity that then meets the platform object of that name (a 409 on its own create, or a lookup
+ * for a create of its own that was lost) does not adopt what this create made. The first entity
+ * to create a name holds it; a hold left by a create that settled is taken over.
  */
 export async function beginCreate(
   ctx: SyncContext,
@@ -133,10 +152,19 @@ export async function beginCreate(
   name: string,
   ref: EntityRef,
 ): Promise<void> {
-  await ctx.state.claimOwner(scope, creatingField(name), ref);
+  const field = creatingField(name);
+  const holder = await ctx.state.claimOwner(scope, field, ref);
+  if (holder === refKey(ref)) return;
+  if ((await otherCreateUnderWay(ctx, scope, name, ref)) === null) {
+    await ctx.state.takeOverOwner(scope, field, holder, ref);
+  }
 }
 
-/** The create of `name` by `ref` settled (answered, adopted, found lost or refused): the hold goes. */
+/**
+ * The create of `name` by `ref` settled (answered, adopted, or looked for as lost): the hold goes.
+ * A create refused (a 4xx) keeps it: an earlier attempt whose answer was lost may have landed, and
+ * the entity's next sync looks for it (findLost) before anything else, which settles it.
+ */
 export async function settleCreate(
   ctx: SyncContext,
   scope: OwnerScope,
@@ -147,19 +175,17 @@ export async function settleCreate(
 }
 
 /**
- * A create of `name` failed: a definite refusal (a 4xx other than 409) made nothing, so the hold
- * goes; an unanswered or transient failure may have made the object, so `ref` keeps holding it.
+ * Whether the platform object named `name`, found by `ref`'s lookup for a create of its own whose
+ * answer was lost, may be another entity's create instead (its answer lost too): then it is not
+ * `ref`'s to adopt, and `ref`'s own create did not land (the platform holds one object per name).
  */
-export async function settleRefusedCreate(
+export async function isAnotherCreate(
   ctx: SyncContext,
   scope: OwnerScope,
   name: string,
   ref: EntityRef,
-  err: unknown,
-): Promise<void> {
-  if (isPlatformError(err) && !err.transient && !isPlatformFailure(err, "conflict")) {
-    await settleCreate(ctx, scope, name, ref);
-  }
+): Promise<boolean> {
+  return (await otherCreateUnderWay(ctx, scope, name, ref)) !== null;
 }
 
 /**
@@ -167,7 +193,8 @@ export async function settleRefusedCreate(
  * entity's create of that name is still under way, the object may be what that create made
  * (ARCHITECTURE.md "Lost answers", "Ownership", invariant 5). Another source's create makes this a
  * permanent, visible conflict, as when that source already owns the object; one of this source
- * (an entity deleted or renamed since: names are unique within a source) is waited for. A hold
+ * (an entity deleted or renamed since: names are unique within a source) is waited for, unless it
+ * is a dead letter (it would hold the name until an admin acts: a visible conflict too). A hold
  * whose create settled without letting go (a crash between the two) is taken over.
  */
 export async function checkNoCreateUnderWay(
@@ -177,25 +204,23 @@ export async function checkNoCreateUnderWay(
   ref: EntityRef,
   operation: string,
 ): Promise<void> {
-  const field = creatingField(name);
-  const holder = await ctx.state.ownerOf(scope, field);
-  if (!holder || holder === refKey(ref)) return;
+  const holder = await otherCreateUnderWay(ctx, scope, name, ref);
+  if (holder === null) {
+    await beginCreate(ctx, scope, name, ref);
+    return;
+  }
   const other = parseRefKey(holder);
-  const applied = await ctx.state.getApplied<AppliedUser & AppliedGroup & AppliedEmbedGroup>(other);
-  if (applied && nameBeingCreated(applied) === caseFold(name)) {
-    if (other.source === ref.source) {
-      throw new SyncError("the platform object of this name may be another entity's create of this source", {
-        code: "waiting_for_previous_owner",
-        permanent: false,
-        blocked: true,
-        operation,
-      });
-    }
-    throw new SyncError(`the platform object of this name is being created by source ${other.source}`, {
-      code: "ownership_conflict",
-      permanent: true,
+  if (other.source === ref.source && (await ctx.state.getStatus(other))?.state !== "dead") {
+    throw new SyncError("the platform object of this name may be another entity's create of this source", {
+      code: "waiting_for_previous_owner",
+      permanent: false,
+      blocked: true,
       operation,
     });
   }
-  await ctx.state.takeOverOwner(scope, field, holder, ref);
+  throw new SyncError(`the platform object of this name is being created by source ${other.source}`, {
+    code: "ownership_conflict",
+    permanent: true,
+    operation,
+  });
 }

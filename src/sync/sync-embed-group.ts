@@ -7,8 +7,8 @@ import {
   beginCreate,
   checkNoCreateUnderWay,
   claimOwnership,
+  isAnotherCreate,
   settleCreate,
-  settleRefusedCreate,
 } from "./ownership.js";
 import type { SyncContext, SyncOutcome } from "./sync-context.js";
 import { SyncError, isPlatformFailure } from "./sync-error.js";
@@ -96,7 +96,9 @@ export async function syncEmbedGroup(
       continue;
     }
     if (first.type === "findLostEmbedGroup") {
-      const found = await findByName(ctx, first.tenant, first.name);
+      const seen = await findByName(ctx, first.tenant, first.name);
+      const another = seen && (await isAnotherCreate(ctx, "embed", `${first.tenant}/${first.name}`, ref));
+      const found = another ? null : seen;
       const owner = found ? await ctx.state.claimOwner("embed", embedKey(first.tenant, found.id), ref) : null;
       applied = found && owner === refKey(ref) ? await readEmbedGroup(ctx, first.tenant, found.id) : null;
       if (applied) await ctx.state.putApplied(ref, applied);
@@ -240,10 +242,7 @@ async function createOrAdoptEmbedGroup(
     await claimOwnership(ctx, "embed", embedKey(tenant, created.id), ref, "createEmbedGroup");
     result = { platformId: created.id, tenant, name, members: [] };
   } catch (err) {
-    if (!isPlatformFailure(err, "conflict")) {
-      await settleRefusedCreate(ctx, "embed", held, ref, err);
-      throw err;
-    }
+    if (!isPlatformFailure(err, "conflict")) throw err;
     // Adopt the embed group of that name, unless it may be another entity's unanswered create.
     await checkNoCreateUnderWay(ctx, "embed", held, ref, "createEmbedGroup");
     const found = await findByName(ctx, tenant, name, true);

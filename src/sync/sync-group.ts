@@ -16,8 +16,8 @@ import {
   beginCreate,
   checkNoCreateUnderWay,
   claimOwnership,
+  isAnotherCreate,
   settleCreate,
-  settleRefusedCreate,
   waitForNameHolder,
 } from "./ownership.js";
 import type { SyncContext, SyncOutcome, SyncProgress } from "./sync-context.js";
@@ -130,7 +130,8 @@ async function syncWorkspaceGroup(
       case "findLostGroup": {
         // Creates whose answers never came may still land: look once they all could have.
         await waitForLateCreate(ctx, ref, "createGroup");
-        const found = await ctx.platform.findGroupByDisplayName(first.displayName);
+        const seen = await ctx.platform.findGroupByDisplayName(first.displayName);
+        const found = seen && !(await isAnotherCreate(ctx, "group", first.displayName, ref)) ? seen : null;
         const owner = found ? await ctx.state.claimOwner("group", found.id, ref) : null;
         // The lookup leaves members out; a group that lives on (renamed) needs them to diff.
         const full = found && owner === refKey(ref) ? await ctx.platform.getGroup(found.id) : null;
@@ -289,10 +290,7 @@ async function createOrAdoptGroup(
     await claimOwnership(ctx, "group", created.id, ref, "createGroup");
     result = { platformId: created.id, displayName, members };
   } catch (err) {
-    if (!isPlatformFailure(err, "conflict")) {
-      await settleRefusedCreate(ctx, "group", displayName, ref, err);
-      throw err;
-    }
+    if (!isPlatformFailure(err, "conflict")) throw err;
     // Adopt the platform group of that name, unless it may be another entity's unanswered create.
     await checkNoCreateUnderWay(ctx, "group", displayName, ref, "createGroup");
     const found = await ctx.platform.findGroupByDisplayName(displayName);

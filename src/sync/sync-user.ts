@@ -18,8 +18,8 @@ import {
   beginCreate,
   checkNoCreateUnderWay,
   claimOwnership,
+  isAnotherCreate,
   settleCreate,
-  settleRefusedCreate,
   waitForNameHolder,
 } from "./ownership.js";
 import type { SyncContext, SyncOutcome, SyncProgress } from "./sync-context.js";
@@ -137,7 +137,8 @@ async function syncWorkspaceUser(
     if (first.type === "findLostUser") {
       // Creates whose answers never came may still land: look once they all could have.
       await waitForLateCreate(ctx, ref, "createUser");
-      const found = await ctx.platform.findUserByUserName(first.userName);
+      const seen = await ctx.platform.findUserByUserName(first.userName);
+      const found = seen && !(await isAnotherCreate(ctx, "user", first.userName, ref)) ? seen : null;
       const owner = found ? await ctx.state.claimOwner("user", found.id, ref) : null;
       // Found: its platform id is new to the groups and the users that wait for it, as after a create.
       applied =
@@ -384,10 +385,7 @@ async function createOrAdoptUser(
       attributes: {},
     };
   } catch (err) {
-    if (!isPlatformFailure(err, "conflict")) {
-      await settleRefusedCreate(ctx, "user", userName, ref, err);
-      throw err;
-    }
+    if (!isPlatformFailure(err, "conflict")) throw err;
     // RFC 7644 §3.3: 409 uniqueness. Adopt the platform user with that userName, unless it may be
     // another entity's create whose answer has not come.
     await checkNoCreateUnderWay(ctx, "user", userName, ref, "createUser");

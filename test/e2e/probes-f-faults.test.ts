@@ -1145,6 +1145,58 @@ describe("probes-f: another source claims a userName while the first source's cr
   }, 45_000);
 
   /**
+   * The second source's entity, refused as the conflict, is then deleted at its source while the
+   * first source's create is still in doubt (here: its sync a dead letter after the lost answer).
+   * Its sync looks for a create of its own that may have landed, and finds the first source's
+   * object under that name: it must not adopt it (and then deprovision it), since the platform
+   * holds one user per name and the hold says whose create it is. The Okta admin expects the user
+   * untouched; once Okta's dead letter is retried, Okta's entity adopts its own create.
+   */
+  it("the second source's lookup for a lost create of its own does not adopt the first source's", async () => {
+    let oktaCreates = 0;
+    let refuse = true;
+    proxy.rule = (call) => {
+      const body = call.body as { displayName?: string } | undefined;
+      if (call.method !== "POST" || call.path !== "/api/scim/v2/Users" || body?.displayName !== "okta held") {
+        return undefined;
+      }
+      oktaCreates++;
+      if (oktaCreates === 1) return { kind: "ghost" };
+      // Okta's create tried again is refused for good (the first one landed): a dead letter.
+      return refuse ? { kind: "answer", status: 403 } : undefined;
+    };
+    const mine = await h.scim("okta").createUser("held@example.com", { displayName: "okta held" });
+    await waitFor(async () => (await entity(h, "okta", "users", mine.id)).state === "dead", {
+      what: "okta's in-doubt create to end as a dead letter",
+      timeoutMs: 30_000,
+    });
+    refuse = false;
+    const platformId = pid(h, "held@example.com");
+
+    const theirs = await h.scim("entra").createUser("held@example.com", { displayName: "entra held" });
+    await waitFor(async () => (await entity(h, "entra", "users", theirs.id)).state === "dead", {
+      what: "entra's claim to be the visible conflict",
+    });
+    expect((await entity(h, "entra", "users", theirs.id)).lastError?.code).toBe("ownership_conflict");
+    const since = proxy.calls.length;
+    expect((await h.scim("entra").deleteUser(theirs.id)).status).toBe(204);
+    await h.waitForIdle(30_000);
+    expect(usersNamed(h, "held@example.com")).toEqual([
+      expect.objectContaining({ id: platformId, active: true, displayName: "okta held" }),
+    ]);
+    const writes = proxy.calls.slice(since).filter((c) => c.method !== "GET");
+    expect(writes.map((c) => `${c.method} ${c.path}`)).toEqual([]);
+
+    // Okta's dead letter retried: its entity adopts its own create.
+    expect((await h.admin().post("/dead-letters/retry", {})).status).toBe(202);
+    await waitFor(async () => (await entity(h, "okta", "users", mine.id)).state === "synced", {
+      what: "okta's entity to adopt its create",
+    });
+    expect(await entity(h, "okta", "users", mine.id)).toMatchObject({ platformId });
+    proxy.rule = undefined;
+  }, 60_000);
+
+  /**
    * The same for a group name (no groupPrefix: both sources map "Contested Team" to one platform
    * name). Okta's group create is applied with its answer lost; Entra then pushes a group of that
    * name. The Okta admin expects the platform group to stay Okta's, with Okta's member; Entra's
