@@ -3,6 +3,7 @@ import type { GroupRecord } from "../../src/directory/directory-types.js";
 import { checkIfMatch } from "../../src/directory/if-match.js";
 import type { Config } from "../../src/config/config-schema.js";
 import { BadRequestError, NotFoundError } from "../../src/errors.js";
+import { EMBED_GROUP_NAME_MAX } from "../../src/mapping/plan-embed-group.js";
 import { statesAttribute, toCanonicalGroup } from "../../src/scim/canonical-resource.js";
 import { normalizePatchRequest } from "../../src/scim/dialects.js";
 import { applyGroupPatch, groupPatchNeedsMembers } from "../../src/scim/patch.js";
@@ -23,8 +24,6 @@ import { renderGroup, scimBaseUrl } from "./scim-render.js";
 import { type ResourceHandlers, type ScimRouterDeps, requireObjectBody, sendScim } from "./scim-http.js";
 
 /** /Groups (RFC 7644 §3.3-§3.6). Membership changes go through the store as add/remove sets. */
-/** The platform holds embed-tenant group names of at most this many characters (platform-api.yaml). */
-export const EMBED_GROUP_NAME_MAX = 200;
 
 /**
  * Refuses at intake a group name that the source's platform target cannot hold, so that the

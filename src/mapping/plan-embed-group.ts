@@ -1,6 +1,9 @@
 import type { EmbedUserInput } from "../platform/platform-types.js";
 import { chunk, type AppliedEmbedGroup, type EmbedGroupStep, type Plan } from "./plan-types.js";
 
+/** `name` maxLength of the platform's embed groups (platform-api.yaml, createEmbedGroup): characters. */
+export const EMBED_GROUP_NAME_MAX = 200;
+
 export type EmbedTarget = { embedTenant: string } | { embedTenantFromGroup: { pattern: string } };
 
 /**

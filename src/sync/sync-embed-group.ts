@@ -1,5 +1,10 @@
 import type { GroupRecord } from "../directory/directory-types.js";
-import { type EmbedTarget, planEmbedGroup, resolveEmbedTenant } from "../mapping/plan-embed-group.js";
+import {
+  EMBED_GROUP_NAME_MAX,
+  type EmbedTarget,
+  planEmbedGroup,
+  resolveEmbedTenant,
+} from "../mapping/plan-embed-group.js";
 import { type AppliedEmbedGroup, answered } from "../mapping/plan-types.js";
 import type { EmbedGroup, EmbedUserInput } from "../platform/platform-types.js";
 import { type EntityRef, refKey } from "../scim/scim-types.js";
@@ -14,8 +19,6 @@ import type { SyncContext, SyncOutcome } from "./sync-context.js";
 import { SyncError, isPlatformFailure } from "./sync-error.js";
 
 const MAX_ROUNDS = 4;
-/** `name` maxLength of the platform's embed groups (platform-api.yaml, createEmbedGroup). */
-const EMBED_GROUP_NAME_MAX = 200;
 
 function embedKey(tenant: string, id: string): string {
   return `${tenant}/${id}`;
