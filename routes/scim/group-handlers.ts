@@ -3,7 +3,7 @@ import type { GroupRecord } from "../../src/directory/directory-types.js";
 import { checkIfMatch } from "../../src/directory/if-match.js";
 import type { Config } from "../../src/config/config-schema.js";
 import { BadRequestError, NotFoundError } from "../../src/errors.js";
-import { EMBED_GROUP_NAME_MAX } from "../../src/mapping/plan-embed-group.js";
+import { EMBED_GROUP_NAME_MAX, characterCount } from "../../src/mapping/plan-embed-group.js";
 import { statesAttribute, toCanonicalGroup } from "../../src/scim/canonical-resource.js";
 import { normalizePatchRequest } from "../../src/scim/dialects.js";
 import { applyGroupPatch, groupPatchNeedsMembers } from "../../src/scim/patch.js";
@@ -41,13 +41,6 @@ export function checkGroupName(config: Config, source: string, resource: { displ
       "invalidValue",
     );
   }
-}
-
-/** The number of characters (Unicode code points) of `text`. */
-export function characterCount(text: string): number {
-  let count = 0;
-  for (const _ of text) count += 1;
-  return count;
 }
 
 export function createGroupHandlers({ directory, config }: ScimRouterDeps): ResourceHandlers {

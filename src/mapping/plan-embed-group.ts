@@ -4,6 +4,13 @@ import { chunk, type AppliedEmbedGroup, type EmbedGroupStep, type Plan } from ".
 /** `name` maxLength of the platform's embed groups (platform-api.yaml, createEmbedGroup): characters. */
 export const EMBED_GROUP_NAME_MAX = 200;
 
+/** The number of characters (Unicode code points) of `text`. */
+export function characterCount(text: string): number {
+  let count = 0;
+  for (const _ of text) count += 1;
+  return count;
+}
+
 export type EmbedTarget = { embedTenant: string } | { embedTenantFromGroup: { pattern: string } };
 
 /**

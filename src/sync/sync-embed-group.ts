@@ -2,6 +2,7 @@ import type { GroupRecord } from "../directory/directory-types.js";
 import {
   EMBED_GROUP_NAME_MAX,
   type EmbedTarget,
+  characterCount,
   planEmbedGroup,
   resolveEmbedTenant,
 } from "../mapping/plan-embed-group.js";
@@ -49,7 +50,7 @@ export async function syncEmbedGroup(
     else desired = { tenant, name: `${prefix}${record.resource.displayName}` };
   }
   // The platform contract caps embed group names (createEmbedGroup: name maxLength 200, code points).
-  if (desired && [...desired.name].length > EMBED_GROUP_NAME_MAX) {
+  if (desired && characterCount(desired.name) > EMBED_GROUP_NAME_MAX) {
     badName = nameTooLong;
     desired = null;
   }

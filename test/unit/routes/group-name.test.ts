@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { characterCount, checkGroupName } from "../../../routes/scim/group-handlers.js";
+import { checkGroupName } from "../../../routes/scim/group-handlers.js";
+import { characterCount } from "../../../src/mapping/plan-embed-group.js";
 import { buildConfig } from "../../../src/config/load-config.js";
 
 const config = buildConfig({
