@@ -1,0 +1,102 @@
+/**
+ * Acceptance probes (round g), end to end, for an embed-tenant source: members are embed users
+ * identified by the SCIM externalId, or the userName when there is none (docs/ARCHITECTURE.md).
+ * Identity providers add an externalId later (Okta once the app's profile maps one, Entra when
+ * matching moves to objectId), change it, and rename users: each time the embed group must hold the
+ * person under the identity the bridge derives now, and no longer under the old one.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type TestBridge, startTestBridge } from "../helpers/bridge-harness.js";
+
+let h: TestBridge;
+
+beforeAll(async () => {
+  h = await startTestBridge("acceptance-idp-probes-g-embed", {
+    sources: { okta: { tokens: ["okta-token"], target: { embedTenant: "acme" } } },
+  });
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+type Tenant = { name: string; groups: Array<{ id: string; name: string; members: string[] }> };
+const groupMembers = (name: string) => {
+  const tenants = (h.emulator.state() as unknown as { embedTenants: Tenant[] }).embedTenants;
+  const groups = tenants.find((t) => t.name === "acme")?.groups.filter((g) => g.name === name) ?? [];
+  expect(groups, `embed groups named ${name}`).toHaveLength(1);
+  return [...(groups[0]?.members ?? [])].sort();
+};
+let n = 0;
+const uniq = (stem: string) => `${stem}.e${++n}@example.com`;
+
+async function expectClean() {
+  const status = await h.admin().get("/status");
+  expect(status.body.deadLetters, JSON.stringify(status.body)).toBe(0);
+  expect(h.emulator.violations()).toEqual([]);
+}
+
+describe("embed members follow the identity the bridge derives", () => {
+  it("an externalId added later, then changed: the group holds the person once, under the newest id", async () => {
+    const okta = h.scim("okta");
+    const [a, b] = [await okta.createUser(uniq("ext.a")), await okta.createUser(uniq("ext.b"))];
+    await okta.createGroup(`Ext ${n}`, [a.id, b.id]);
+    await h.waitForIdle();
+    const name = `Ext ${n}`;
+    expect(groupMembers(name)).toEqual([a.userName, b.userName].sort());
+
+    await okta.patchUser(a.id, [{ op: "add", path: "externalId", value: "00u-a-1" }]);
+    await h.waitForIdle();
+    expect(groupMembers(name)).toEqual(["00u-a-1", b.userName].sort());
+
+    await okta.patchUser(a.id, [{ op: "replace", path: "externalId", value: "00u-a-2" }]);
+    await h.waitForIdle();
+    expect(groupMembers(name)).toEqual(["00u-a-2", b.userName].sort());
+
+    await okta.patchUser(a.id, [{ op: "remove", path: "externalId" }]);
+    await h.waitForIdle();
+    expect(groupMembers(name)).toEqual([a.userName, b.userName].sort());
+    await expectClean();
+  });
+
+  it("a user without externalId renamed: the group drops the old userName and holds the new one", async () => {
+    const okta = h.scim("okta");
+    const u = await okta.createUser(uniq("ren"));
+    await okta.createGroup(`Ren ${n}`, [u.id]);
+    const name = `Ren ${n}`;
+    await h.waitForIdle();
+    const renamed = uniq("ren.new");
+    await okta.patchUser(u.id, [{ op: "replace", path: "userName", value: renamed }]);
+    await h.waitForIdle();
+    expect(groupMembers(name)).toEqual([renamed]);
+    await expectClean();
+  });
+
+  it("an externalId changed and the user deactivated in quick succession: out of the group under both ids; reactivated: back under the new one", async () => {
+    const okta = h.scim("okta");
+    const u = await okta.createUser(uniq("quick"), { externalId: "00u-q-1" });
+    const other = await okta.createUser(uniq("quick.other"), { externalId: "00u-q-o" });
+    await okta.createGroup(`Quick ${n}`, [u.id, other.id]);
+    const name = `Quick ${n}`;
+    await h.waitForIdle();
+    await okta.patchUser(u.id, [{ op: "replace", path: "externalId", value: "00u-q-2" }]);
+    await okta.patchUser(u.id, [{ op: "replace", path: "active", value: false }]);
+    await h.waitForIdle();
+    expect(groupMembers(name)).toEqual(["00u-q-o"]);
+    await okta.patchUser(u.id, [{ op: "replace", path: "active", value: true }]);
+    await h.waitForIdle();
+    expect(groupMembers(name)).toEqual(["00u-q-2", "00u-q-o"]);
+    await expectClean();
+  });
+
+  it("two groups; a member deleted before either group's first sync is in neither", async () => {
+    const okta = h.scim("okta");
+    const [a, b] = [await okta.createUser(uniq("two.a")), await okta.createUser(uniq("two.b"))];
+    await okta.createGroup(`Two-1 ${n}`, [a.id, b.id]);
+    await okta.createGroup(`Two-2 ${n}`, [b.id]);
+    await okta.deleteUser(b.id);
+    await h.waitForIdle();
+    expect(groupMembers(`Two-1 ${n}`)).toEqual([a.userName]);
+    expect(groupMembers(`Two-2 ${n}`)).toEqual([]);
+    await expectClean();
+  });
+});
