@@ -997,3 +997,90 @@ describe("seventh pass: changes that land while the platform is slow to answer",
     await expectNoDeadLetters();
   });
 });
+
+describe("eighth pass: what an adopted account keeps from before", () => {
+  it("a leaver re-hired under the same userName: the old department (profile and attribute value) is not kept", async () => {
+    const ol = h.scim("onelogin");
+    const name = uniq("rehire.attrs");
+    const old = await ol.createUser(name, {
+      displayName: "Old Person",
+      phoneNumbers: [{ value: "+1 555 0111", type: "mobile", primary: true }],
+      [ENT]: { department: "Sales" },
+    });
+    await h.waitForIdle();
+    expect(valuesOf(name)).toMatchObject({ phone: "+1 555 0111", mobile: "+1 555 0111" });
+    await ol.deleteUser(old.id);
+    await h.waitForIdle();
+    await ol.createUser(name, { displayName: "New Person" });
+    await h.waitForIdle();
+    const pu = oneUser(name);
+    expect(pu).toMatchObject({ active: true, displayName: "New Person" });
+    expect(pu[ENT]).toBeUndefined();
+    const values = valuesOf(name);
+    expect(values.phone ?? null).toBeNull();
+    expect(values.mobile ?? null).toBeNull();
+    await expectNoDeadLetters();
+  });
+
+  it("an unowned platform account adopted by userName takes the source's profile and attribute values, nothing of its own", async () => {
+    const ol = h.scim("onelogin");
+    const name = uniq("adopt.stale");
+    h.emulator.seed({
+      users: [
+        {
+          userName: name,
+          displayName: "Stale",
+          emails: [{ value: "stale@example.com", type: "work", primary: true }],
+          [ENT]: { department: "Stale dept" },
+        },
+      ],
+      ...(h.emulator.state().attributes.some((a) => a.name === "mobile")
+        ? {}
+        : { attributes: [{ name: "mobile", type: "string" as const }] }),
+      attributeValues: [{ userId: name, name: "mobile", value: "+1 555 0000" }],
+    });
+    expect(valuesOf(name).mobile).toBe("+1 555 0000");
+    await ol.createUser(name, { displayName: "Fresh" });
+    await h.waitForIdle();
+    const pu = oneUser(name);
+    expect(pu.displayName).toBe("Fresh");
+    expect(pu.emails).toBeUndefined();
+    expect(pu[ENT]).toBeUndefined();
+    expect(valuesOf(name).mobile ?? null).toBeNull();
+    await expectNoDeadLetters();
+  });
+});
+
+describe("last: after all of the traffic above", () => {
+  it("a reconciliation of every source finds no drift, and a resync of every source writes nothing", async () => {
+    await h.waitForIdle();
+    for (const source of ["okta", "entra", "ping", "onelogin"]) {
+      const res = await h.admin().post(`/sources/${source}/reconcile`, { dryRun: true });
+      expect(res.status).toBe(202);
+      let run: { state: string; counts: Record<string, number> } | undefined;
+      for (let i = 0; i < 600; i++) {
+        run = (await h.admin().get(`/reconcile-runs/${res.body.runId}`)).body;
+        if (run && !["queued", "running"].includes(run.state)) break;
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      expect(run?.state, source).toBe("succeeded");
+      // Leavers deactivated under onDelete: deactivate are no longer owned: orphans, reported only.
+      const { orphans: _orphans, ...drift } = run?.counts ?? {};
+      expect(drift, `${source}: ${JSON.stringify(run)}`).toEqual({
+        missing: 0,
+        changed: 0,
+        activeMismatch: 0,
+        membership: 0,
+        attributeValues: 0,
+        deletedBehind: 0,
+      });
+    }
+    const writes = h.emulator.counters().writes;
+    for (const source of ["okta", "entra", "ping", "onelogin"]) {
+      expect((await h.admin().post(`/sources/${source}/resync`, {})).status).toBe(202);
+    }
+    await h.waitForIdle();
+    expect(h.emulator.counters().writes).toBe(writes);
+    await expectNoDeadLetters();
+  });
+});
