@@ -1,4 +1,5 @@
 import type { EmbedUserInput } from "../platform/platform-types.js";
+import { caseFold } from "../scim/case-fold.js";
 import { chunk, type AppliedEmbedGroup, type EmbedGroupStep, type Plan } from "./plan-types.js";
 
 /** `name` maxLength of the platform's embed groups (platform-api.yaml, createEmbedGroup): characters. */
@@ -9,6 +10,22 @@ export function characterCount(text: string): number {
   let count = 0;
   for (const _ of text) count += 1;
   return count;
+}
+
+/**
+ * The externalId an embed-source user is known by on the platform (docs/ARCHITECTURE.md): its SCIM
+ * externalId, or its userName when it has none. A userName changed in case only is the same name
+ * (RFC 7643 §4.1.1: userName is caseExact false), so the user keeps the id it is known by
+ * (`recorded`): the platform keeps the person's one embed user, as a workspace user renamed in case
+ * only keeps its platform user, instead of getting a second one. Pure.
+ */
+export function embedMemberId(
+  user: { externalId?: unknown; userName?: unknown },
+  recorded: string | undefined,
+): string {
+  if (typeof user.externalId === "string" && user.externalId) return user.externalId;
+  const userName = String(user.userName ?? "");
+  return recorded !== undefined && caseFold(recorded) === caseFold(userName) ? recorded : userName;
 }
 
 export type EmbedTarget = { embedTenant: string } | { embedTenantFromGroup: { pattern: string } };

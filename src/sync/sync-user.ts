@@ -8,6 +8,7 @@ import {
   answered,
 } from "../mapping/plan-types.js";
 import { valuesUnderRuleNames } from "../mapping/attribute-values.js";
+import { embedMemberId } from "../mapping/plan-embed-group.js";
 import { planUser } from "../mapping/plan-user.js";
 import { type ManagerLookup, managerValueOf, toUserProfile } from "../mapping/user-profile.js";
 import type { PlatformScimUser } from "../platform/platform-types.js";
@@ -60,15 +61,15 @@ async function syncEmbedUser(
     return { result: "purged", generation, warnings: [] };
   }
   const user = desired.resource;
+  const [current] = await ctx.state.getEmbedMembers(ref.source, [ref.id]);
   const member: AppliedEmbedMember = {
-    externalId: typeof user.externalId === "string" && user.externalId ? user.externalId : user.userName,
+    externalId: embedMemberId(user, current?.externalId),
     active: user.active !== false,
   };
   const profile = toUserProfile(user);
   const email = profile.emails?.find((e) => e.primary)?.value ?? profile.emails?.[0]?.value;
   if (email) member.email = email;
   if (profile.displayName) member.displayName = profile.displayName;
-  const [current] = await ctx.state.getEmbedMembers(ref.source, [ref.id]);
   if (JSON.stringify(current) !== JSON.stringify(member)) {
     // Its groups decide embed membership (active, externalId): sync them again. The record says
     // so until they are marked, so a crash in between repeats the marking.

@@ -26,6 +26,10 @@ const groupMembers = (name: string) => {
   expect(groups, `embed groups named ${name}`).toHaveLength(1);
   return [...(groups[0]?.members ?? [])].sort();
 };
+const tenantUsers = () =>
+  (
+    h.emulator.state() as unknown as { embedTenants: Array<{ name: string; users: unknown[] }> }
+  ).embedTenants.find((t) => t.name === "acme")?.users ?? [];
 let n = 0;
 const uniq = (stem: string) => `${stem}.e${++n}@example.com`;
 
@@ -71,6 +75,31 @@ describe("embed members follow the identity the bridge derives", () => {
     await expectClean();
   });
 
+  it("a userName changed in case only (no externalId) is the same person: the same embed user stays in the group, none is added", async () => {
+    // RFC 7643 §4.1.1: userName is caseExact false; a workspace user renamed in case only keeps its
+    // platform user (idp-lifecycle-e2e), and an embed user must keep its identity likewise.
+    const okta = h.scim("okta");
+    const mixed = `Case.Only.e${++n}@Example.com`;
+    const u = await okta.createUser(mixed, { displayName: "Case Only" });
+    await okta.createGroup(`Case ${n}`, [u.id]);
+    const name = `Case ${n}`;
+    await h.waitForIdle();
+    expect(groupMembers(name)).toEqual([mixed]);
+    const embedUsersBefore = tenantUsers().length;
+
+    await okta.patchUser(u.id, [{ op: "replace", path: "userName", value: mixed.toLowerCase() }]);
+    await h.waitForIdle();
+    expect(groupMembers(name)).toEqual([mixed]);
+    expect(tenantUsers()).toHaveLength(embedUsersBefore);
+
+    // a real rename still moves the identity (docs/ARCHITECTURE.md: the userName when there is no externalId)
+    const renamed = uniq("case.renamed");
+    await okta.patchUser(u.id, [{ op: "replace", path: "userName", value: renamed }]);
+    await h.waitForIdle();
+    expect(groupMembers(name)).toEqual([renamed]);
+    await expectClean();
+  });
+
   it("an externalId changed and the user deactivated in quick succession: out of the group under both ids; reactivated: back under the new one", async () => {
     const okta = h.scim("okta");
     const u = await okta.createUser(uniq("quick"), { externalId: "00u-q-1" });
@@ -97,6 +126,37 @@ describe("embed members follow the identity the bridge derives", () => {
     await h.waitForIdle();
     expect(groupMembers(`Two-1 ${n}`)).toEqual([a.userName]);
     expect(groupMembers(`Two-2 ${n}`)).toEqual([]);
+    await expectClean();
+  });
+});
+
+describe("last: after the traffic above", () => {
+  it("a reconciliation finds no drift and a resync writes nothing", async () => {
+    await h.waitForIdle();
+    const res = await h.admin().post("/sources/okta/reconcile", { dryRun: true });
+    expect(res.status).toBe(202);
+    let run: { state: string; counts: Record<string, number> } | undefined;
+    for (let i = 0; i < 600; i++) {
+      run = (await h.admin().get(`/reconcile-runs/${res.body.runId}`)).body;
+      if (run && !["queued", "running"].includes(run.state)) break;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(run, JSON.stringify(run)).toMatchObject({
+      state: "succeeded",
+      counts: {
+        missing: 0,
+        changed: 0,
+        activeMismatch: 0,
+        membership: 0,
+        attributeValues: 0,
+        deletedBehind: 0,
+        orphans: 0,
+      },
+    });
+    const writes = h.emulator.counters().writes;
+    expect((await h.admin().post("/sources/okta/resync", {})).status).toBe(202);
+    await h.waitForIdle();
+    expect(h.emulator.counters().writes).toBe(writes);
     await expectClean();
   });
 });
