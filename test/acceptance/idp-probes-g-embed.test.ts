@@ -130,6 +130,28 @@ describe("embed members follow the identity the bridge derives", () => {
   });
 });
 
+describe("embed group names freed and taken at once", () => {
+  it("one group deleted and another renamed onto its name; a third renamed away and its name taken by a new group", async () => {
+    const okta = h.scim("okta");
+    const [a, b, c, d] = await Promise.all([0, 1, 2, 3].map((i) => okta.createUser(uniq(`free${i}`))));
+    const name1 = `Freed one ${++n}`;
+    const name2 = `Freed two ${n}`;
+    const gone = await okta.createGroup(name1, [a!.id]);
+    const mover = await okta.createGroup(`${name1} next`, [b!.id]);
+    const away = await okta.createGroup(name2, [c!.id]);
+    await h.waitForIdle();
+    await okta.deleteGroup(gone.id);
+    await okta.patchGroup(mover.id, [{ op: "replace", path: "displayName", value: name1 }]);
+    await okta.patchGroup(away.id, [{ op: "replace", path: "displayName", value: `${name2} old` }]);
+    await okta.createGroup(name2, [d!.id]);
+    await h.waitForIdle();
+    expect(groupMembers(name1)).toEqual([b!.userName]);
+    expect(groupMembers(`${name2} old`)).toEqual([c!.userName]);
+    expect(groupMembers(name2)).toEqual([d!.userName]);
+    await expectClean();
+  });
+});
+
 describe("last: after the traffic above", () => {
   it("a reconciliation finds no drift and a resync writes nothing", async () => {
     await h.waitForIdle();

@@ -1051,6 +1051,57 @@ describe("eighth pass: what an adopted account keeps from before", () => {
   });
 });
 
+describe("ninth pass: adopting what is already on the platform", () => {
+  it("an unowned platform group of the same name in another case is adopted: renamed as sent, members exactly the source's", async () => {
+    const okta = h.scim("okta");
+    const [a, b] = [await okta.createUser(uniq("adopt.ga")), await okta.createUser(uniq("adopt.gb"))];
+    const stranger = uniq("stranger");
+    await h.waitForIdle();
+    const name = `Adopted Group ${++n}`;
+    h.emulator.seed({
+      users: [{ userName: stranger }],
+      groups: [{ displayName: name.toLowerCase(), members: [stranger, a.userName] }],
+    });
+    const seeded = groupNamed(name.toLowerCase())[0]!;
+    await okta.createGroup(name, [a.id, b.id]);
+    await h.waitForIdle();
+    const g = oneGroup(name);
+    expect(g.id).toBe(seeded.id);
+    expect(g.members.sort()).toEqual([oneUser(a.userName).id, oneUser(b.userName).id].sort());
+    await expectNoDeadLetters();
+  });
+});
+
+describe("tenth pass: removals racing deletions on a slow platform", () => {
+  it("onDelete delete: members removed and deleted while group PATCHes take 150 ms, others added meanwhile", async () => {
+    const ping = h.scim("ping");
+    const us = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => ping.createUser(uniq(`race${i}`))));
+    const name = `Race ${++n}`;
+    const g = await ping.createGroup(
+      name,
+      us.slice(0, 4).map((u) => u.id),
+    );
+    await h.waitForIdle();
+    h.emulator.addFault({ type: "slow", delayMs: 150, match: { operation: "patchGroup" } });
+    try {
+      await ping.patchGroup(g.id, [{ op: "Remove", path: "members", value: [{ value: us[0]!.id }] }]);
+      await ping.deleteUser(us[0]!.id);
+      await ping.patchGroup(g.id, [{ op: "Add", path: "members", value: [{ value: us[4]!.id }] }]);
+      await new Promise((r) => setTimeout(r, 60));
+      await ping.deleteUser(us[1]!.id); // deleted without a removal first: the directory drops it
+      await ping.patchGroup(g.id, [{ op: "Add", path: "members", value: [{ value: us[5]!.id }] }]);
+      await h.waitForIdle();
+    } finally {
+      h.emulator.clearFaults();
+    }
+    expect(usersNamed(us[0]!.userName)).toEqual([]);
+    expect(usersNamed(us[1]!.userName)).toEqual([]);
+    const want = [us[2]!, us[3]!, us[4]!, us[5]!].map((u) => oneUser(u.userName).id).sort();
+    expect(oneGroup(name).members.sort()).toEqual(want);
+    await expectNoDeadLetters();
+  });
+});
+
 describe("last: after all of the traffic above", () => {
   it("a reconciliation of every source finds no drift, and a resync of every source writes nothing", async () => {
     await h.waitForIdle();
