@@ -12,7 +12,13 @@ let h: TestBridge;
 
 beforeAll(async () => {
   h = await startTestBridge("acceptance-idp-probes-g-embed", {
-    sources: { okta: { tokens: ["okta-token"], target: { embedTenant: "acme" } } },
+    sources: {
+      okta: { tokens: ["okta-token"], target: { embedTenant: "acme" } },
+      portal: {
+        tokens: ["portal-token"],
+        target: { embedTenantFromGroup: { pattern: "^tenant-([A-Za-z0-9]+)-" } },
+      },
+    },
   });
 });
 afterAll(async () => {
@@ -130,6 +136,23 @@ describe("embed members follow the identity the bridge derives", () => {
   });
 });
 
+describe("a leaver re-hired at once", () => {
+  it("deleted and created again under the same userName, added back to the group before any sync: in the group once", async () => {
+    const okta = h.scim("okta");
+    const userName = uniq("rehired");
+    const old = await okta.createUser(userName);
+    const other = await okta.createUser(uniq("rehired.other"));
+    const g = await okta.createGroup(`Rehired ${n}`, [old.id, other.id]);
+    const name = `Rehired ${n}`;
+    await okta.deleteUser(old.id);
+    const again = await okta.createUser(userName);
+    await okta.patchGroup(g.id, [{ op: "add", path: "members", value: [{ value: again.id }] }]);
+    await h.waitForIdle();
+    expect(groupMembers(name)).toEqual([userName, other.userName].sort());
+    await expectClean();
+  });
+});
+
 describe("embed group names freed and taken at once", () => {
   it("one group deleted and another renamed onto its name; a third renamed away and its name taken by a new group", async () => {
     const okta = h.scim("okta");
@@ -148,6 +171,45 @@ describe("embed group names freed and taken at once", () => {
     expect(groupMembers(name1)).toEqual([b!.userName]);
     expect(groupMembers(`${name2} old`)).toEqual([c!.userName]);
     expect(groupMembers(name2)).toEqual([d!.userName]);
+    await expectClean();
+  });
+});
+
+describe("tenants derived from group names (embedTenantFromGroup)", () => {
+  const tenantGroups = (tenant: string) =>
+    (h.emulator.state() as unknown as { embedTenants: Tenant[] }).embedTenants.find((t) => t.name === tenant)
+      ?.groups ?? [];
+
+  it("a group renamed in case only stays in its tenant, renamed; one renamed into another tenant moves there with its members", async () => {
+    const portal = h.scim("portal");
+    const [a, b] = [
+      await portal.createUser(uniq("tn.a")),
+      await portal.createUser(uniq("tn.b"), { externalId: "tn-b" }),
+    ];
+    const stem = `${++n}`;
+    const g = await portal.createGroup(`tenant-Globex-admins-${stem}`, [a.id, b.id]);
+    await h.waitForIdle();
+    expect(tenantGroups("globex").filter((x) => x.name === `tenant-Globex-admins-${stem}`)).toHaveLength(1);
+
+    await portal.patchGroup(g.id, [
+      { op: "replace", path: "displayName", value: `tenant-GLOBEX-Admins-${stem}` },
+    ]);
+    await h.waitForIdle();
+    const inGlobex = tenantGroups("globex").filter(
+      (x) => x.name.toLowerCase() === `tenant-globex-admins-${stem}`,
+    );
+    expect(inGlobex.map((x) => x.name)).toEqual([`tenant-GLOBEX-Admins-${stem}`]);
+    expect([...inGlobex[0]!.members].sort()).toEqual([a.userName, "tn-b"].sort());
+
+    await portal.patchGroup(g.id, [
+      { op: "replace", path: "displayName", value: `tenant-Initech-admins-${stem}` },
+    ]);
+    await portal.patchUser(b.id, [{ op: "replace", path: "active", value: false }]);
+    await h.waitForIdle();
+    expect(tenantGroups("globex").filter((x) => x.name.toLowerCase().endsWith(`admins-${stem}`))).toEqual([]);
+    const moved = tenantGroups("initech").filter((x) => x.name === `tenant-Initech-admins-${stem}`);
+    expect(moved).toHaveLength(1);
+    expect(moved[0]!.members).toEqual([a.userName]);
     await expectClean();
   });
 });
