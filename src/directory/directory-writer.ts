@@ -142,7 +142,13 @@ export class DirectoryWriter {
     if (status === "conflict") throw new ConflictError(conflictMessage(kind, reply[1]), "uniqueness");
     if (status === "unknown") {
       const unknown = reply[1] as string[];
-      throw new BadRequestError(`Unknown member ids: ${unknown.join(", ")}`, "invalidValue", { unknown });
+      // A group's id among them is a nested group, which the platform's groups cannot hold.
+      throw new BadRequestError(
+        `Unknown member ids: ${unknown.join(", ")} (a member is a user of this source, by its id; ` +
+          "groups as members are not supported)",
+        "invalidValue",
+        { unknown },
+      );
     }
     if (status === "exists") throw new ConflictError(`${kind} id collision`, "uniqueness");
     if (status === "version") {
