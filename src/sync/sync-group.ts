@@ -288,7 +288,13 @@ async function createOrAdoptGroup(
     const body = { schemas: [SCHEMA_GROUP], displayName, members: members.map((value) => ({ value })) };
     const created = await ctx.platform.createGroup(body);
     await claimOwnership(ctx, "group", created.id, ref, "createGroup");
-    result = { platformId: created.id, displayName, members };
+    // RFC 7644 §3.3: the answer is the group as stored, which may hold fewer members than were
+    // sent: those it names are what the next plan diffs against (an answer without them, as sent).
+    result = {
+      platformId: created.id,
+      displayName,
+      members: Array.isArray(created["members"]) ? memberValues(created) : members,
+    };
   } catch (err) {
     if (!isPlatformFailure(err, "conflict")) throw err;
     // Adopt the platform group of that name, unless it may be another entity's unanswered create.

@@ -381,7 +381,11 @@ async function createOrAdoptUser(
     result = {
       platformId: created.id,
       profile: toUserProfile(body),
-      lifecycle: body["active"] === false ? "inactive" : "active",
+      // RFC 7644 §3.3: the answer is the user as stored (a platform may create it inactive).
+      lifecycle:
+        (typeof created.active === "boolean" ? created.active : body["active"]) === false
+          ? "inactive"
+          : "active",
       attributes: {},
     };
   } catch (err) {
