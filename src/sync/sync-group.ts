@@ -105,6 +105,8 @@ async function syncWorkspaceGroup(
     // A resync, or PATCHes whose answers never came: what the platform holds now decides.
     const inDoubt = applied.inDoubt;
     const current = await ctx.platform.getGroup(applied.platformId);
+    // Gone behind our back: the entity owns that platform id no more (invariant 6).
+    if (!current) await ctx.state.releaseOwner("group", applied.platformId, ref);
     applied = current ? fromPlatformGroup(current) : null;
     if (inDoubt && applied) await ctx.state.putApplied(ref, applied);
   }
@@ -208,7 +210,9 @@ async function syncWorkspaceGroup(
               );
           }
           if (!isPlatformFailure(err, "not_found")) throw err;
-          applied = null; // deleted behind our back: create it again
+          // Deleted behind our back: create it again; the id gone is owned no more (invariant 6).
+          await ctx.state.releaseOwner("group", platformId, ref);
+          applied = null;
           continue;
         }
         return { result: "clean", generation, platformId, warnings: leftOut(vanished) };

@@ -366,6 +366,9 @@ async function createOrAdoptUser(
   userName: string,
   applied: AppliedUser | null,
 ): Promise<AppliedUser> {
+  // A create with a platform id recorded: that platform user is gone (deleted behind our back or
+  // by a bulk call): the entity owns it no more (invariant 6).
+  if (applied?.platformId) await ctx.state.releaseOwner("user", applied.platformId, ref);
   // Record the intent first: if the answer is lost, the user is found again by userName.
   await ctx.state.putApplied(ref, {
     attributes: {},
