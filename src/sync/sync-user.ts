@@ -405,9 +405,11 @@ async function createOrAdoptUser(
       });
     }
     await claimOwnership(ctx, "user", found.id, ref, "createUser");
+    // Read again once owned: a change made before the claim (a reconciliation deactivating it as
+    // an orphan) is in this read, and one made after it sees the owner (apply-repairs.ts).
     result = await fromPlatformUser(
       ctx,
-      found,
+      (await ctx.platform.getUser(found.id)) ?? found,
       Object.keys(ctx.config.sources[ref.source]?.attributes ?? {}),
     );
   }
