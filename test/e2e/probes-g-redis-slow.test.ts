@@ -138,3 +138,68 @@ describe("probes-g: Redis slow, not down", () => {
     expect((await h.admin().get("/status")).body).toMatchObject({ idle: true, deadLetters: 0 });
   }, 100_000);
 });
+
+/**
+ * Redis slow for the workers (every round trip past the store client's 2 s command timeout) for a
+ * few seconds right after a deactivation was acknowledged: its sync cannot read the directory.
+ * Redis being slow says nothing about the user; the admin expects the deactivation on the platform
+ * once Redis is fast again, not a dead letter that waits for an admin's retry. (A sync that fails
+ * on Redis spends one of the job's attempts, five here: a slowdown of minutes would spend them
+ * all and leave a dead letter for an admin to retry; not probed here.)
+ */
+describe("probes-g: Redis slow while a sync runs", () => {
+  let redis: ThrowawayRedis;
+  let proxy: LatencyProxy;
+  let h: TestBridge;
+  beforeAll(async () => {
+    redis = await ThrowawayRedis.start();
+    proxy = new LatencyProxy(redis.port);
+    const port = await proxy.start();
+    h = await startTestBridge("probes-g-redis-slow-sync", {
+      sources: { okta: { tokens: ["okta-token"] } },
+      config: {
+        redis: { url: `redis://127.0.0.1:${port}`, prefix: "{probes-g-slow-sync}" },
+        sync: {
+          concurrency: 1,
+          attempts: 5,
+          lifecycleBatchWindowMs: 50,
+          sweepIntervalMs: 500,
+          sweepAfterMs: 1_000,
+        },
+      },
+    });
+  });
+  afterAll(async () => {
+    await h?.close();
+    await proxy?.close();
+    await redis?.dispose();
+  });
+
+  it("a deactivation acknowledged just before Redis slows down reaches the platform; no dead letter", async () => {
+    const scim = h.scim("okta");
+    const busy = await scim.createUser("slowsync.busy@example.com");
+    const u = await scim.createUser("slowsync.u@example.com");
+    await h.waitForIdle();
+    // The one worker slot is taken by a slow platform call, so the deactivation's sync starts
+    // only once Redis is slow.
+    const busyId = h.platformUsers().get("slowsync.busy@example.com")?.id as string;
+    h.emulator.setFaults([
+      { type: "slow", delayMs: 2_500, match: { method: "PATCH", path: `/api/scim/v2/Users/${busyId}` } },
+    ]);
+    expect(
+      (await scim.patchUser(busy.id, [{ op: "replace", path: "displayName", value: "Busy" }])).status,
+    ).toBe(200);
+    await waitFor(() => h.emulator.requests().some((r) => r.method === "PATCH"), { what: "the slow call" });
+    expect((await scim.patchUser(u.id, [{ op: "replace", path: "active", value: false }])).status).toBe(200);
+    proxy.latencyMs = 1_100;
+    await new Promise((r) => setTimeout(r, 10_000));
+    proxy.latencyMs = 0;
+    h.emulator.clearFaults();
+    await h.waitForIdle(40_000);
+    const platform = (
+      h.emulator.state().users as unknown as Array<{ userName: string; active: boolean }>
+    ).filter((x) => x.userName === "slowsync.u@example.com");
+    expect(platform.map((x) => x.active)).toEqual([false]);
+    expect((await h.admin().get("/status")).body).toMatchObject({ idle: true, deadLetters: 0 });
+  }, 90_000);
+});
