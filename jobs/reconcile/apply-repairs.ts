@@ -46,6 +46,29 @@ async function stillToDeactivate(
   return { ids: ids.filter((_id, index) => keep[index]), adopting };
 }
 
+/** Requests a resync of the owners the given platform users have now (adopted since the check). */
+async function resyncAdopted(
+  input: { state: ReconcileSyncState; requestResync: ResyncRequester; logger: Logger },
+  ids: string[],
+): Promise<void> {
+  if (ids.length === 0) return;
+  const refs: EntityRef[] = [];
+  for (const owner of await input.state.ownersOf("user", ids)) {
+    if (!owner) continue;
+    try {
+      refs.push(parseRefKey(owner));
+    } catch {
+      input.logger.warn("reconcile: skipping a malformed owner reference");
+    }
+  }
+  if (refs.length === 0) return;
+  input.logger.warn(
+    { adopted: refs.length },
+    "reconcile: orphans adopted by a source while their deactivation was on its way are synced again",
+  );
+  await input.requestResync(refs);
+}
+
 /**
  * Applies a run's planned repairs: entities are marked dirty and resynced through the normal
  * sync path (chunked), and orphans, which no source owns and so have no sync of their own, are
@@ -97,6 +120,9 @@ export async function applyRepairs(input: {
       if (stillOrphans.length === 0) continue;
       const result = await input.platform.bulkUsers("DEACTIVATE", stillOrphans);
       orphanDeactivations += result.succeeded.length;
+      // A source that adopted one while the call was out planned from the user still active: its
+      // sync runs again and reads the platform (else the person it provisioned stays locked out).
+      await resyncAdopted(input, result.succeeded);
       if (result.failed.length > 0) {
         input.logger.warn(
           { failed: result.failed.length, codes: [...new Set(result.failed.map((f) => f.code))] },

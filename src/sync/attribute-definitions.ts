@@ -18,8 +18,10 @@ export class AttributeDefinitions {
 
   async ensure(name: string, type: UserAttributeType, displayName?: string): Promise<number> {
     let def = this.find(name);
-    if (!def) {
-      await this.reload();
+    if (!def || def.type !== type) {
+      // A cached definition of another type may be stale (replaced on the platform since): a
+      // clash is declared only on what the platform lists now.
+      await this.reload(def !== undefined);
       def = this.find(name);
     }
     if (!def) {
@@ -76,6 +78,8 @@ export class AttributeDefinitions {
     if (this.loading && !force) return this.loading;
     const loading = (async () => {
       const all = await this.platform.listUserAttributes();
+      // What the platform lists now replaces the cache: a definition deleted there is gone here too.
+      this.invalidate();
       for (const def of all) {
         this.byName.set(def.name, def);
         this.byFoldedName.set(def.name.toLowerCase(), def);

@@ -35,8 +35,11 @@ const ACTION_STATE: Record<BulkUserAction, LifecycleState> = {
   DELETE: "deleted",
 };
 
-/** Per-user failure codes of the bulk endpoint that heal by themselves. */
-const TRANSIENT_CODES = new Set(["INTERNAL"]);
+/**
+ * Per-user failure codes of the bulk endpoint that heal by themselves. UNCONFIRMED is the bridge's
+ * own: the answer named the user in neither list, and the platform does not show the change.
+ */
+const TRANSIENT_CODES = new Set(["INTERNAL", "UNCONFIRMED"]);
 
 /**
  * When a partial call (fewer than 100 ids) should go. It waits for company while changes keep
@@ -148,8 +151,35 @@ async function sendChunk(
     return;
   }
   const failed = new Map(result.failed.map((f) => [f.userId, f]));
+  const succeeded = new Set(result.succeeded);
   // Users of one call settle independently (ioredis pipelines their commands).
-  await Promise.all(part.map((s) => settleOne(ctx, s, action, failed.get(s.entry.platformId), options)));
+  await Promise.all(
+    part.map(async (s) => {
+      const id = s.entry.platformId;
+      const failure = failed.get(id) ?? (succeeded.has(id) ? undefined : await unconfirmed(ctx, id, action));
+      await settleOne(ctx, s, action, failure, options);
+    }),
+  );
+}
+
+/**
+ * A user the bulk answer names in neither `succeeded` nor `failed`: the answer does not say it
+ * changed, so the platform decides. Undefined when it shows the change; a per-user failure
+ * otherwise (NOT_FOUND when it is gone, UNCONFIRMED, retried, when it is not in that state).
+ */
+async function unconfirmed(
+  ctx: SyncContext,
+  platformId: string,
+  action: BulkUserAction,
+): Promise<BulkUserResult["failed"][number] | undefined> {
+  const user = await ctx.platform.getUser(platformId);
+  if (!user) return { userId: platformId, code: "NOT_FOUND", message: "no such user" };
+  if (action !== "DELETE" && (user.active !== false) === (action === "ACTIVATE")) return undefined;
+  return {
+    userId: platformId,
+    code: "UNCONFIRMED",
+    message: `the platform answered the bulk ${action} without naming the user, and does not show it applied`,
+  };
 }
 
 async function settleOne(

@@ -76,7 +76,10 @@ export async function syncEmbedGroup(
   if (applied?.platformId && applied.tenant && (resync || applied.inDoubt)) {
     // A resync, or writes whose answers never came: what the platform holds now decides.
     const inDoubt = applied.inDoubt;
+    const was = embedKey(applied.tenant, applied.platformId);
     applied = await readEmbedGroup(ctx, applied.tenant, applied.platformId);
+    // Gone behind our back (its tenant with it, maybe): owned no more (invariant 6).
+    if (!applied) await ctx.state.releaseOwner("embed", was, ref);
     if (inDoubt && applied) await ctx.state.putApplied(ref, applied);
   }
   if (badName) {
@@ -149,6 +152,8 @@ export async function syncEmbedGroup(
       }
     } catch (err) {
       if (!isPlatformFailure(err, "not_found")) throw err;
+      // Gone behind our back (its tenant with it, maybe): owned no more (invariant 6).
+      await ctx.state.releaseOwner("embed", embedKey(tenant, platformId), ref);
       applied = null;
       continue;
     }

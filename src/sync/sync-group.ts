@@ -105,6 +105,8 @@ async function syncWorkspaceGroup(
     // A resync, or PATCHes whose answers never came: what the platform holds now decides.
     const inDoubt = applied.inDoubt;
     const current = await ctx.platform.getGroup(applied.platformId);
+    // Gone behind our back: the entity owns that platform id no more (invariant 6).
+    if (!current) await ctx.state.releaseOwner("group", applied.platformId, ref);
     applied = current ? fromPlatformGroup(current) : null;
     if (inDoubt && applied) await ctx.state.putApplied(ref, applied);
   }
@@ -208,7 +210,9 @@ async function syncWorkspaceGroup(
               );
           }
           if (!isPlatformFailure(err, "not_found")) throw err;
-          applied = null; // deleted behind our back: create it again
+          // Deleted behind our back: create it again; the id gone is owned no more (invariant 6).
+          await ctx.state.releaseOwner("group", platformId, ref);
+          applied = null;
           continue;
         }
         return { result: "clean", generation, platformId, warnings: leftOut(vanished) };
@@ -288,7 +292,13 @@ async function createOrAdoptGroup(
     const body = { schemas: [SCHEMA_GROUP], displayName, members: members.map((value) => ({ value })) };
     const created = await ctx.platform.createGroup(body);
     await claimOwnership(ctx, "group", created.id, ref, "createGroup");
-    result = { platformId: created.id, displayName, members };
+    // RFC 7644 §3.3: the answer is the group as stored, which may hold fewer members than were
+    // sent: those it names are what the next plan diffs against (an answer without them, as sent).
+    result = {
+      platformId: created.id,
+      displayName,
+      members: Array.isArray(created["members"]) ? memberValues(created) : members,
+    };
   } catch (err) {
     if (!isPlatformFailure(err, "conflict")) throw err;
     // Adopt the platform group of that name, unless it may be another entity's unanswered create.

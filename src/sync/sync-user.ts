@@ -367,6 +367,9 @@ async function createOrAdoptUser(
   userName: string,
   applied: AppliedUser | null,
 ): Promise<AppliedUser> {
+  // A create with a platform id recorded: that platform user is gone (deleted behind our back or
+  // by a bulk call): the entity owns it no more (invariant 6).
+  if (applied?.platformId) await ctx.state.releaseOwner("user", applied.platformId, ref);
   // Record the intent first: if the answer is lost, the user is found again by userName.
   await ctx.state.putApplied(ref, {
     attributes: {},
@@ -382,7 +385,11 @@ async function createOrAdoptUser(
     result = {
       platformId: created.id,
       profile: toUserProfile(body),
-      lifecycle: body["active"] === false ? "inactive" : "active",
+      // RFC 7644 §3.3: the answer is the user as stored (a platform may create it inactive).
+      lifecycle:
+        (typeof created.active === "boolean" ? created.active : body["active"]) === false
+          ? "inactive"
+          : "active",
       attributes: {},
     };
   } catch (err) {
@@ -399,9 +406,11 @@ async function createOrAdoptUser(
       });
     }
     await claimOwnership(ctx, "user", found.id, ref, "createUser");
+    // Read again once owned: a change made before the claim (a reconciliation deactivating it as
+    // an orphan) is in this read, and one made after it sees the owner (apply-repairs.ts).
     result = await fromPlatformUser(
       ctx,
-      found,
+      (await ctx.platform.getUser(found.id)) ?? found,
       Object.keys(ctx.config.sources[ref.source]?.attributes ?? {}),
     );
   }
