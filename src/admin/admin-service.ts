@@ -348,15 +348,20 @@ export class AdminService {
     await this.audit(actor, "dead-letters.discard", refLabel(ref));
   }
 
-  listRuns(query: { source?: string; offset: number; limit: number }) {
+  // A `source` filter names a configured source, as every other route's source does: a typo
+  // (`--source Okta`) is a 404 naming it, never an empty list that reads as "nothing failed".
+  async listRuns(query: { source?: string; offset: number; limit: number }) {
+    if (query.source !== undefined) this.requireSource(query.source);
     return this.deps.runs.list(query);
   }
 
-  listResyncs(query: { source?: string; offset: number; limit: number }) {
+  async listResyncs(query: { source?: string; offset: number; limit: number }) {
+    if (query.source !== undefined) this.requireSource(query.source);
     return this.deps.resyncs.list(query);
   }
 
-  listDeadLetters(query: { source?: string; offset: number; limit: number }) {
+  async listDeadLetters(query: { source?: string; offset: number; limit: number }) {
+    if (query.source !== undefined) this.requireSource(query.source);
     return this.deps.syncState.listDeadLetters(query);
   }
 
