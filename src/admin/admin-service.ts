@@ -172,7 +172,15 @@ export class AdminService {
         ? await directory.snapshotUser(ref.source, ref.id)
         : await directory.snapshotGroup(ref.source, ref.id);
     const status = await syncState.getStatus(ref);
-    if (!snapshot && !status) throw new NotFoundError(`No ${ref.kind} ${ref.id} in source ${ref.source}`);
+    if (!snapshot && !status) {
+      // An operator often knows the userName (or displayName), not the id: say how to find it.
+      const [key, option] =
+        ref.kind === "user" ? ["userName", "--user-name"] : ["displayName", "--group-name"];
+      throw new NotFoundError(
+        `No ${ref.kind} ${ref.id} in source ${ref.source} (ids are the bridge's SCIM ids; to find one by ` +
+          `${key}: GET /sources/${ref.source}/${ref.kind}s?${key}=… or scim-bridge status ${ref.source} ${option} …)`,
+      );
+    }
     const desired = snapshot?.desired ?? null;
     return {
       ...ref,

@@ -176,6 +176,18 @@ describe("probes g: bad admin input gets a clear error and changes nothing", () 
     expect((await h.admin().get(`/sources/okta/users/${deadId}`)).body.state).toBe("dead");
   });
 
+  it("a userName where an id goes: the 404 says ids are the bridge's and how to find one by userName", async () => {
+    const api = await h.admin().get(`/sources/okta/users/${encodeURIComponent("kept.user@example.com")}`);
+    expect(api.status).toBe(404);
+    expect(api.body.error.message).toMatch(/bridge's SCIM id/);
+    expect(api.body.error.message).toContain("/sources/okta/users?userName=");
+    const run = await cli(["status", "okta/user/kept.user@example.com"]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("scim-bridge status okta --user-name");
+    const group = await h.admin().get("/sources/okta/groups/Engineering");
+    expect(group.body.error.message).toContain("--group-name");
+  });
+
   it("a body that is not JSON, or not the schema: 400 with what is wrong, nothing started", async () => {
     const before = await footprint();
     const auth = { Authorization: `Bearer ${E2E_ADMIN_TOKEN}` };
