@@ -67,6 +67,18 @@ export function createAdminRouter(deps: AdminRouterDeps): Router {
           });
           return sendError(res, 403, "forbidden", `This action needs the ${route.role} role`);
         }
+        // A write's parameters go in the body. One in the query string (`?dryRun=true`,
+        // `?users=<id>`) would be ignored and the body's defaults (a real run, a whole source,
+        // every dead letter) would do more than asked: refused, as a body that is not JSON is.
+        const queryNames = Object.keys(req.query as object);
+        if (route.method !== "get" && !route.query && queryNames.length > 0) {
+          return sendError(
+            res,
+            400,
+            "invalid_request",
+            `This route takes no query parameters (got ${queryNames.join(", ")}); send them in the JSON body`,
+          );
+        }
         const body = route.body ? route.body.parse(req.body ?? {}) : undefined;
         const query = route.query ? route.query.parse(req.query) : undefined;
         const result = await route.handle({ req, res, body, query, service: deps.service });

@@ -223,6 +223,30 @@ describe("probes g: bad admin input gets a clear error and changes nothing", () 
     expect(await footprint()).toEqual(before);
   });
 
+  it("parameters in the query string of a write (?dryRun=true, ?users=…): 400, never taken for {} (a real run, a whole source, every letter)", async () => {
+    const before = await footprint();
+    for (const [path, body] of [
+      ["/sources/okta/reconcile?dryRun=true", undefined],
+      ["/sources/okta/reconcile?dryRun=true", {}],
+      [`/sources/okta/resync?users=${userId}`, undefined],
+      [`/dead-letters/retry?refs=okta/user/${deadId}`, undefined],
+      [`/dead-letters/okta/user/${deadId}/retry?force=1`, undefined],
+      [`/reconcile-runs/x/discard?reason=typo`, undefined],
+    ] as const) {
+      const req = h.http.post(`/admin/v1${path}`).set({ Authorization: `Bearer ${E2E_ADMIN_TOKEN}` });
+      const res = body === undefined ? await req : await req.send(body);
+      expect(res.status, path).toBe(400);
+      expect(res.body.error.code, path).toBe("invalid_request");
+      expect(res.body.error.message, path).toMatch(/query/);
+    }
+    const del = await h.http
+      .delete(`/admin/v1/dead-letters/okta/user/${deadId}?dryRun=true`)
+      .set({ Authorization: `Bearer ${E2E_ADMIN_TOKEN}` });
+    expect(del.status).toBe(400);
+    expect(await footprint()).toEqual(before);
+    expect((await h.admin().get("/dead-letters")).body.total).toBe(1);
+  });
+
   it("a wrong method: 405 with Allow, and nothing done", async () => {
     const before = await footprint();
     const cases: Array<[string, string, string]> = [
