@@ -77,7 +77,10 @@ export class AdminService {
   constructor(private readonly deps: AdminServiceDeps) {}
 
   requireSource(source: string): void {
-    if (!Object.hasOwn(this.deps.config.sources, source)) throw new NotFoundError(`Unknown source ${source}`);
+    if (!Object.hasOwn(this.deps.config.sources, source)) {
+      const configured = Object.keys(this.deps.config.sources).join(", ");
+      throw new NotFoundError(`Unknown source ${source} (configured: ${configured || "none"})`);
+    }
   }
 
   async status(): Promise<{

@@ -107,6 +107,8 @@ describe("probes g: bad admin input gets a clear error and changes nothing", () 
       expect(res.status, `ask ${i}`).toBe(404);
       expect(res.body.error.code).toBe("not_found");
       expect(res.body.error.message, `ask ${i}`).toMatch(/nowhere/);
+      // A typo (`Okta`) is told which sources there are.
+      expect(res.body.error.message, `ask ${i}`).toContain("configured: okta, entra");
     }
     expect(await footprint()).toEqual(before);
   });
