@@ -49,7 +49,7 @@ export interface HeldOperation {
   ownedUsers?: number;
 }
 
-/** How many of the newest runs and resyncs GET /status looks through for held ones. */
+/** The page size in which GET /status reads every run and resync for held and running ones. */
 const HELD_SCAN = 500;
 
 const BUSY_STATES = ["waiting", "active", "delayed", "prioritized", "waiting-children"];
@@ -117,13 +117,27 @@ export class AdminService {
     return { idle, pending, deadLetters, queues, sources, awaitingConfirmation };
   }
 
-  /** The newest runs and resyncs (what GET /status looks through for held and running ones). */
+  /**
+   * Every stored run and resync (what GET /status looks through for held and running ones). A held
+   * one is never trimmed, however many came after it, so all are read, page by page: the stores
+   * keep `reconcile.keepRuns` finished ones per source (and 50 resyncs) besides the unfinished.
+   */
   private async recentOperations(): Promise<{ runs: ReconcileRun[]; resyncs: ResyncOperation[] }> {
+    const all = async <T>(
+      list: (page: { offset: number; limit: number }) => Promise<{ total: number; items: T[] }>,
+    ) => {
+      const items: T[] = [];
+      for (let offset = 0; ; offset += HELD_SCAN) {
+        const page = await list({ offset, limit: HELD_SCAN });
+        items.push(...page.items);
+        if (offset + HELD_SCAN >= page.total) return items;
+      }
+    };
     const [runs, resyncs] = await Promise.all([
-      this.deps.runs.list({ offset: 0, limit: HELD_SCAN }),
-      this.deps.resyncs.list({ offset: 0, limit: HELD_SCAN }),
+      all((page) => this.deps.runs.list(page)),
+      all((page) => this.deps.resyncs.list(page)),
     ]);
-    return { runs: runs.items, resyncs: resyncs.items };
+    return { runs, resyncs };
   }
 
   /**
