@@ -6,7 +6,8 @@
  * email index's, field names that are userNames, a script's arguments that are whole user records),
  * and the logger's error serializer wrote them all. Here the userName index of one source has the
  * wrong type; an operator looking a user up by userName, and an identity provider filtering by it,
- * get a 500, and no line names the user.
+ * get a 500, and no line names the user. The admin API's error line carries the request's id
+ * (`reqId`), as docs/operations.md says of the lines a handler writes while serving a request.
  */
 import { Writable } from "node:stream";
 import { Redis } from "ioredis";
@@ -53,6 +54,9 @@ describe("probes g: Redis refusing a command", () => {
     // What the operator needs stays: the reply and which command it was.
     expect(errorLine).toContain("WRONGTYPE");
     expect(errorLine).toContain('"name":"hget"');
+    // The operator goes from the 500's x-request-id to its error line (docs/operations.md, Logs).
+    expect(res.headers["x-request-id"]).toBeTruthy();
+    expect(JSON.parse(errorLine as string).reqId).toBe(res.headers["x-request-id"]);
     for (const line of mine) expect(line.includes("ada.lovelace"), line).toBe(false);
   });
 
