@@ -89,7 +89,7 @@ export function createAdminRouter(deps: AdminRouterDeps): Router {
     });
   }
   // A known path asked with a method it does not serve: 405 with the methods it does (RFC 9110 §15.5.6).
-  const methodsByPath = new Map<string, string[]>();
+  const methodsByPath = new Map<string, string[]>([["/openapi.json", ["GET", "HEAD"]]]);
   for (const route of ADMIN_ROUTES) {
     const methods = methodsByPath.get(route.path) ?? [];
     methods.push(route.method.toUpperCase());

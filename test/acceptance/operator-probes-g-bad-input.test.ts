@@ -261,6 +261,7 @@ describe("probes g: bad admin input gets a clear error and changes nothing", () 
       ["post", `/dead-letters/okta/user/${deadId}`, "DELETE"],
       ["delete", `/sources/okta/users/${userId}`, "GET, HEAD"],
       ["patch", "/reconcile-runs/x/confirm", "POST"],
+      ["post", "/openapi.json", "GET, HEAD"],
     ];
     for (const [method, path, allow] of cases) {
       const res = await (h.http as unknown as Record<string, (p: string) => import("supertest").Test>)
