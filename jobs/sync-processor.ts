@@ -127,6 +127,16 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       if (resync) await ctx.state.requestResync([ref]);
       const fate = classifyFailure(err);
       const attempts = job.attemptsMade + 1;
+      if (fate.code === "unknown_source" && progress.generation === undefined) {
+        // A source taken out of the configuration (its dead letter retried, say): it failed before
+        // reading the entity. Its dead letter drops the dirty marker at the entity's generation, or
+        // the sweeper would enqueue it again at every sweep, for ever.
+        const snap =
+          ref.kind === "user"
+            ? await ctx.directory.snapshotUser(ref.source, ref.id)
+            : await ctx.directory.snapshotGroup(ref.source, ref.id);
+        progress.generation = snap?.generation ?? 0;
+      }
       if (fate.rateLimitedForMs !== undefined && (await ctx.state.bumpRateLimitLoops(ref)) <= maxLoops) {
         metrics.jobs.inc({ kind: ref.kind, outcome: "rate_limited" });
         const waitSeconds = Math.ceil(fate.rateLimitedForMs / 1000);

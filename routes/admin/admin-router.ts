@@ -67,6 +67,18 @@ export function createAdminRouter(deps: AdminRouterDeps): Router {
           });
           return sendError(res, 403, "forbidden", `This action needs the ${route.role} role`);
         }
+        // A write's parameters go in the body. One in the query string (`?dryRun=true`,
+        // `?users=<id>`) would be ignored and the body's defaults (a real run, a whole source,
+        // every dead letter) would do more than asked: refused, as a body that is not JSON is.
+        const queryNames = Object.keys(req.query as object);
+        if (route.method !== "get" && !route.query && queryNames.length > 0) {
+          return sendError(
+            res,
+            400,
+            "invalid_request",
+            `This route takes no query parameters (got ${queryNames.join(", ")}); send them in the JSON body`,
+          );
+        }
         const body = route.body ? route.body.parse(req.body ?? {}) : undefined;
         const query = route.query ? route.query.parse(req.query) : undefined;
         const result = await route.handle({ req, res, body, query, service: deps.service });
@@ -77,7 +89,7 @@ export function createAdminRouter(deps: AdminRouterDeps): Router {
     });
   }
   // A known path asked with a method it does not serve: 405 with the methods it does (RFC 9110 §15.5.6).
-  const methodsByPath = new Map<string, string[]>();
+  const methodsByPath = new Map<string, string[]>([["/openapi.json", ["GET", "HEAD"]]]);
   for (const route of ADMIN_ROUTES) {
     const methods = methodsByPath.get(route.path) ?? [];
     methods.push(route.method.toUpperCase());
@@ -91,7 +103,9 @@ export function createAdminRouter(deps: AdminRouterDeps): Router {
     });
   }
   router.use((_req, res) => sendError(res, 404, "not_found", "No such admin route"));
-  const onError: ErrorRequestHandler = (err, _req, res, _next) => {
+  const onError: ErrorRequestHandler = (err, req, res, _next) => {
+    // The request's id (echoed in x-request-id) leads an operator from a 500 to its line.
+    const reqId = (req as { id?: unknown }).id;
     if (err instanceof ZodError) {
       return sendError(
         res,
@@ -102,7 +116,7 @@ export function createAdminRouter(deps: AdminRouterDeps): Router {
       );
     }
     if (isAppError(err)) {
-      if (err.status >= 500) deps.logger.error({ err }, "admin request failed");
+      if (err.status >= 500) deps.logger.error({ err, reqId }, "admin request failed");
       return sendError(res, err.status, err.code, err.message);
     }
     if (isRedisUnavailable(err)) {
@@ -112,7 +126,7 @@ export function createAdminRouter(deps: AdminRouterDeps): Router {
     const status =
       typeof err?.status === "number" && err.status >= 400 && err.status < 500 ? err.status : 500;
     if (status === 500) {
-      deps.logger.error({ err }, "admin request failed");
+      deps.logger.error({ err, reqId }, "admin request failed");
       return sendError(res, 500, "internal", "Internal error");
     }
     return sendError(

@@ -49,7 +49,7 @@ export interface HeldOperation {
   ownedUsers?: number;
 }
 
-/** How many of the newest runs and resyncs GET /status looks through for held ones. */
+/** The page size in which GET /status reads every run and resync for held and running ones. */
 const HELD_SCAN = 500;
 
 const BUSY_STATES = ["waiting", "active", "delayed", "prioritized", "waiting-children"];
@@ -77,7 +77,10 @@ export class AdminService {
   constructor(private readonly deps: AdminServiceDeps) {}
 
   requireSource(source: string): void {
-    if (!Object.hasOwn(this.deps.config.sources, source)) throw new NotFoundError(`Unknown source ${source}`);
+    if (!Object.hasOwn(this.deps.config.sources, source)) {
+      const configured = Object.keys(this.deps.config.sources).join(", ");
+      throw new NotFoundError(`Unknown source ${source} (configured: ${configured || "none"})`);
+    }
   }
 
   async status(): Promise<{
@@ -114,13 +117,27 @@ export class AdminService {
     return { idle, pending, deadLetters, queues, sources, awaitingConfirmation };
   }
 
-  /** The newest runs and resyncs (what GET /status looks through for held and running ones). */
+  /**
+   * Every stored run and resync (what GET /status looks through for held and running ones). A held
+   * one is never trimmed, however many came after it, so all are read, page by page: the stores
+   * keep `reconcile.keepRuns` finished ones per source (and 50 resyncs) besides the unfinished.
+   */
   private async recentOperations(): Promise<{ runs: ReconcileRun[]; resyncs: ResyncOperation[] }> {
+    const all = async <T>(
+      list: (page: { offset: number; limit: number }) => Promise<{ total: number; items: T[] }>,
+    ) => {
+      const items: T[] = [];
+      for (let offset = 0; ; offset += HELD_SCAN) {
+        const page = await list({ offset, limit: HELD_SCAN });
+        items.push(...page.items);
+        if (offset + HELD_SCAN >= page.total) return items;
+      }
+    };
     const [runs, resyncs] = await Promise.all([
-      this.deps.runs.list({ offset: 0, limit: HELD_SCAN }),
-      this.deps.resyncs.list({ offset: 0, limit: HELD_SCAN }),
+      all((page) => this.deps.runs.list(page)),
+      all((page) => this.deps.resyncs.list(page)),
     ]);
-    return { runs: runs.items, resyncs: resyncs.items };
+    return { runs, resyncs };
   }
 
   /**
@@ -172,7 +189,15 @@ export class AdminService {
         ? await directory.snapshotUser(ref.source, ref.id)
         : await directory.snapshotGroup(ref.source, ref.id);
     const status = await syncState.getStatus(ref);
-    if (!snapshot && !status) throw new NotFoundError(`No ${ref.kind} ${ref.id} in source ${ref.source}`);
+    if (!snapshot && !status) {
+      // An operator often knows the userName (or displayName), not the id: say how to find it.
+      const [key, option] =
+        ref.kind === "user" ? ["userName", "--user-name"] : ["displayName", "--group-name"];
+      throw new NotFoundError(
+        `No ${ref.kind} ${ref.id} in source ${ref.source} (ids are the bridge's SCIM ids; to find one by ` +
+          `${key}: GET /sources/${ref.source}/${ref.kind}s?${key}=… or scim-bridge status ${ref.source} ${option} …)`,
+      );
+    }
     const desired = snapshot?.desired ?? null;
     return {
       ...ref,
@@ -348,15 +373,20 @@ export class AdminService {
     await this.audit(actor, "dead-letters.discard", refLabel(ref));
   }
 
-  listRuns(query: { source?: string; offset: number; limit: number }) {
+  // A `source` filter names a configured source, as every other route's source does: a typo
+  // (`--source Okta`) is a 404 naming it, never an empty list that reads as "nothing failed".
+  async listRuns(query: { source?: string; offset: number; limit: number }) {
+    if (query.source !== undefined) this.requireSource(query.source);
     return this.deps.runs.list(query);
   }
 
-  listResyncs(query: { source?: string; offset: number; limit: number }) {
+  async listResyncs(query: { source?: string; offset: number; limit: number }) {
+    if (query.source !== undefined) this.requireSource(query.source);
     return this.deps.resyncs.list(query);
   }
 
-  listDeadLetters(query: { source?: string; offset: number; limit: number }) {
+  async listDeadLetters(query: { source?: string; offset: number; limit: number }) {
+    if (query.source !== undefined) this.requireSource(query.source);
     return this.deps.syncState.listDeadLetters(query);
   }
 

@@ -197,6 +197,21 @@ export class PipeDestination implements DestinationStream {
   }
 }
 
+/**
+ * pino's error serializer, without the arguments of a Redis command. ioredis puts the command an
+ * error reply answered on the error (`command: {name, args}`), and its arguments are personal data
+ * often: key names (the email index's holds the email), hash fields that are userNames, a script's
+ * arguments that are whole user records. The line keeps the reply and the command's name.
+ */
+export function serializeError(err: unknown): unknown {
+  const serialized = pino.stdSerializers.err(err as Error) as unknown;
+  if (typeof serialized !== "object" || serialized === null) return serialized;
+  const command = (serialized as { command?: unknown }).command;
+  if (typeof command !== "object" || command === null) return serialized;
+  const name = (command as { name?: unknown }).name;
+  return { ...serialized, command: typeof name === "string" ? { name } : "[redacted]" };
+}
+
 /** The root logger. `destination` (default: stdoutDestination()) lets tests capture the output. */
 export function createLogger(
   level: string = "info",
@@ -207,6 +222,7 @@ export function createLogger(
     level,
     base: { service: "scim-bridge" },
     redact: { paths: REDACT_PATHS, censor: "[redacted]" },
+    serializers: { err: serializeError },
     ...options,
   };
   return pino(merged, destination ?? stdoutDestination());
