@@ -10,7 +10,7 @@
  *
  * The bridge runs in this process (test/helpers/bridge-harness.ts); where a fault must depend on
  * the call's body (one source's users only) or on time after the platform applied a write, a
- * fault proxy (test/helpers/fault-proxy-probes-f.ts) sits between the bridge and the emulator.
+ * fault proxy (test/helpers/fault-proxy.ts) sits between the bridge and the emulator.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -19,7 +19,7 @@ import {
   type TestBridgeOptions,
   startTestBridge,
 } from "../helpers/bridge-harness.js";
-import { FaultProxy } from "../helpers/fault-proxy-probes-f.js";
+import { FaultProxy } from "../helpers/fault-proxy.js";
 import { waitFor } from "../helpers/redis-test-prefix.js";
 import { ThrowawayRedis } from "../helpers/throwaway-redis.js";
 import { Redis } from "ioredis";

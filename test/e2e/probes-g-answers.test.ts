@@ -6,12 +6,12 @@
  * nobody wrongly left active or locked out, and whatever cannot be done visible.
  *
  * The answers are rewritten by a proxy between the in-process bridge and the emulator
- * (test/helpers/fault-proxy-probes-g.ts); where the answer says the platform did something other
+ * (test/helpers/fault-proxy.ts); where the answer says the platform did something other
  * than asked, the test makes the emulator's state say so too (drift), as that platform would.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PLATFORM_TOKEN, type TestBridge, startTestBridge } from "../helpers/bridge-harness.js";
-import { RewritingProxy } from "../helpers/fault-proxy-probes-g.js";
+import { FaultProxy } from "../helpers/fault-proxy.js";
 import { waitFor } from "../helpers/redis-test-prefix.js";
 
 type PlatformUser = { id: string; userName: string; active: boolean; displayName?: string };
@@ -29,9 +29,9 @@ const ok = (res: { status: number }, what: string) =>
 
 describe("probes-g: 2xx answers the contract allows but the emulator never gives", () => {
   let h: TestBridge;
-  let proxy: RewritingProxy;
+  let proxy: FaultProxy;
   beforeAll(async () => {
-    proxy = new RewritingProxy();
+    proxy = new FaultProxy();
     const proxyUrl = await proxy.start();
     h = await startTestBridge("probes-g-answers", {
       start: false,

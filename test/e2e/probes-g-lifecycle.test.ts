@@ -10,7 +10,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PLATFORM_TOKEN, type TestBridge, startTestBridge } from "../helpers/bridge-harness.js";
-import { type ProxyRule, RewritingProxy } from "../helpers/fault-proxy-probes-g.js";
+import { type FaultProxyRule, FaultProxy } from "../helpers/fault-proxy.js";
 import { waitFor } from "../helpers/redis-test-prefix.js";
 
 type PlatformUser = { id: string; userName: string; active: boolean; displayName?: string };
@@ -18,9 +18,9 @@ type PlatformGroup = { id: string; displayName: string; members: string[] };
 
 describe("probes-g: lifecycle batches racing profile and membership changes under 429 and 503", () => {
   let h: TestBridge;
-  let proxy: RewritingProxy;
+  let proxy: FaultProxy;
   beforeAll(async () => {
-    proxy = new RewritingProxy();
+    proxy = new FaultProxy();
     const proxyUrl = await proxy.start();
     h = await startTestBridge("probes-g-lifecycle", {
       start: false,
@@ -86,7 +86,7 @@ describe("probes-g: lifecycle batches racing profile and membership changes unde
 
     let limited = 0;
     let patches = 0;
-    const rule: ProxyRule = (call) => {
+    const rule: FaultProxyRule = (call) => {
       if (call.method === "POST" && call.path === "/api/v1/users/bulk" && limited < 3) {
         limited++;
         return { kind: "answer", status: 429, headers: { "Retry-After": "120" } };

@@ -8,16 +8,16 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PLATFORM_TOKEN, type TestBridge, startTestBridge } from "../helpers/bridge-harness.js";
-import { RewritingProxy } from "../helpers/fault-proxy-probes-g.js";
+import { FaultProxy } from "../helpers/fault-proxy.js";
 import { waitFor } from "../helpers/redis-test-prefix.js";
 
 type PlatformUser = { id: string; userName: string; active: boolean };
 
 describe("probes-g: an orphan deactivation landing after a source adopted the user", () => {
   let h: TestBridge;
-  let proxy: RewritingProxy;
+  let proxy: FaultProxy;
   beforeAll(async () => {
-    proxy = new RewritingProxy();
+    proxy = new FaultProxy();
     const proxyUrl = await proxy.start();
     h = await startTestBridge("probes-g-orphans", {
       start: false,

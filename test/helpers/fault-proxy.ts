@@ -1,9 +1,11 @@
 /**
- * Probes-f: a reverse proxy between an in-process bridge and the platform emulator that decides
- * each call's fate from the call itself (method, path and JSON body), which the emulator's own
- * fault rules cannot: a fault for one source's users only (by userName), a write applied whose
- * answer comes back only after the client gave up on it, a platform that refuses connections for
- * a while. Every call is recorded with what the platform answered (0: no answer reached the client).
+ * A reverse proxy between an in-process bridge and the platform emulator that decides each call's
+ * fate from the call itself (method, path and JSON body), which the emulator's own fault rules
+ * cannot: a fault for one source's users only (by userName), a write applied whose answer comes
+ * back only after the client gave up on it, a platform that refuses connections for a while, an
+ * answer rewritten after the platform applied the call (one the contract allows but the emulator
+ * never gives by itself), a call held until the test lets it go. Used by the probes-f and probes-g
+ * suites. Every call is recorded with what the client got (0: no answer reached it).
  */
 import {
   Agent,
@@ -40,7 +42,11 @@ export type FaultProxyAction =
   /** The platform applies the call at once; its answer is sent `ms` later (the client may be gone). */
   | { kind: "delayAnswer"; ms: number }
   /** The call reaches the platform `ms` late (held in the network), then is answered as usual. */
-  | { kind: "delayRequest"; ms: number };
+  | { kind: "delayRequest"; ms: number }
+  /** Forwarded; the platform's JSON answer is replaced by what `rewrite` makes of it. */
+  | { kind: "rewrite"; rewrite: (status: number, body: unknown) => { status: number; body: unknown } }
+  /** Held until `until` resolves, then forwarded as usual (not at all if the client gave up meanwhile). */
+  | { kind: "hold"; until: Promise<unknown> };
 
 export type FaultProxyRule = (call: {
   method: string;
@@ -124,10 +130,18 @@ export class FaultProxy {
     if (action.kind === "answer") {
       call.status = action.status;
       res.writeHead(action.status, { "Content-Type": "application/json", ...action.headers });
-      res.end(JSON.stringify(action.body ?? { error: { code: "INJECTED", message: "probes-f fault" } }));
+      res.end(
+        JSON.stringify(
+          action.body ?? { error: { code: "INJECTED", message: "injected by the test's fault proxy" } },
+        ),
+      );
       return;
     }
     if (action.kind === "delayRequest") await new Promise((r) => setTimeout(r, action.ms));
+    if (action.kind === "hold") {
+      await action.until;
+      if (req.socket.destroyed) return;
+    }
     if (!this.upstream) throw new Error("fault proxy: no upstream");
     const upstream = request(new URL(url, this.upstream), {
       method,
@@ -152,6 +166,19 @@ export class FaultProxy {
     }
     if (action.kind === "delayAnswer") await new Promise((r) => setTimeout(r, action.ms));
     if (res.destroyed || req.socket.destroyed) return;
+    if (action.kind === "rewrite") {
+      let parsed: unknown;
+      try {
+        parsed = answer.body.length > 0 ? JSON.parse(answer.body.toString("utf8")) : undefined;
+      } catch {
+        parsed = undefined;
+      }
+      const out = action.rewrite(answer.status, parsed);
+      call.status = out.status;
+      res.writeHead(out.status, { "Content-Type": "application/json" });
+      res.end(out.body === undefined ? "" : JSON.stringify(out.body));
+      return;
+    }
     call.status = answer.status;
     res.writeHead(answer.status, forwardHeaders(answer.headers));
     res.end(answer.body);
