@@ -7,7 +7,7 @@
  */
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runAdminCommand } from "../../src/cli/admin-commands.js";
+import { type CliResult, runCli } from "../helpers/admin-cli.js";
 import {
   E2E_ADMIN_TOKEN,
   E2E_VIEWER_TOKEN,
@@ -21,25 +21,8 @@ let userId: string;
 let deadId: string;
 const lines: string[] = [];
 
-async function cli(
-  args: string[],
-  env: Record<string, string> = { SCIM_BRIDGE_ADMIN_TOKEN: E2E_ADMIN_TOKEN },
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  const [command, ...rest] = args;
-  const code = await runAdminCommand(command as string, [...rest, "--url", h.bridge.url as string], {
-    stdout: (t) => {
-      stdout += t;
-    },
-    stderr: (t) => {
-      stderr += t;
-    },
-    env,
-    fetch: globalThis.fetch,
-    pollMs: 50,
-  });
-  return { code, stdout, stderr };
+function cli(args: string[], env?: Record<string, string>): Promise<CliResult> {
+  return runCli(h.bridge.url as string, args, env);
 }
 
 /** What a bad request must not change: runs, resyncs, dead letters, queued work, the user's status. */

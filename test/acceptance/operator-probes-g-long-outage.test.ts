@@ -6,28 +6,14 @@
  * lands the dead letters, the deactivation reaches the platform, and the bridge goes idle.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runAdminCommand } from "../../src/cli/admin-commands.js";
-import { E2E_ADMIN_TOKEN, type TestBridge, startTestBridge } from "../helpers/bridge-harness.js";
+import { type CliResult, runCli } from "../helpers/admin-cli.js";
+import { type TestBridge, startTestBridge } from "../helpers/bridge-harness.js";
 import { waitFor } from "../helpers/redis-test-prefix.js";
 
 let h: TestBridge;
 
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  const [command, ...rest] = args;
-  const code = await runAdminCommand(command as string, [...rest, "--url", h.bridge.url as string], {
-    stdout: (t) => {
-      stdout += t;
-    },
-    stderr: (t) => {
-      stderr += t;
-    },
-    env: { SCIM_BRIDGE_ADMIN_TOKEN: E2E_ADMIN_TOKEN },
-    fetch: globalThis.fetch,
-    pollMs: 50,
-  });
-  return { code, stdout, stderr };
+function cli(...args: string[]): Promise<CliResult> {
+  return runCli(h.bridge.url as string, args);
 }
 
 beforeAll(async () => {

@@ -8,29 +8,15 @@
  */
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runAdminCommand } from "../../src/cli/admin-commands.js";
-import { E2E_ADMIN_TOKEN, type TestBridge, startTestBridge } from "../helpers/bridge-harness.js";
+import { type CliResult, runCli } from "../helpers/admin-cli.js";
+import { type TestBridge, startTestBridge } from "../helpers/bridge-harness.js";
 import { waitFor } from "../helpers/redis-test-prefix.js";
 
 let h: TestBridge;
 const lines: string[] = [];
 
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  const [command, ...rest] = args;
-  const code = await runAdminCommand(command as string, [...rest, "--url", h.bridge.url as string], {
-    stdout: (t) => {
-      stdout += t;
-    },
-    stderr: (t) => {
-      stderr += t;
-    },
-    env: { SCIM_BRIDGE_ADMIN_TOKEN: E2E_ADMIN_TOKEN },
-    fetch: globalThis.fetch,
-    pollMs: 50,
-  });
-  return { code, stdout, stderr };
+function cli(...args: string[]): Promise<CliResult> {
+  return runCli(h.bridge.url as string, args);
 }
 
 /** Every series of `name` in /metrics' text with these labels, summed (0 when none). */

@@ -8,7 +8,7 @@
  */
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runAdminCommand } from "../../src/cli/admin-commands.js";
+import { type CliResult, runCli } from "../helpers/admin-cli.js";
 import {
   E2E_ADMIN_TOKEN,
   PLATFORM_TOKEN,
@@ -21,22 +21,8 @@ let h: TestBridge;
 const lines: string[] = [];
 
 /** The CLI in this process, against the bridge over HTTP: exit code and what it printed. */
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  const [command, ...rest] = args;
-  const code = await runAdminCommand(command as string, [...rest, "--url", h.bridge.url as string], {
-    stdout: (t) => {
-      stdout += t;
-    },
-    stderr: (t) => {
-      stderr += t;
-    },
-    env: { SCIM_BRIDGE_ADMIN_TOKEN: E2E_ADMIN_TOKEN },
-    fetch: globalThis.fetch,
-    pollMs: 50,
-  });
-  return { code, stdout, stderr };
+function cli(...args: string[]): Promise<CliResult> {
+  return runCli(h.bridge.url as string, args);
 }
 
 /** The value of one series in /metrics' text (labels in any order), undefined when absent. */
