@@ -4,7 +4,7 @@ import type { Config } from "../../src/config/config-schema.js";
 import type { DirectoryStore } from "../../src/directory/directory-types.js";
 import type { Logger } from "../../src/observability/logger.js";
 import type { PlatformClient } from "../../src/platform/platform-types.js";
-import { resolveEmbedTenant } from "../../src/mapping/plan-embed-group.js";
+import { embedMemberId, resolveEmbedTenant } from "../../src/mapping/plan-embed-group.js";
 import type { AppliedEmbedGroup } from "../../src/mapping/plan-types.js";
 import { isPlatformError } from "../../src/platform/platform-error.js";
 import { evaluateGuard } from "../../src/reconcile/deprovision-guard.js";
@@ -180,11 +180,15 @@ async function activeEmbedMembers(
   source: string,
   ids: readonly string[],
 ): Promise<string[]> {
-  const snapshots = await Promise.all(ids.map((id) => deps.directory.snapshotUser(source, id)));
-  return snapshots.flatMap((snapshot) => {
+  const [snapshots, infos] = await Promise.all([
+    Promise.all(ids.map((id) => deps.directory.snapshotUser(source, id))),
+    deps.state.getEmbedMembers ? deps.state.getEmbedMembers(source, [...ids]) : [],
+  ]);
+  return snapshots.flatMap((snapshot, index) => {
     const user = snapshot?.desired?.resource;
     if (!user || user.active === false) return [];
-    return [typeof user.externalId === "string" && user.externalId ? user.externalId : user.userName];
+    // The id the sync keeps for the member (a userName changed in case only keeps the recorded one).
+    return [embedMemberId(user, infos[index]?.externalId)];
   });
 }
 
