@@ -172,7 +172,20 @@ async function unconfirmed(
   platformId: string,
   action: BulkUserAction,
 ): Promise<BulkUserResult["failed"][number] | undefined> {
-  const user = await ctx.platform.getUser(platformId);
+  let user: Awaited<ReturnType<SyncContext["platform"]["getUser"]>>;
+  try {
+    user = await ctx.platform.getUser(platformId);
+  } catch (err) {
+    // A rate limit pauses the flush as the bulk call's would; any other failure of the read is
+    // this user's, retried and dead-lettered as one (it must not fail the others' flush for ever).
+    const fate = classifyFailure(err);
+    if (fate.rateLimitedForMs !== undefined) throw err;
+    return {
+      userId: platformId,
+      code: "UNCONFIRMED",
+      message: `the platform answered the bulk ${action} without naming the user, and reading it failed (${fate.code})`,
+    };
+  }
   if (!user) return { userId: platformId, code: "NOT_FOUND", message: "no such user" };
   if (action !== "DELETE" && (user.active !== false) === (action === "ACTIVATE")) return undefined;
   return {

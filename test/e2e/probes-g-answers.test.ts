@@ -118,6 +118,56 @@ describe("probes-g: 2xx answers the contract allows but the emulator never gives
   }, 45_000);
 
   /**
+   * The same, while the platform cannot be read for that user either (every GET of it answers
+   * 500): the flush cannot confirm the change, so the user is retried as its own failure and ends
+   * a visible dead letter; the users deactivated with it, and after it, land. Before, the failed
+   * read failed the whole flush each time: the user was neither settled nor dead-lettered, and the
+   * bridge never went idle.
+   */
+  it("a bulk DEACTIVATE naming a user in neither list, whose read fails too: that user is a dead letter, the others land", async () => {
+    const okta = h.scim("okta");
+    const stuck = await okta.createUser("ans.unread@example.com");
+    const other = await okta.createUser("ans.unread.other@example.com");
+    await h.waitForIdle();
+    const stuckId = usersNamed(h, "ans.unread@example.com")[0]?.id as string;
+    proxy.rule = (call) => {
+      if (call.method === "GET" && call.path === `/api/scim/v2/Users/${stuckId}`) {
+        return { kind: "answer", status: 500 };
+      }
+      if (call.method === "POST" && call.path === "/api/v1/users/bulk") {
+        const ids = (call.body as { userIds?: string[] }).userIds ?? [];
+        if (!ids.includes(stuckId)) return undefined;
+        return {
+          kind: "rewrite",
+          rewrite: (status, body) => {
+            const answer = body as { succeeded: string[]; failed: unknown[] };
+            return {
+              status,
+              body: { ...answer, succeeded: answer.succeeded.filter((id) => id !== stuckId) },
+            };
+          },
+        };
+      }
+      return undefined;
+    };
+    ok(await okta.patchUser(stuck.id, [{ op: "replace", path: "active", value: false }]), "deactivate");
+    ok(await okta.patchUser(other.id, [{ op: "replace", path: "active", value: false }]), "deactivate other");
+    await h.waitForIdle(60_000);
+    expect(usersNamed(h, "ans.unread.other@example.com").map((u) => u.active)).toEqual([false]);
+    const letters = (await h.admin().get("/dead-letters?source=okta")).body.items as Array<{
+      ref: { id: string };
+      code: string;
+    }>;
+    expect(letters.map((l) => [l.ref.id, l.code])).toEqual([[stuck.id, "platform_bulk_unconfirmed"]]);
+    // Once the platform answers as it should, a retry of the dead letter lands the deactivation.
+    proxy.rule = undefined;
+    expect((await h.admin().post(`/dead-letters/okta/user/${stuck.id}/retry`)).status).toBeLessThan(300);
+    await h.waitForIdle(30_000);
+    expect(usersNamed(h, "ans.unread@example.com").map((u) => u.active)).toEqual([false]);
+    expect(await status(h)).toMatchObject({ idle: true, deadLetters: 0 });
+  }, 90_000);
+
+  /**
    * A group created with members, answered 201 with fewer members than sent (the platform kept
    * only some: the answer is the group as stored). The admin expects the platform group to hold
    * every member of the directory's group.
