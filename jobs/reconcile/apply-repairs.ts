@@ -118,11 +118,16 @@ export async function applyRepairs(input: {
         );
       }
       if (stillOrphans.length === 0) continue;
-      const result = await input.platform.bulkUsers("DEACTIVATE", stillOrphans);
+      let result: Awaited<ReturnType<typeof input.platform.bulkUsers>>;
+      try {
+        result = await input.platform.bulkUsers("DEACTIVATE", stillOrphans);
+      } finally {
+        // A source that adopted one while the call was out planned from the user still active:
+        // its sync runs again and reads the platform (else the person it provisioned stays locked
+        // out). Every id sent: the call may have landed without an answer, or in part.
+        await resyncAdopted(input, stillOrphans);
+      }
       orphanDeactivations += result.succeeded.length;
-      // A source that adopted one while the call was out planned from the user still active: its
-      // sync runs again and reads the platform (else the person it provisioned stays locked out).
-      await resyncAdopted(input, result.succeeded);
       if (result.failed.length > 0) {
         input.logger.warn(
           { failed: result.failed.length, codes: [...new Set(result.failed.map((f) => f.code))] },

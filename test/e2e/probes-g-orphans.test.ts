@@ -90,4 +90,48 @@ describe("probes-g: an orphan deactivation landing after a source adopted the us
     ]);
     expect((await h.admin().get("/status")).body).toMatchObject({ idle: true, deadLetters: 0 });
   }, 60_000);
+
+  it("also when the deactivation lands but its answer never comes (the run fails): the adopted user ends active", async () => {
+    const okta = h.scim("okta");
+    const orphanId = h.emulator.drift({
+      action: "addOrphanUser",
+      user: { userName: "orph.lost@example.com", active: true },
+    }) as string;
+    let release!: () => void;
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    let calls = 0;
+    proxy.rule = (call) => {
+      if (
+        call.method !== "POST" ||
+        call.path !== "/api/v1/users/bulk" ||
+        !(call.body as { userIds?: string[] }).userIds?.includes(orphanId)
+      ) {
+        return undefined;
+      }
+      // The first call lands after the adoption and its answer is lost; the retries meet a 503.
+      return calls++ === 0 ? { kind: "hold", until: held, ghost: true } : { kind: "answer", status: 503 };
+    };
+    const started = await h.admin().post("/sources/okta/reconcile", { dryRun: false });
+    expect(started.status).toBe(202);
+    await waitFor(() => calls >= 1, { what: "the orphan's deactivation on the wire" });
+    const u = await okta.createUser("orph.lost@example.com");
+    await waitFor(async () => (await h.admin().get(`/sources/okta/users/${u.id}`)).body.state === "synced", {
+      what: "the adoption",
+    });
+    release();
+    await waitFor(
+      async () => {
+        const res = await h.admin().get(`/reconcile-runs/${started.body.runId}`);
+        return ["queued", "running"].includes(res.body.state) ? undefined : res.body;
+      },
+      { timeoutMs: 30_000, what: "the run to end" },
+    );
+    proxy.rule = undefined;
+    await h.waitForIdle(30_000);
+    expect(named("orph.lost@example.com").map((x) => ({ id: x.id, active: x.active }))).toEqual([
+      { id: orphanId, active: true },
+    ]);
+  }, 60_000);
 });

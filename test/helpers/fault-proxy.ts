@@ -45,8 +45,11 @@ export type FaultProxyAction =
   | { kind: "delayRequest"; ms: number }
   /** Forwarded; the platform's JSON answer is replaced by what `rewrite` makes of it. */
   | { kind: "rewrite"; rewrite: (status: number, body: unknown) => { status: number; body: unknown } }
-  /** Held until `until` resolves, then forwarded as usual (not at all if the client gave up meanwhile). */
-  | { kind: "hold"; until: Promise<unknown> };
+  /**
+   * Held until `until` resolves, then forwarded as usual (not at all if the client gave up
+   * meanwhile); with `ghost`, the platform applies it and the answer is lost.
+   */
+  | { kind: "hold"; until: Promise<unknown>; ghost?: boolean };
 
 export type FaultProxyRule = (call: {
   method: string;
@@ -160,7 +163,7 @@ export class FaultProxy {
         upstream.end(raw);
       },
     ).catch(() => null);
-    if (!answer || action.kind === "ghost") {
+    if (!answer || action.kind === "ghost" || (action.kind === "hold" && action.ghost)) {
       res.socket?.destroy();
       return;
     }
