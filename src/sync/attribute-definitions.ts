@@ -20,8 +20,9 @@ export class AttributeDefinitions {
     let def = this.find(name);
     if (!def || def.type !== type) {
       // A cached definition of another type may be stale (replaced on the platform since): a
-      // clash is declared only on what the platform lists now.
-      await this.reload(def !== undefined);
+      // clash is declared only on what the platform lists now. Syncs that meet it at once share
+      // one listing (a misconfigured rule meets every user of a source).
+      await this.reload();
       def = this.find(name);
     }
     if (!def) {
