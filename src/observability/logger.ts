@@ -204,12 +204,31 @@ export class PipeDestination implements DestinationStream {
  * arguments that are whole user records. The line keeps the reply and the command's name.
  */
 export function serializeError(err: unknown): unknown {
+  return scrubError(err, 0);
+}
+
+/** The errors an error carries: MULTI's EXECABORT (`previousErrors`), AggregateError's, `cause`. */
+const NESTED_ERRORS = ["previousErrors", "aggregateErrors", "errors"] as const;
+
+function scrubError(err: unknown, depth: number): unknown {
   const serialized = pino.stdSerializers.err(err as Error) as unknown;
   if (typeof serialized !== "object" || serialized === null) return serialized;
-  const command = (serialized as { command?: unknown }).command;
-  if (typeof command !== "object" || command === null) return serialized;
-  const name = (command as { name?: unknown }).name;
-  return { ...serialized, command: typeof name === "string" ? { name } : "[redacted]" };
+  const out: Record<string, unknown> = { ...(serialized as Record<string, unknown>) };
+  const command = out["command"];
+  if (typeof command === "object" && command !== null) {
+    const name = (command as { name?: unknown }).name;
+    out["command"] = typeof name === "string" ? { name } : "[redacted]";
+  }
+  for (const key of NESTED_ERRORS) {
+    const nested = out[key];
+    if (Array.isArray(nested)) {
+      out[key] = depth < 3 ? nested.map((e) => scrubError(e, depth + 1)) : "[redacted]";
+    }
+  }
+  if (typeof out["cause"] === "object" && out["cause"] !== null) {
+    out["cause"] = depth < 3 ? scrubError(out["cause"], depth + 1) : "[redacted]";
+  }
+  return out;
 }
 
 /** The root logger. `destination` (default: stdoutDestination()) lets tests capture the output. */
