@@ -131,11 +131,17 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         // A source taken out of the configuration (its dead letter retried, say): it failed before
         // reading the entity. Its dead letter drops the dirty marker at the entity's generation, or
         // the sweeper would enqueue it again at every sweep, for ever.
-        const snap =
-          ref.kind === "user"
-            ? await ctx.directory.snapshotUser(ref.source, ref.id)
-            : await ctx.directory.snapshotGroup(ref.source, ref.id);
-        progress.generation = snap?.generation ?? 0;
+        // (Gone from the directory: the marker goes whatever the generation. Redis failing here:
+        // the job goes on as it would have, and the sweeper comes back to it.)
+        try {
+          const snap =
+            ref.kind === "user"
+              ? await ctx.directory.snapshotUser(ref.source, ref.id)
+              : await ctx.directory.snapshotGroup(ref.source, ref.id);
+          progress.generation = snap?.generation ?? 0;
+        } catch {
+          progress.generation = undefined;
+        }
       }
       if (fate.rateLimitedForMs !== undefined && (await ctx.state.bumpRateLimitLoops(ref)) <= maxLoops) {
         metrics.jobs.inc({ kind: ref.kind, outcome: "rate_limited" });
@@ -158,8 +164,12 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       const lastAttempt = attempts >= (job.opts.attempts ?? 1);
       // A refusal of a desired state that has changed since (a member deleted meanwhile, say)
       // says nothing about the new one: the next attempt plans from it.
+      // (A source out of the configuration is not superseded by any change of the entity.)
       const superseded =
-        fate.permanent && !lastAttempt && (await desiredStateMoved(ctx, ref, progress.generation));
+        fate.permanent &&
+        !lastAttempt &&
+        fate.code !== "unknown_source" &&
+        (await desiredStateMoved(ctx, ref, progress.generation));
       if ((fate.permanent && !superseded) || lastAttempt) {
         metrics.jobs.inc({ kind: ref.kind, outcome: "dead" });
         await recordDeadLetter(deps, ref, fate, attempts, progress.generation);
