@@ -1,5 +1,11 @@
 import type { SyncSnapshot } from "../../src/directory/directory-types.js";
-import { type ManagerLookup, managerValueOf, resolveManager } from "../../src/mapping/user-profile.js";
+import type { AppliedUser } from "../../src/mapping/plan-types.js";
+import {
+  type ManagerLookup,
+  managerLookupOf,
+  managerValueOf,
+  resolveManager,
+} from "../../src/mapping/user-profile.js";
 import { diffAttributeValues } from "../../src/reconcile/attribute-values.js";
 import { sliceOf } from "../../src/reconcile/attribute-slices.js";
 import { type DesiredState, classifyPlatformUser } from "../../src/reconcile/classify-user.js";
@@ -69,7 +75,8 @@ export async function scanPlatformUsers(ctx: RunContext): Promise<void> {
       await Promise.all(
         mine.map(async ({ user, ref }) => {
           const desired = desiredOf(await directory.snapshotUser(source, ref.id));
-          const lookup = desired.state === "present" ? await managerLookup(ctx, desired.resource) : undefined;
+          const lookup =
+            desired.state === "present" ? await managerLookup(ctx, ref, desired.resource) : undefined;
           const result = classifyPlatformUser({
             platform: user,
             owner: "this",
@@ -110,14 +117,22 @@ export async function scanPlatformUsers(ctx: RunContext): Promise<void> {
 
 /**
  * The desired user's manager looked up as the sync looks it up (sync-user.ts, lookUpManager): a
- * user of this source and its platform id (null while it has none), or another value.
+ * user of this source and its platform id (null while it has none), or another value; a value no
+ * longer a user of this source keeps the translation the user's applied record holds (so that the
+ * kept platform id is no drift).
  */
-async function managerLookup(ctx: RunContext, user: JsonObject): Promise<ManagerLookup | undefined> {
+async function managerLookup(
+  ctx: RunContext,
+  ref: EntityRef,
+  user: JsonObject,
+): Promise<ManagerLookup | undefined> {
   const value = managerValueOf(user);
   if (value === undefined) return undefined;
   const source = ctx.run.source;
   const [platformId] = await ctx.deps.state.getUserPlatformIds(source, [value]);
-  if (platformId) return { value, sourceUser: true, platformId };
+  if (platformId) return managerLookupOf(value, { platformId }, undefined);
   const snapshot = await ctx.deps.directory.snapshotUser(source, value);
-  return snapshot?.desired ? { value, sourceUser: true, platformId: null } : { value, sourceUser: false };
+  if (snapshot?.desired) return managerLookupOf(value, { platformId: null }, undefined);
+  const applied = await ctx.deps.state.getApplied<AppliedUser>(ref);
+  return managerLookupOf(value, null, applied?.managerTranslation);
 }

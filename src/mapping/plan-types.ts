@@ -5,7 +5,7 @@ import type {
   UserAttributeValueValue,
 } from "../platform/platform-types.js";
 import type { JsonObject, PatchOperation } from "../scim/scim-types.js";
-import type { UserProfile } from "./user-profile.js";
+import type { ManagerTranslation, UserProfile } from "./user-profile.js";
 
 /** Lifecycle state of a platform user as the bridge last applied (or read) it. */
 export type LifecycleState = "active" | "inactive" | "deleted";
@@ -27,6 +27,13 @@ export interface AppliedUser {
    * without the bridge knowing (answer lost, crash), so the next sync reads the platform first.
    */
   inDoubt?: boolean;
+  /**
+   * The manager translation `profile.manager` was last brought to: the source value (a bridge id of
+   * this source) and the platform id sent for it. Kept while the source value is no longer a user
+   * of the source (deleted, its keys purged), so the platform keeps that id (user-profile.ts,
+   * managerLookupOf). Absent in records written before it existed: the value is then forwarded.
+   */
+  managerTranslation?: ManagerTranslation;
 }
 
 /** What the bridge last recorded for a user of an embed-tenant source (embed users have no own sync). */
@@ -111,6 +118,11 @@ export interface UserPlan extends Plan<UserStep> {
    * later (the value here is the manager's bridge id).
    */
   waitingForManager?: string;
+  /**
+   * The manager translation `profile` holds (absent when the manager is forwarded as it is, left
+   * out, or absent): recorded with the profile (AppliedUser.managerTranslation).
+   */
+  managerTranslation?: ManagerTranslation;
 }
 
 /** The platform limits chunk sizes to 100 (bulk, members, embed members). */

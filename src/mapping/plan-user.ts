@@ -7,7 +7,9 @@ import { sameAttributeValue } from "./coerce-attribute-value.js";
 import type { AppliedUser, LifecycleState, Plan, UserPlan, UserStep } from "./plan-types.js";
 import {
   type ManagerLookup,
+  type ManagerTranslation,
   diffUserProfile,
+  managerTranslationOf,
   profileAsSynced,
   resolveManager,
   toPlatformUserBody,
@@ -50,9 +52,27 @@ export function planUser(input: UserPlanInput): UserPlan {
   const manager = resolveManager(desired, input.manager);
   const profile = profileAsSynced(desired, input.manager);
   const plan = planPresentUser(desired, applied, source, profile, manager);
-  return manager?.waitingFor
-    ? { ...plan, profile, waitingForManager: manager.waitingFor }
-    : { ...plan, profile };
+  const translation = managerTranslationOf(desired, input.manager);
+  return {
+    ...plan,
+    profile,
+    ...(manager?.waitingFor ? { waitingForManager: manager.waitingFor } : {}),
+    ...(translation ? { managerTranslation: translation } : {}),
+  };
+}
+
+/**
+ * The applied record with the manager translation its profile now holds (the plan's, once the
+ * plan's profile is applied or found applied): the same object when nothing changes. Pure.
+ */
+export function withManagerTranslation(
+  applied: AppliedUser,
+  translation: ManagerTranslation | undefined,
+): AppliedUser {
+  const had = applied.managerTranslation;
+  if (had?.from === translation?.from && had?.to === translation?.to) return applied;
+  const { managerTranslation: _old, ...rest } = applied;
+  return translation ? { ...rest, managerTranslation: translation } : rest;
 }
 
 function planPresentUser(

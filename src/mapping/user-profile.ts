@@ -35,8 +35,41 @@ export interface UserProfile {
 export type ManagerLookup =
   /** The value is the id of a user of the same source: its platform id, or null while it has none. */
   | { value: string; sourceUser: true; platformId: string | null }
-  /** Not a user of this source (an employee number, another system's id): forwarded as it is. */
-  | { value: string; sourceUser: false };
+  /**
+   * Not a user of this source (an employee number, another system's id): forwarded as it is. But a
+   * value that was a user of this source when the user's manager was last translated, and is no
+   * more (the manager deleted at the source, its keys purged, while the identity provider still
+   * names it): `kept` is the platform id it was translated to, and the platform keeps it.
+   */
+  | { value: string; sourceUser: false; kept?: string };
+
+/**
+ * The translation of a manager value the platform last got for a user (recorded with the applied
+ * profile, AppliedUser.managerTranslation): the source value (the manager's bridge id) and the
+ * platform id it became.
+ */
+export interface ManagerTranslation {
+  from: string;
+  to: string;
+}
+
+/**
+ * Decides what is known about a desired manager `value` from what the executor found: `found` is
+ * the user of this source of that id (its platform id, or null while it has none), or null when no
+ * user of this source has it (any longer); `last` is the translation recorded for the user whose
+ * manager this is. A value no longer a user of the source keeps its last translation (the platform
+ * already holds that id: the bridge id would mean nothing to it); any other value is forwarded.
+ * Pure.
+ */
+export function managerLookupOf(
+  value: string,
+  found: { platformId: string | null } | null,
+  last: ManagerTranslation | undefined,
+): ManagerLookup {
+  if (found) return { value, sourceUser: true, platformId: found.platformId };
+  if (last && last.from === value) return { value, sourceUser: false, kept: last.to };
+  return { value, sourceUser: false };
+}
 
 const ENTERPRISE_FIELDS = ["department", "costCenter", "division", "organization", "employeeNumber"] as const;
 
@@ -91,23 +124,40 @@ export function managerValueOf(user: JsonObject): string | undefined {
 /**
  * The manager value the platform gets for `user`, given what the executor looked up: the
  * manager's platform id when it is a user of this source that has one; left out (undefined) and
- * `waitingFor` its bridge id when it is a user of this source without one yet. Returns undefined
- * when there is nothing to translate (no manager, no lookup for this value, or not a user of this
- * source): the value is then forwarded as it is.
+ * `waitingFor` its bridge id when it is a user of this source without one yet; the platform id
+ * last translated to when the value is no longer a user of this source (`kept`). Returns undefined
+ * when there is nothing to translate (no manager, no lookup for this value, or a value that never
+ * was a user of this source): the value is then forwarded as it is.
  */
 export function resolveManager(
   user: JsonObject,
   lookup: ManagerLookup | undefined,
 ): { value: string | undefined; waitingFor?: string } | undefined {
   const value = managerValueOf(user);
-  if (value === undefined || !lookup || lookup.value !== value || !lookup.sourceUser) return undefined;
+  if (value === undefined || !lookup || lookup.value !== value) return undefined;
+  if (!lookup.sourceUser) return lookup.kept !== undefined ? { value: lookup.kept } : undefined;
   if (lookup.platformId) return { value: lookup.platformId };
   return { value: undefined, waitingFor: value };
 }
 
 /**
+ * The translation the profile synced for `user` holds (resolveManager): the source value and the
+ * platform id the platform gets for it; undefined when the manager is forwarded as it is, left out,
+ * or absent. Pure.
+ */
+export function managerTranslationOf(
+  user: JsonObject,
+  lookup: ManagerLookup | undefined,
+): ManagerTranslation | undefined {
+  const resolved = resolveManager(user, lookup);
+  const from = managerValueOf(user);
+  return resolved?.value !== undefined && from !== undefined ? { from, to: resolved.value } : undefined;
+}
+
+/**
  * The profile the sync brings the platform to for `user`: its manager as resolveManager decides
- * (the manager's platform id; left out while it has none; any other value as it is).
+ * (the manager's platform id; left out while it has none; the platform id last translated to for a
+ * value no longer a user of the source; any other value as it is).
  */
 export function profileAsSynced(user: JsonObject, lookup: ManagerLookup | undefined): UserProfile {
   const profile = toUserProfile(user);

@@ -13,7 +13,8 @@ import type { JsonObject } from "../scim/scim-types.js";
  * `manager`: what the caller looked up about the desired manager, as the sync looks it up
  * (sync-user.ts): the manager is then compared as the sync sends it (RFC 7643 §4.3: the manager's
  * platform id; left out while it has none, a dead letter included, so that no repair is asked for
- * that the sync would not make; any other value as it is). Without it (`options` left out) the
+ * that the sync would not make; the platform id last translated to for a value no longer a user of
+ * the source (ManagerLookup `kept`); any other value as it is). Without it (`options` left out) the
  * manager is not compared: it names a bridge id on one side and a platform id on the other.
  */
 export function diffUserFields(

@@ -9,8 +9,14 @@ import {
 } from "../mapping/plan-types.js";
 import { valuesUnderRuleNames } from "../mapping/attribute-values.js";
 import { embedMemberId } from "../mapping/plan-embed-group.js";
-import { planUser } from "../mapping/plan-user.js";
-import { type ManagerLookup, managerValueOf, toUserProfile } from "../mapping/user-profile.js";
+import { planUser, withManagerTranslation } from "../mapping/plan-user.js";
+import {
+  type ManagerLookup,
+  type ManagerTranslation,
+  managerLookupOf,
+  managerValueOf,
+  toUserProfile,
+} from "../mapping/user-profile.js";
 import type { PlatformScimUser } from "../platform/platform-types.js";
 import { caseFold } from "../scim/case-fold.js";
 import { type EntityRef, type JsonObject, refKey } from "../scim/scim-types.js";
@@ -110,7 +116,7 @@ async function syncWorkspaceUser(
       ? applied.platformId
       : undefined;
 
-  let manager = desired ? await lookUpManager(ctx, ref.source, desired) : undefined;
+  let manager = desired ? await lookUpManager(ctx, ref.source, desired, applied) : undefined;
   const warnings: SyncOutcome["warnings"] = [];
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const known =
@@ -123,10 +129,11 @@ async function syncWorkspaceUser(
     if (!first) {
       await dropStaleLifecycle(ctx, applied);
       applied = await afterPlatformId(ctx, ref, record, applied);
+      applied = await recordManagerTranslation(ctx, ref, applied, plan.managerTranslation);
       const wait = await managerWait(ctx, ref, plan.waitingForManager);
       if (wait === "wait") throw waitingForManager(plan.waitingForManager);
       if (wait === "landed" && desired) {
-        manager = await lookUpManager(ctx, ref.source, desired);
+        manager = await lookUpManager(ctx, ref.source, desired, applied);
         continue;
       }
       return { result: "clean", generation, platformId: applied?.platformId, warnings };
@@ -158,6 +165,11 @@ async function syncWorkspaceUser(
 
     const platformId = applied?.platformId;
     if (!applied || !platformId) throw new Error("planner produced updates without a platform id");
+    if (!plan.steps.some((s) => s.type === "patchUser")) {
+      // The profile is already as planned, and so its manager translation (a user created with
+      // its manager's platform id): recorded before any lifecycle change is queued.
+      applied = (await recordManagerTranslation(ctx, ref, applied, plan.managerTranslation)) ?? applied;
+    }
     let vanished = false;
     const lastWrite = plan.steps.findLastIndex((s) => s.type === "patchUser" || s.type === "setAttribute");
     if (lastWrite >= 0) {
@@ -174,7 +186,9 @@ async function syncWorkspaceUser(
       try {
         if (step.type === "patchUser") {
           await ctx.platform.patchUser(platformId, step.operations);
-          applied = { ...applied, profile: plan.profile ?? applied.profile };
+          applied = plan.profile
+            ? withManagerTranslation({ ...applied, profile: plan.profile }, plan.managerTranslation)
+            : applied;
           await ctx.state.putApplied(ref, i === lastWrite ? answered(applied) : applied);
         } else if (step.type === "setAttribute") {
           await setAttributeValue(ctx, platformId, step, source.attributes[step.name]?.displayName);
@@ -220,7 +234,7 @@ async function syncWorkspaceUser(
     const wait =
       failed === undefined && !refused ? await managerWait(ctx, ref, plan.waitingForManager) : "none";
     if (wait === "landed" && desired) {
-      manager = await lookUpManager(ctx, ref.source, desired);
+      manager = await lookUpManager(ctx, ref.source, desired, applied);
       continue;
     }
     const blocked = wait === "wait" || (failed !== undefined && classifyFailure(failed).blocked === true);
@@ -271,13 +285,32 @@ async function lookUpManager(
   ctx: SyncContext,
   source: string,
   desired: JsonObject,
+  applied: AppliedUser | null,
 ): Promise<ManagerLookup | undefined> {
   const value = managerValueOf(desired);
   if (value === undefined) return undefined;
   const [platformId] = await ctx.state.getUserPlatformIds(source, [value]);
-  if (platformId) return { value, sourceUser: true, platformId };
+  if (platformId) return managerLookupOf(value, { platformId }, applied?.managerTranslation);
   const user = await ctx.directory.getUser(source, value);
-  return user ? { value, sourceUser: true, platformId: null } : { value, sourceUser: false };
+  // No longer a user of this source (deleted, its keys purged): its last translation is kept.
+  return managerLookupOf(value, user ? { platformId: null } : null, applied?.managerTranslation);
+}
+
+/**
+ * Records the manager translation a user's profile holds once it is as planned (the plan's), when
+ * the record does not say so yet: a user created or adopted with it, or recorded before
+ * translations were.
+ */
+async function recordManagerTranslation(
+  ctx: SyncContext,
+  ref: EntityRef,
+  applied: AppliedUser | null,
+  translation: ManagerTranslation | undefined,
+): Promise<AppliedUser | null> {
+  if (!applied?.platformId) return applied;
+  const recorded = withManagerTranslation(applied, translation);
+  if (recorded !== applied) await ctx.state.putApplied(ref, recorded);
+  return recorded;
 }
 
 /**
@@ -444,7 +477,9 @@ async function readPlatformUser(
 ): Promise<AppliedUser> {
   const user = await ctx.platform.getUser(platformId);
   if (!user) return { ...applied, lifecycle: "deleted" };
-  return fromPlatformUser(ctx, user, ruleNames);
+  // The translation is the bridge's memory of what it sent, not the platform's state: kept.
+  const read = await fromPlatformUser(ctx, user, ruleNames);
+  return applied.managerTranslation ? { ...read, managerTranslation: applied.managerTranslation } : read;
 }
 
 async function dropStaleLifecycle(ctx: SyncContext, applied: AppliedUser | null): Promise<void> {
