@@ -1,6 +1,8 @@
 import type { Config } from "../config/config-schema.js";
 import type { DirectoryStore } from "../directory/directory-types.js";
 import { AppError, NotFoundError } from "../errors.js";
+import { recordReconcileRun } from "../observability/bridge-metrics.js";
+import type { Registry } from "../observability/metrics.js";
 import type { ReconcileRun, ResyncOperation, ResyncScope } from "../reconcile/reconcile-run.js";
 import type { GuardResult } from "../reconcile/reconcile-types.js";
 import type { EntityKind, EntityRef } from "../scim/scim-types.js";
@@ -38,6 +40,8 @@ export interface AdminServiceDeps {
   jobs: AdminJobPorts;
   /** Names of the reconciliation and resync queues (default "reconcile", "resync"). */
   operationQueues?: string[];
+  /** Where a run an admin discards is counted (reconcile_runs_total). */
+  registry?: Registry;
 }
 
 /** A run or resync that waits for an admin's confirmation (GET /status `awaitingConfirmation`). */
@@ -258,6 +262,7 @@ export class AdminService {
 
   async discardRun(runId: string, actor: AdminPrincipal): Promise<ReconcileRun> {
     const { run, next } = await this.settleRun(runId, actor, "discarded");
+    if (this.deps.registry) recordReconcileRun(this.deps.registry, run.source, next.state);
     await this.deps.runs.dropOwnedKeys(runId);
     await this.audit(actor, "reconcile.discard", run.source, { runId });
     return next;
