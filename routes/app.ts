@@ -43,10 +43,11 @@ export function createApp(parts: AppParts): Express {
   app.use((_req, res) => {
     res.status(404).json({ error: { code: "not_found", message: "No such route" } });
   });
-  app.use(((err, _req, res, _next) => {
+  app.use(((err, req, res, _next) => {
     const status =
       typeof err?.status === "number" && err.status >= 400 && err.status < 600 ? err.status : 500;
-    if (status >= 500) parts.logger.error({ err }, "unhandled error");
+    // The request's id (echoed in x-request-id) leads an operator from a 5xx to its line.
+    if (status >= 500) parts.logger.error({ err, reqId: (req as { id?: unknown }).id }, "unhandled error");
     res.status(status).json({
       error: {
         code: err?.code ?? "internal",

@@ -94,6 +94,7 @@ export async function startAdminJobs(options: AdminJobsOptions): Promise<AdminJo
     audit,
     jobs: ports,
     operationQueues: [names.reconcile, names.resync],
+    registry: options.registry,
   });
 
   const workers: Worker[] = [];

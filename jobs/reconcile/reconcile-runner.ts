@@ -1,5 +1,5 @@
 import type { Logger } from "../../src/observability/logger.js";
-import { recordDrift } from "../../src/observability/bridge-metrics.js";
+import { recordDrift, recordReconcileRun } from "../../src/observability/bridge-metrics.js";
 import { attributeSlices } from "../../src/reconcile/attribute-slices.js";
 import { evaluateGuard } from "../../src/reconcile/deprovision-guard.js";
 import type { ReconcileRun } from "../../src/reconcile/reconcile-run.js";
@@ -18,6 +18,11 @@ import { RunContext } from "./run-context.js";
 import { scanDirectory } from "./scan-directory.js";
 import { countEmbedDeprovisions, scanEmbedGroups, scanWorkspaceGroups } from "./scan-platform-groups.js";
 import { scanPlatformUsers } from "./scan-platform-users.js";
+
+/** Counts a run that reached an outcome (reconcile_runs_total), once its store transition wrote it. */
+function countRun(deps: ReconcileDeps, run: ReconcileRun, written: boolean): void {
+  if (written && deps.registry) recordReconcileRun(deps.registry, run.source, run.state);
+}
 
 function finished(startedMs: number): Pick<ReconcileRun, "finishedAt" | "durationMs"> {
   return { finishedAt: new Date().toISOString(), durationMs: Date.now() - startedMs };
@@ -152,6 +157,7 @@ export async function settleRun(deps: ReconcileDeps, runId: string): Promise<Tra
   }
   if (!(await deps.runs.transition(next, ["running"]))) return deps.runs.get(runId);
   if (done) {
+    countRun(deps, next, true);
     await deps.runs.dropOwnedKeys(runId);
     const fields = { synced: outcome.synced, failed: outcome.failed, pending: outcome.pending };
     if (next.state === "failed") log.warn({ ...fields, err: next.error }, "reconcile: repairs failed");
@@ -251,7 +257,7 @@ export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<
       ctx,
       run.state === "awaiting-confirmation" ? "held" : isSettling(run) ? "tracking" : "none",
     );
-    await deps.runs.transition(run, ["running"]);
+    countRun(deps, run, await deps.runs.transition(run, ["running"]));
     if (run.state === "awaiting-confirmation" && run.trigger === "schedule") {
       await supersedeHeldScheduledRuns(deps, run, log);
     }
@@ -262,10 +268,13 @@ export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<
     log.error({ err: message }, "reconcile: run failed");
     if (ctx) await dropWorkingSets(deps, ctx, "none").catch(() => undefined);
     run = { ...run, state: "failed", error: message, ...finished(startedMs) };
-    await deps.runs.transition(run, ["running"]);
+    countRun(deps, run, await deps.runs.transition(run, ["running"]));
     return run;
   }
 }
+
+/** The page size in which a held scheduled run reads the source's runs for older held ones. */
+const SUPERSEDE_SCAN = 500;
 
 /**
  * A scheduled run that is held replaces the source's older held scheduled runs: they are
@@ -279,15 +288,22 @@ async function supersedeHeldScheduledRuns(
   run: ReconcileRun,
   log: Logger,
 ): Promise<void> {
-  const { items } = await deps.runs.list({ source: run.source, offset: 0, limit: 500 });
-  for (const older of items) {
-    if (
-      older.runId === run.runId ||
-      older.state !== "awaiting-confirmation" ||
-      older.trigger !== "schedule"
-    ) {
-      continue;
+  // Every run of the source, page by page (a held run is never trimmed, however many came after
+  // it); read before any is settled, so that no page shifts under the reading.
+  const held: ReconcileRun[] = [];
+  for (let offset = 0; ; offset += SUPERSEDE_SCAN) {
+    const page = await deps.runs.list({ source: run.source, offset, limit: SUPERSEDE_SCAN });
+    for (const older of page.items) {
+      if (
+        older.runId !== run.runId &&
+        older.state === "awaiting-confirmation" &&
+        older.trigger === "schedule"
+      )
+        held.push(older);
     }
+    if (page.items.length === 0 || offset + SUPERSEDE_SCAN >= page.total) break;
+  }
+  for (const older of held) {
     const settled: ReconcileRun = {
       ...older,
       state: "discarded",
@@ -296,6 +312,7 @@ async function supersedeHeldScheduledRuns(
       supersededBy: run.runId,
     };
     if (!(await deps.runs.transition(settled, ["awaiting-confirmation"]))) continue;
+    countRun(deps, settled, true);
     await deps.runs.dropOwnedKeys(older.runId);
     log.warn(
       { supersededRunId: older.runId },
@@ -324,6 +341,6 @@ export async function applyConfirmedRun(deps: ReconcileDeps, runId: string): Pro
     run = { ...run, state: "failed", error: err instanceof Error ? err.message : String(err) };
     log.error({ err: run.error }, "reconcile: applying a confirmed run failed");
   }
-  await deps.runs.transition(run, ["running"]);
+  countRun(deps, run, await deps.runs.transition(run, ["running"]));
   return run;
 }

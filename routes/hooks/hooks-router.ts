@@ -112,7 +112,7 @@ function parseEventsJson(bytes: Buffer): unknown {
 
 /** JSON errors `{"error": {"code", "message", "items"?}}`; body-parser's errors keep their status (413). */
 function hooksErrorHandler(logger: Logger): ErrorRequestHandler {
-  return (err, _req, res, _next) => {
+  return (err, req, res, _next) => {
     let status = 500;
     let code = "internal";
     let message = "Internal error";
@@ -131,7 +131,8 @@ function hooksErrorHandler(logger: Logger): ErrorRequestHandler {
       code = typeof err.type === "string" ? err.type : "bad_request";
       message = String(err.message);
     }
-    if (status >= 500) logger.error({ err }, "webhook request failed");
+    // The request's id (echoed in x-request-id) leads an operator from a 5xx to its line.
+    if (status >= 500) logger.error({ err, reqId: (req as { id?: unknown }).id }, "webhook request failed");
     res.status(status).json({ error: { code, message, ...(items === undefined ? {} : { items }) } });
   };
 }

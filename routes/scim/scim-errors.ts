@@ -98,13 +98,15 @@ export function scimErrorHandler(logger: Logger): ErrorRequestHandler {
       req.socket.destroy();
       return;
     }
+    // The request's id (echoed in x-request-id) leads an operator from a 5xx to its line.
+    const reqId = (req as { id?: unknown }).id;
     if (appError) {
       if (appError.status >= 500)
-        logger.warn({ err: appError, route: routeTemplate(req) }, "scim request failed");
+        logger.warn({ err: appError, route: routeTemplate(req), reqId }, "scim request failed");
       sendScimError(res, appError.status, appError.message, appError.scimType, appError.retryAfter);
       return;
     }
-    logger.error({ err }, "unexpected error on a SCIM route");
+    logger.error({ err, reqId }, "unexpected error on a SCIM route");
     sendScimError(res, 500, "Internal error");
   };
 }

@@ -1,10 +1,12 @@
 import type { Config } from "../config/config-schema.js";
 import type { DirectoryStore } from "../directory/directory-types.js";
 import { AppError, NotFoundError } from "../errors.js";
+import { recordReconcileRun } from "../observability/bridge-metrics.js";
+import type { Registry } from "../observability/metrics.js";
 import type { ReconcileRun, ResyncOperation, ResyncScope } from "../reconcile/reconcile-run.js";
 import type { GuardResult } from "../reconcile/reconcile-types.js";
 import type { EntityKind, EntityRef } from "../scim/scim-types.js";
-import type { SyncStateReader } from "../sync/sync-state-types.js";
+import type { DeadLetter, SyncStateReader } from "../sync/sync-state-types.js";
 import type { AdminPrincipal } from "./admin-principals.js";
 import type { AuditLog } from "./audit-log.js";
 import type { ReconcileRunStore } from "./reconcile-run-store.js";
@@ -38,6 +40,8 @@ export interface AdminServiceDeps {
   jobs: AdminJobPorts;
   /** Names of the reconciliation and resync queues (default "reconcile", "resync"). */
   operationQueues?: string[];
+  /** Where a run an admin discards is counted (reconcile_runs_total). */
+  registry?: Registry;
 }
 
 /** A run or resync that waits for an admin's confirmation (GET /status `awaitingConfirmation`). */
@@ -258,6 +262,7 @@ export class AdminService {
 
   async discardRun(runId: string, actor: AdminPrincipal): Promise<ReconcileRun> {
     const { run, next } = await this.settleRun(runId, actor, "discarded");
+    if (this.deps.registry) recordReconcileRun(this.deps.registry, run.source, next.state);
     await this.deps.runs.dropOwnedKeys(runId);
     await this.audit(actor, "reconcile.discard", run.source, { runId });
     return next;
@@ -332,9 +337,18 @@ export class AdminService {
     return next;
   }
 
-  /** Retries dead letters: each is removed from the list and its entity resynced. */
+  /**
+   * Retries dead letters: each entity is resynced, and its letter removed only once the resync is
+   * requested (a failed request leaves the letters listed, and the call fails). A letter a sync
+   * wrote again meanwhile (the entity failed again) is not the one read, and stays.
+   */
   async retryDeadLetters(refs: EntityRef[] | "all", actor: AdminPrincipal): Promise<{ retried: number }> {
     const { syncState, jobs } = this.deps;
+    const retry = async (letters: DeadLetter[]): Promise<void> => {
+      if (letters.length === 0) return;
+      await jobs.requestResync(letters.map((letter) => letter.ref));
+      for (const letter of letters) await syncState.removeDeadLetterIfUnchanged(letter);
+    };
     let retried = 0;
     if (refs === "all") {
       // Removing as we go: always read the first page again, bounded by the total seen at the start.
@@ -342,15 +356,16 @@ export class AdminService {
       while (retried < total) {
         const page = await syncState.listDeadLetters({ offset: 0, limit: 200 });
         if (page.items.length === 0) break;
-        const batch = page.items.map((letter) => letter.ref);
-        for (const ref of batch) await syncState.removeDeadLetter(ref);
-        await jobs.requestResync(batch);
-        retried += batch.length;
+        await retry(page.items);
+        retried += page.items.length;
       }
     } else {
-      const present: EntityRef[] = [];
-      for (const ref of refs) if (await syncState.removeDeadLetter(ref)) present.push(ref);
-      if (present.length > 0) await jobs.requestResync(present);
+      const present: DeadLetter[] = [];
+      for (const ref of refs) {
+        const letter = await syncState.getDeadLetter(ref);
+        if (letter && !present.some((p) => refLabel(p.ref) === refLabel(ref))) present.push(letter);
+      }
+      await retry(present);
       retried = present.length;
     }
     await this.audit(actor, "dead-letters.retry", refs === "all" ? "all" : refs.map(refLabel).join(","), {

@@ -32,6 +32,8 @@ export interface BridgeMetrics {
   driftFound: Counter<"source" | "kind">;
   /** `drift_repaired_total{source,kind}`. */
   driftRepaired: Counter<"source" | "kind">;
+  /** `reconcile_runs_total{source,outcome}`: outcome is succeeded | failed | awaiting_confirmation | discarded. */
+  reconcileRuns: Counter<"source" | "outcome">;
 }
 
 const cache = new WeakMap<Registry, BridgeMetrics>();
@@ -78,6 +80,23 @@ export function recordDrift(
   const metrics = bridgeMetrics(registry);
   const counter = what === "found" ? metrics.driftFound : metrics.driftRepaired;
   for (const [kind, n] of Object.entries(counts)) if (n > 0) counter.inc({ source, kind }, n);
+}
+
+const RUN_OUTCOMES: Readonly<Record<string, string>> = {
+  succeeded: "succeeded",
+  failed: "failed",
+  "awaiting-confirmation": "awaiting_confirmation",
+  discarded: "discarded",
+};
+
+/**
+ * Counts a reconciliation run that reached `state` in `reconcile_runs_total{source,outcome}`:
+ * succeeded, failed, awaiting-confirmation (held by the guard; counted again once settled) or
+ * discarded. Any other state (queued, running) is no outcome and is not counted.
+ */
+export function recordReconcileRun(registry: Registry, source: string, state: string): void {
+  const outcome = RUN_OUTCOMES[state];
+  if (outcome) bridgeMetrics(registry).reconcileRuns.inc({ source, outcome });
 }
 
 const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -218,6 +237,16 @@ export function bridgeMetrics(registry: Registry): BridgeMetrics {
           name: "drift_repaired_total",
           help: "Differences repaired by reconciliation or resync, by source and kind.",
           labelNames: ["source", "kind"],
+          registers,
+        }),
+    ),
+    reconcileRuns: reuse(
+      "reconcile_runs_total",
+      () =>
+        new Counter({
+          name: "reconcile_runs_total",
+          help: "Reconciliation runs that reached an outcome, by source and outcome.",
+          labelNames: ["source", "outcome"],
           registers,
         }),
     ),

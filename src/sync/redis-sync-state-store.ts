@@ -12,6 +12,7 @@ import {
   PUT_LIFECYCLE_SCRIPT,
   RECORD_SYNCED_SCRIPT,
   RELEASE_SCRIPT,
+  REMOVE_DEAD_LETTER_SCRIPT,
   SCHEDULE_CHECK_SCRIPT,
   SETTLE_LIFECYCLE_SCRIPT,
 } from "./sync-scripts.js";
@@ -23,6 +24,7 @@ const RELEASE = luaScript<number>("scimSyncReleaseOwner", RELEASE_SCRIPT);
 const RECORD_SYNCED = luaScript<number>("scimSyncRecordSynced", RECORD_SYNCED_SCRIPT);
 const PUT_LIFECYCLE = luaScript<number>("scimSyncPutLifecycle", PUT_LIFECYCLE_SCRIPT);
 const SETTLE_LIFECYCLE = luaScript<number>("scimSyncSettleLifecycle", SETTLE_LIFECYCLE_SCRIPT);
+const REMOVE_DEAD_LETTER = luaScript<number>("scimSyncRemoveDeadLetter", REMOVE_DEAD_LETTER_SCRIPT);
 const SCHEDULE_CHECK = luaScript<number>("scimSyncScheduleCheck", SCHEDULE_CHECK_SCRIPT);
 const CLEAR_CHECK = luaScript<number>("scimSyncClearCheck", CLEAR_CHECK_SCRIPT);
 const NOTE_MANAGER_LEFT_OUT = luaScript<number>("scimSyncNoteManagerLeftOut", NOTE_MANAGER_LEFT_OUT_SCRIPT);
@@ -259,6 +261,28 @@ export class RedisSyncStateStore implements SyncStateReader {
       .zrem(syncKeys.deadOrder(this.prefix, ref.source), key)
       .exec();
     return result?.[0]?.[1] === 1;
+  }
+
+  async getDeadLetter(ref: EntityRef): Promise<DeadLetter | null> {
+    const raw = await this.redis.hget(syncKeys.dead(this.prefix), refKey(ref));
+    return raw ? (JSON.parse(raw) as DeadLetter) : null;
+  }
+
+  /** Removes the dead letter read before, unless a sync has written another one since. */
+  async removeDeadLetterIfUnchanged(letter: DeadLetter): Promise<boolean> {
+    const { ref } = letter;
+    const key = refKey(ref);
+    const removed = await REMOVE_DEAD_LETTER.run(
+      this.redis,
+      [
+        syncKeys.dead(this.prefix),
+        syncKeys.rateLimitLoops(this.prefix),
+        syncKeys.deadOrder(this.prefix),
+        syncKeys.deadOrder(this.prefix, ref.source),
+      ],
+      [key, JSON.stringify(letter)],
+    );
+    return removed === 1;
   }
 
   async listDeadLetters(options: {

@@ -63,6 +63,20 @@ redis.call('HDEL', KEYS[5], ARGV[3])
 return removed
 `;
 
+/**
+ * Removes a dead letter (and the rate-limit loop count), only if it still holds ARGV[2] when
+ * ARGV[2] is not empty: a letter written again by a sync since it was read stays.
+ * KEYS: dead hash, rate-limit loops hash, dead order, dead order of the source. ARGV: refKey, letter JSON.
+ */
+export const REMOVE_DEAD_LETTER_SCRIPT = `
+if ARGV[2] ~= '' and redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
+local removed = redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[1])
+redis.call('ZREM', KEYS[3], ARGV[1])
+redis.call('ZREM', KEYS[4], ARGV[1])
+return removed
+`;
+
 /** Schedules late-write checks: ZADD of ARGV[2..] at ARGV[1] unless already due later. */
 export const SCHEDULE_CHECK_SCRIPT = `
 for i = 2, #ARGV do

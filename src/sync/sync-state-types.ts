@@ -49,5 +49,8 @@ export interface SyncStateReader {
   countDeadLetters(): Promise<number>;
   /** Removes the dead letter (discard). true if there was one. */
   removeDeadLetter(ref: EntityRef): Promise<boolean>;
+  getDeadLetter(ref: EntityRef): Promise<DeadLetter | null>;
+  /** Removes a dead letter read before, unless a sync has written another one since. */
+  removeDeadLetterIfUnchanged(letter: DeadLetter): Promise<boolean>;
   setStatus(status: EntitySyncStatus): Promise<void>;
 }

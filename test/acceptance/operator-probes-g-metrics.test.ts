@@ -33,6 +33,7 @@ const DOCUMENTED: Record<string, [string, string[]]> = {
   job_duration_seconds: ["histogram", ["queue", "outcome"]],
   drift_found_total: ["counter", ["source", "kind"]],
   drift_repaired_total: ["counter", ["source", "kind"]],
+  reconcile_runs_total: ["counter", ["source", "outcome"]],
   metrics_redis_read_ok: ["gauge", []],
 };
 

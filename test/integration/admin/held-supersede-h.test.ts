@@ -1,0 +1,93 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type AdminJobs, startAdminJobs } from "../../../jobs/reconcile/admin-jobs.js";
+import { createLogger } from "../../../src/observability/logger.js";
+import type { ReconcileRun } from "../../../src/reconcile/reconcile-run.js";
+import { waitFor } from "../../helpers/redis-test-prefix.js";
+import { type JobsHarness, startJobsHarness } from "../jobs/jobs-harness.js";
+
+const DONE = ["succeeded", "failed", "awaiting-confirmation", "discarded"];
+
+/**
+ * Probes h: a held scheduled run supersedes the source's older held scheduled runs however many
+ * runs came between them. It read only the newest 500 runs of the source (the limit GET /status had
+ * until a6afb9e): with `reconcile.keepRuns` above 500 an older held scheduled run stayed held for
+ * ever, repair sets and all, next to the newer one.
+ */
+describe("probes h: superseding an old held scheduled run", () => {
+  let h: JobsHarness;
+  let jobs: AdminJobs;
+
+  const runSettled = (runId: string) =>
+    waitFor(
+      async () => {
+        const run = await jobs.runs.get(runId);
+        return run && DONE.includes(run.state) ? run : null;
+      },
+      { what: "the run to settle" },
+    ) as Promise<ReconcileRun>;
+  const scheduled = async () => {
+    const run = await jobs.runs.createRun({ source: "okta", dryRun: false, trigger: "schedule" });
+    await jobs.queues[0]?.add("run", { runId: run.runId, phase: "run" }, { jobId: `run-${run.runId}` });
+    return runSettled(run.runId);
+  };
+
+  beforeAll(async () => {
+    h = await startJobsHarness("held-supersede-h");
+    jobs = await startAdminJobs({
+      config: {
+        ...h.config,
+        reconcile: { ...h.config.reconcile, maxDeprovisionShare: 0.1, keepRuns: 700 },
+      },
+      connection: h.queueRedis,
+      redis: h.storeRedis,
+      directory: h.directory,
+      syncState: h.state,
+      queueStatus: h.status,
+      logger: createLogger("silent"),
+      platform: h.platform,
+      schedule: false,
+    });
+    const users: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      users.push((await h.directory.createUser("okta", h.user(`s${i}@example.com`))).resource.id);
+    }
+    await h.waitForIdle();
+    for (const id of users.slice(0, 2)) {
+      await h.directory.updateUser("okta", id, (c) => ({ ...c.resource, active: false }));
+    }
+    await h.waitForIdle();
+    // Reactivated behind the bridge's back: 2 of 10 to deactivate trips the guard (0.1).
+    const pids = await h.state.getUserPlatformIds("okta", users.slice(0, 2));
+    for (const pid of pids)
+      h.emulator.drift({ action: "setUserActive", userId: pid as string, active: true });
+  }, 60_000);
+
+  afterAll(async () => {
+    await jobs?.close();
+    await h?.close();
+  });
+
+  it("after 520 later runs", async () => {
+    const first = await scheduled();
+    expect(first.state).toBe("awaiting-confirmation");
+    for (let i = 0; i < 520; i++) {
+      const run = await jobs.runs.createRun({ source: "okta", dryRun: true, trigger: "schedule" });
+      await jobs.runs.transition({ ...run, state: "succeeded" }, ["queued"]);
+    }
+    expect((await jobs.runs.get(first.runId))?.state).toBe("awaiting-confirmation");
+
+    const second = await scheduled();
+    expect(second.state).toBe("awaiting-confirmation");
+    // The run is held before it looks for older ones: wait for the look (it never ended before).
+    const superseded = await waitFor(
+      async () => {
+        const run = await jobs.runs.get(first.runId);
+        return run?.state === "discarded" ? run : null;
+      },
+      { timeoutMs: 5_000, what: "the older held run superseded" },
+    );
+    expect(superseded).toMatchObject({ settledBy: "scheduler", supersededBy: second.runId });
+    const held = (await jobs.service.status()).awaitingConfirmation.map((op) => op.id);
+    expect(held).toEqual([second.runId]);
+  }, 60_000);
+});
