@@ -391,18 +391,29 @@ export class AdminService {
   // A `source` filter names a configured source, as every other route's source does: a typo
   // (`--source Okta`) is a 404 naming it, never an empty list that reads as "nothing failed".
   async listRuns(query: { source?: string; offset: number; limit: number }) {
-    if (query.source !== undefined) this.requireSource(query.source);
-    return this.deps.runs.list(query);
+    return this.listOfSource(query, this.deps.runs.list(query));
   }
 
   async listResyncs(query: { source?: string; offset: number; limit: number }) {
-    if (query.source !== undefined) this.requireSource(query.source);
-    return this.deps.resyncs.list(query);
+    return this.listOfSource(query, this.deps.resyncs.list(query));
   }
 
   async listDeadLetters(query: { source?: string; offset: number; limit: number }) {
-    if (query.source !== undefined) this.requireSource(query.source);
-    return this.deps.syncState.listDeadLetters(query);
+    return this.listOfSource(query, this.deps.syncState.listDeadLetters(query));
+  }
+
+  /**
+   * A list filtered by `source`: a source that is not configured is a 404 naming it (a typo never
+   * lists nothing as if nothing had failed), unless it still has items, as a source taken out of
+   * the configuration keeps its dead letters, runs and resyncs.
+   */
+  private async listOfSource<T extends { total: number }>(
+    query: { source?: string },
+    list: Promise<T>,
+  ): Promise<T> {
+    const result = await list;
+    if (query.source !== undefined && result.total === 0) this.requireSource(query.source);
+    return result;
   }
 
   listAudit(query: { offset: number; limit: number }) {

@@ -88,6 +88,11 @@ describe("probes g: a dead letter of a source taken out of the configuration", (
     });
     const status = await admin().get("/status");
     expect(status.body).toMatchObject({ idle: true, pending: 0, deadLetters: 1 });
+    // Filtered by the removed source, the letter is listed (a 404 only for a source with nothing).
+    const filtered = await admin().get("/dead-letters?source=entra");
+    expect(filtered.status).toBe(200);
+    expect(filtered.body.items.map((l: { ref: { id: string } }) => l.ref.id)).toEqual([userId]);
+    expect((await admin().get("/dead-letters?source=entr")).status).toBe(404);
 
     // Several sweeps later (500 ms apart) nothing ran again: one letter, one count, one error line.
     await new Promise((resolve) => setTimeout(resolve, 2_500));
