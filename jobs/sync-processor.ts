@@ -77,11 +77,15 @@ async function desiredStateMoved(
   generation: number | undefined,
 ): Promise<boolean> {
   if (generation === undefined) return false;
-  const now =
-    ref.kind === "user"
-      ? await ctx.directory.snapshotUser(ref.source, ref.id)
-      : await ctx.directory.snapshotGroup(ref.source, ref.id);
+  const now = await snapshotOf(ctx, ref);
   return now === null || now.generation !== generation;
+}
+
+/** The entity's sync snapshot (desired state and generation), null when it is gone. */
+function snapshotOf(ctx: SyncProcessorDeps["ctx"], ref: EntityRef) {
+  return ref.kind === "user"
+    ? ctx.directory.snapshotUser(ref.source, ref.id)
+    : ctx.directory.snapshotGroup(ref.source, ref.id);
 }
 
 /**
@@ -134,11 +138,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         // (Gone from the directory: the marker goes whatever the generation. Redis failing here:
         // the job goes on as it would have, and the sweeper comes back to it.)
         try {
-          const snap =
-            ref.kind === "user"
-              ? await ctx.directory.snapshotUser(ref.source, ref.id)
-              : await ctx.directory.snapshotGroup(ref.source, ref.id);
-          progress.generation = snap?.generation ?? 0;
+          progress.generation = (await snapshotOf(ctx, ref))?.generation ?? 0;
         } catch {
           progress.generation = undefined;
         }

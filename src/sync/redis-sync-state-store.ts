@@ -252,15 +252,7 @@ export class RedisSyncStateStore implements SyncStateReader {
 
   /** Removes the dead letter (and the rate-limit loop count) of an entity that synced. */
   async removeDeadLetter(ref: EntityRef): Promise<boolean> {
-    const key = refKey(ref);
-    const result = await this.redis
-      .multi()
-      .hdel(syncKeys.dead(this.prefix), key)
-      .hdel(syncKeys.rateLimitLoops(this.prefix), key)
-      .zrem(syncKeys.deadOrder(this.prefix), key)
-      .zrem(syncKeys.deadOrder(this.prefix, ref.source), key)
-      .exec();
-    return result?.[0]?.[1] === 1;
+    return this.removeLetter(ref, "");
   }
 
   async getDeadLetter(ref: EntityRef): Promise<DeadLetter | null> {
@@ -270,8 +262,11 @@ export class RedisSyncStateStore implements SyncStateReader {
 
   /** Removes the dead letter read before, unless a sync has written another one since. */
   async removeDeadLetterIfUnchanged(letter: DeadLetter): Promise<boolean> {
-    const { ref } = letter;
-    const key = refKey(ref);
+    return this.removeLetter(letter.ref, JSON.stringify(letter));
+  }
+
+  /** The letter, its order entries and its rate-limit loop count, when it still is `expected` ("": any). */
+  private async removeLetter(ref: EntityRef, expected: string): Promise<boolean> {
     const removed = await REMOVE_DEAD_LETTER.run(
       this.redis,
       [
@@ -280,7 +275,7 @@ export class RedisSyncStateStore implements SyncStateReader {
         syncKeys.deadOrder(this.prefix),
         syncKeys.deadOrder(this.prefix, ref.source),
       ],
-      [key, JSON.stringify(letter)],
+      [refKey(ref), expected],
     );
     return removed === 1;
   }
