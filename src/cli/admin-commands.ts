@@ -561,21 +561,51 @@ async function reconcile(api: Client, io: CliIo, values: Values, positionals: st
   return run.state === "succeeded" ? 0 : 1;
 }
 
+interface DeadLetterLine {
+  ref: Record<string, string>;
+  code: string;
+  reason: string;
+  at: string;
+}
+
+/** Dead letters read per page (the admin API's largest). */
+const DEAD_LETTER_PAGE = 500;
+
+/**
+ * Every dead letter (of a source), page by page: the admin API answers at most 500 at a time, and an
+ * operator asking what failed must see all of it, not the oldest 500 under a total of thousands.
+ * Letters retried or added while the pages are read may shift the offsets: a letter seen twice is
+ * listed once (by reference), and `total` is the last page's.
+ */
+async function allDeadLetters(
+  api: Client,
+  source: string | undefined,
+): Promise<{ total: number; items: DeadLetterLine[] }> {
+  const filter = source ? `source=${seg(source)}&` : "";
+  const byRef = new Map<string, DeadLetterLine>();
+  let total = 0;
+  for (let offset = 0; ; offset += DEAD_LETTER_PAGE) {
+    const path = `/dead-letters?${filter}offset=${offset}&limit=${DEAD_LETTER_PAGE}`;
+    const page = expectShape(await api.call("GET", path), "/dead-letters", PAGE);
+    const items = (page.items ?? []) as DeadLetterLine[];
+    total = Number(page.total ?? 0);
+    for (const d of items) byRef.set(`${d.ref.source}/${d.ref.kind}/${d.ref.id}`, d);
+    // A page may come back short when a letter is retried between its two reads: go by `total`.
+    if (items.length === 0 || offset + DEAD_LETTER_PAGE >= total) break;
+  }
+  return { total: Math.max(total, byRef.size), items: [...byRef.values()] };
+}
+
 async function deadLetters(api: Client, io: CliIo, values: Values, positionals: string[]): Promise<number> {
   const [action = "list", ...rest] = positionals;
   if (action === "list") {
-    const query = values.source ? `?source=${seg(values.source)}&limit=500` : "?limit=500";
-    const page = expectShape(await api.call("GET", `/dead-letters${query}`), "/dead-letters", PAGE);
-    const items = (page.items ?? []) as Array<{
-      ref: Record<string, string>;
-      code: string;
-      reason: string;
-      at: string;
-    }>;
+    const page = await allDeadLetters(api, values.source);
     show(io, values.json, page, () =>
       [
         `${page.total} dead letter(s)`,
-        ...items.map((d) => `${d.ref.source}/${d.ref.kind}/${d.ref.id}  ${d.code}  ${d.reason}  ${d.at}`),
+        ...page.items.map(
+          (d) => `${d.ref.source}/${d.ref.kind}/${d.ref.id}  ${d.code}  ${d.reason}  ${d.at}`,
+        ),
       ].join("\n"),
     );
     return 0;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { type CliIo, runAdminCommand } from "../../../src/cli/admin-commands.js";
 
-type Route = (init: { method: string; body?: unknown }) => { status: number; body: unknown };
+type Route = (init: { method: string; body?: unknown; url: URL }) => { status: number; body: unknown };
 
 function fakeIo(
   routes: Record<string, Route>,
@@ -23,7 +23,7 @@ function fakeIo(
       const path = new URL(url).pathname.replace("/admin/v1", "");
       const route = routes[`${method} ${path}`];
       const answer = route
-        ? route({ method, body })
+        ? route({ method, body, url: new URL(url) })
         : { status: 404, body: { error: { code: "not_found", message: "no" } } };
       return new Response(JSON.stringify(answer.body), { status: answer.status });
     }) as typeof fetch,
@@ -138,6 +138,41 @@ describe("runAdminCommand", () => {
     expect(calls[0]?.body).toEqual({ refs: [{ source: "okta", kind: "user", id: "u1" }] });
     expect(await runAdminCommand("dead-letters", ["discard", "okta/user/u9"], io)).toBe(0);
     expect(calls[1]?.method).toBe("DELETE");
+  });
+
+  it("dead-letters list reads every page, not only the first 500", async () => {
+    const letters = Array.from({ length: 1_234 }, (_, i) => ({
+      ref: { source: "okta", kind: "user", id: `u${i}` },
+      code: "platform_conflict",
+      reason: "409",
+      at: "2026-11-27T00:00:00.000Z",
+    }));
+    const { io, out, calls } = fakeIo({
+      "GET /dead-letters": ({ url }) => {
+        const offset = Number(url.searchParams.get("offset") ?? 0);
+        const limit = Number(url.searchParams.get("limit") ?? 50);
+        expect(url.searchParams.get("source")).toBe("okta");
+        return { status: 200, body: { total: letters.length, items: letters.slice(offset, offset + limit) } };
+      },
+    });
+    expect(await runAdminCommand("dead-letters", ["list", "--source", "okta"], io)).toBe(0);
+    const text = out.join("");
+    expect(text).toContain("1234 dead letter(s)");
+    expect(text).toContain("okta/user/u0  platform_conflict");
+    expect(text).toContain("okta/user/u1233  platform_conflict");
+    expect(calls).toHaveLength(3);
+
+    const json = fakeIo({
+      "GET /dead-letters": ({ url }) => {
+        const offset = Number(url.searchParams.get("offset") ?? 0);
+        // A letter retried while the pages are read shifts the rest by one: nothing is listed twice.
+        const from = offset === 0 ? 0 : offset - 1;
+        return { status: 200, body: { total: 600, items: letters.slice(from, Math.min(600, from + 500)) } };
+      },
+    });
+    expect(await runAdminCommand("dead-letters", ["list", "--json"], json.io)).toBe(0);
+    const listed = JSON.parse(json.out.join("")) as { total: number; items: Array<{ ref: { id: string } }> };
+    expect(listed.items.map((d) => d.ref.id)).toEqual(letters.slice(0, 600).map((d) => d.ref.id));
   });
 
   it("status prints every queue's depth by state in its human form", async () => {
