@@ -44,7 +44,10 @@ export interface QueueStatus {
    */
   isIdle(): Promise<boolean>;
   countDeadLetters(): Promise<number>;
-  /** The size of each named source's dead-letter list (0 for a source with none). */
+  /**
+   * The size of each named source's dead-letter list (0 for a source with none), and of any other
+   * source's that still has letters (a source taken out of the configuration).
+   */
   deadLettersBySource(sources: readonly string[]): Promise<Record<string, number>>;
   close(): Promise<void>;
 }
@@ -88,10 +91,17 @@ export function createQueueStatus(options: {
     },
     countDeadLetters: () => state.countDeadLetters(),
     async deadLettersBySource(sources) {
-      const totals = await Promise.all(
-        sources.map(async (source) => (await state.listDeadLetters({ source, offset: 0, limit: 0 })).total),
-      );
-      return Object.fromEntries(sources.map((source, index) => [source, totals[index] ?? 0]));
+      const sizeOf = async (source: string) =>
+        (await state.listDeadLetters({ source, offset: 0, limit: 0 })).total;
+      const counts: Record<string, number> = {};
+      for (const source of sources) counts[source] = await sizeOf(source);
+      // Letters of sources no longer configured (kept, listed and counted in /status) are counted
+      // too; they are looked for only when the configured sources' counts leave some unaccounted.
+      const known = Object.values(counts).reduce((sum, n) => sum + n, 0);
+      if ((await state.countDeadLetters()) > known) {
+        for (const source of await state.deadLetterSources()) counts[source] ??= await sizeOf(source);
+      }
+      return counts;
     },
     close: () => {
       closing ??= Promise.all([...queues, scheduleQueue].map((q) => q.close())).then(() => undefined);

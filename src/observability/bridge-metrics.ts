@@ -216,6 +216,9 @@ export function bridgeMetrics(registry: Registry): BridgeMetrics {
             // Redis unavailable or slow: no counts, the last known sizes stay (metrics_redis_read_ok).
             const counts = await scrapeRead<Record<string, number>>(registry, "dead_letters");
             if (!counts) return;
+            // A source no longer read (a removed source whose last letter went) is dropped, not
+            // left at its last size.
+            this.reset();
             for (const [source, count] of Object.entries(counts)) this.set({ source }, count);
           },
         }),

@@ -305,6 +305,22 @@ export class RedisSyncStateStore implements SyncStateReader {
     return this.redis.hlen(syncKeys.dead(this.prefix));
   }
 
+  /**
+   * The sources with dead letters, read from the letters themselves (ZSCAN of the order, page by
+   * page): a source taken out of the configuration keeps its letters, and only they name it.
+   */
+  async deadLetterSources(): Promise<string[]> {
+    const sources = new Set<string>();
+    let cursor = "0";
+    do {
+      const [next, entries] = await this.redis.zscan(syncKeys.deadOrder(this.prefix), cursor, "COUNT", 1000);
+      cursor = next;
+      // WITHSCORES pairs: member, score, member, score, ...
+      for (let i = 0; i < entries.length; i += 2) sources.add(parseRefKey(entries[i] as string).source);
+    } while (cursor !== "0");
+    return [...sources];
+  }
+
   // --- resync requests ---
 
   /** The next sync of these entities re-reads the platform instead of trusting the applied record. */

@@ -96,7 +96,10 @@ describe("probes g: a dead letter of a source taken out of the configuration", (
 
     // Several sweeps later (500 ms apart) nothing ran again: one letter, one count, one error line.
     await new Promise((resolve) => setTimeout(resolve, 2_500));
-    expect(deadLettersTotal(await admin().metrics())).toBe(1);
+    const metrics = await admin().metrics();
+    expect(deadLettersTotal(metrics)).toBe(1);
+    // The current size counts the removed source's letter too, as /status does.
+    expect(metrics).toMatch(/^dead_letters\{source="entra"\} 1$/m);
     const errorLines = lines.filter((l) => l.includes('"level":50') && l.includes("unknown_source"));
     expect(errorLines).toHaveLength(1);
     expect((await admin().get("/status")).body).toMatchObject({ idle: true, pending: 0 });
@@ -104,5 +107,7 @@ describe("probes g: a dead letter of a source taken out of the configuration", (
     const discard = await admin().delete(`/dead-letters/entra/user/${userId}`);
     expect(discard.status).toBe(200);
     expect((await admin().get("/status")).body).toMatchObject({ idle: true, pending: 0, deadLetters: 0 });
+    // Gone with its last letter: no stale size is left behind.
+    expect(await admin().metrics()).not.toMatch(/^dead_letters\{source="entra"\}/m);
   }, 30_000);
 });
