@@ -25,11 +25,17 @@ export const retryRequestSchema = z
   })
   .strict();
 
-export const pageQuerySchema = z.object({
-  offset: z.coerce.number().int().min(0).default(0),
-  limit: z.coerce.number().int().min(1).max(500).default(50),
-  source: id.optional(),
-});
+/**
+ * A list's query. Strict: an unknown key (`?sorce=okta`, `?page=2`) is a 400 naming it, not a
+ * filter silently dropped (the whole list, or its first page, answered as if it were what was asked).
+ */
+export const pageQuerySchema = z
+  .object({
+    offset: z.coerce.number().int().min(0).default(0),
+    limit: z.coerce.number().int().min(1).max(500).default(50),
+    source: id.optional(),
+  })
+  .strict();
 
 export const errorSchema = z.object({
   error: z.object({ code: z.string(), message: z.string(), details: z.unknown().optional() }),

@@ -342,6 +342,13 @@ describe("admin API (/admin/v1) against real Redis", () => {
     const list = await http.get("/admin/v1/dead-letters?source=okta").set(as(VIEWER));
     expect(list.body.total).toBe(3);
     expect(list.body.items[0]).toMatchObject({ reason: "platform said no", code: "platform_conflict" });
+    // A misspelt key is a 400 naming it, never a filter silently dropped (every source's letters).
+    for (const path of ["/dead-letters?sorce=okta", "/reconcile-runs?page=2", "/audit?limt=10"]) {
+      const typo = await http.get(`/admin/v1${path}`).set(as(VIEWER));
+      expect(typo.status, path).toBe(400);
+      expect(typo.body.error.code).toBe("invalid_request");
+      expect(JSON.stringify(typo.body.error.details)).toMatch(/sorce|page|limt/);
+    }
 
     const retry = await http.post("/admin/v1/dead-letters/okta/user/d1/retry").set(as(ADMIN));
     expect(retry.status).toBe(202);
