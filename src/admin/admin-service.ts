@@ -53,11 +53,6 @@ export interface HeldOperation {
   ownedUsers?: number;
 }
 
-/** The page size in which GET /status reads every run and resync for held and running ones. */
-const HELD_SCAN = 500;
-/** How many items consecutive pages of that reading share (runs trimmed between two pages). */
-const HELD_SCAN_OVERLAP = 50;
-
 const BUSY_STATES = ["waiting", "active", "delayed", "prioritized", "waiting-children"];
 
 /**
@@ -125,34 +120,12 @@ export class AdminService {
 
   /**
    * Every stored run and resync (what GET /status looks through for held and running ones). A held
-   * one is never trimmed, however many came after it, so all are read, page by page: the stores
-   * keep `reconcile.keepRuns` finished ones per source (and 50 resyncs) besides the unfinished.
+   * one is never trimmed, however many came after it, so all are read, page by page (the stores'
+   * `listAll`, safe against runs started or trimmed during the reading): the stores keep
+   * `reconcile.keepRuns` finished ones per source (and 50 resyncs) besides the unfinished.
    */
   private async recentOperations(): Promise<{ runs: ReconcileRun[]; resyncs: ResyncOperation[] }> {
-    // The lists are newest first and change while they are read: a run added between two pages
-    // pushes items onto the next page (read twice: kept once), a run trimmed pulls them back (the
-    // pages overlap, so that none falls between them).
-    const all = async <T>(
-      list: (page: { offset: number; limit: number }) => Promise<{ total: number; items: T[] }>,
-      idOf: (item: T) => string,
-    ) => {
-      const items = new Map<string, T>();
-      for (let offset = 0; ; offset += HELD_SCAN - HELD_SCAN_OVERLAP) {
-        const page = await list({ offset, limit: HELD_SCAN });
-        for (const item of page.items) if (!items.has(idOf(item))) items.set(idOf(item), item);
-        if (offset + HELD_SCAN >= page.total) return [...items.values()];
-      }
-    };
-    const [runs, resyncs] = await Promise.all([
-      all(
-        (page) => this.deps.runs.list(page),
-        (run) => run.runId,
-      ),
-      all(
-        (page) => this.deps.resyncs.list(page),
-        (op) => op.id,
-      ),
-    ]);
+    const [runs, resyncs] = await Promise.all([this.deps.runs.listAll(), this.deps.resyncs.listAll()]);
     return { runs, resyncs };
   }
 

@@ -90,4 +90,44 @@ describe("probes h: superseding an old held scheduled run", () => {
     const held = (await jobs.service.status()).awaitingConfirmation.map((op) => op.id);
     expect(held).toEqual([second.runId]);
   }, 60_000);
+
+  it("while runs read already are trimmed: the older held run does not fall between two pages", async () => {
+    const [older] = (await jobs.service.status()).awaitingConfirmation;
+    const finished: string[] = [];
+    for (let i = 0; i < 150; i++) {
+      const run = await jobs.runs.createRun({ source: "okta", dryRun: true, trigger: "schedule" });
+      await jobs.runs.transition({ ...run, state: "succeeded" }, ["queued"]);
+      finished.push(run.runId);
+    }
+    // The runner's walk in pages of 100; after the first, 60 of the runs it read are trimmed (what
+    // OperationStore.remove does). Offset pages started the second page 60 runs too far on, past
+    // the held run (the 152nd newest).
+    const pages = jobs.runs.pages.bind(jobs.runs);
+    let trimmed = 0;
+    jobs.runs.pages = async function* (options = {}) {
+      let first = true;
+      for await (const page of pages({ ...options, pageSize: 100 })) {
+        yield page;
+        if (!first || page.length < 100) continue;
+        first = false;
+        for (const id of finished.slice(-61, -1)) await jobs.runs.remove(id, "okta");
+        trimmed += 60;
+      }
+    };
+    try {
+      const third = await scheduled();
+      expect(third.state).toBe("awaiting-confirmation");
+      const superseded = await waitFor(
+        async () => {
+          const run = await jobs.runs.get(older?.id as string);
+          return run?.state === "discarded" ? run : null;
+        },
+        { timeoutMs: 5_000, what: "the older held run superseded" },
+      );
+      expect(superseded).toMatchObject({ settledBy: "scheduler", supersededBy: third.runId });
+      expect(trimmed).toBe(60);
+    } finally {
+      jobs.runs.pages = pages;
+    }
+  }, 60_000);
 });
