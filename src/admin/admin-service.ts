@@ -6,7 +6,7 @@ import type { Registry } from "../observability/metrics.js";
 import type { ReconcileRun, ResyncOperation, ResyncScope } from "../reconcile/reconcile-run.js";
 import type { GuardResult } from "../reconcile/reconcile-types.js";
 import type { EntityKind, EntityRef } from "../scim/scim-types.js";
-import type { DeadLetter, SyncStateReader } from "../sync/sync-state-types.js";
+import type { StoredDeadLetter, SyncStateReader } from "../sync/sync-state-types.js";
 import type { AdminPrincipal } from "./admin-principals.js";
 import type { AuditLog } from "./audit-log.js";
 import type { ReconcileRunStore } from "./reconcile-run-store.js";
@@ -329,26 +329,26 @@ export class AdminService {
    */
   async retryDeadLetters(refs: EntityRef[] | "all", actor: AdminPrincipal): Promise<{ retried: number }> {
     const { syncState, jobs } = this.deps;
-    const retry = async (letters: DeadLetter[]): Promise<void> => {
+    const retry = async (letters: StoredDeadLetter[]): Promise<void> => {
       if (letters.length === 0) return;
-      await jobs.requestResync(letters.map((letter) => letter.ref));
-      for (const letter of letters) await syncState.removeDeadLetterIfUnchanged(letter);
+      await jobs.requestResync(letters.map((read) => read.letter.ref));
+      for (const read of letters) await syncState.removeDeadLetterIfUnchanged(read);
     };
     let retried = 0;
     if (refs === "all") {
       // Removing as we go: always read the first page again, bounded by the total seen at the start.
       const { total } = await syncState.listDeadLetters({ offset: 0, limit: 1 });
       while (retried < total) {
-        const page = await syncState.listDeadLetters({ offset: 0, limit: 200 });
+        const page = await syncState.listStoredDeadLetters({ offset: 0, limit: 200 });
         if (page.items.length === 0) break;
         await retry(page.items);
         retried += page.items.length;
       }
     } else {
-      const present: DeadLetter[] = [];
+      const present: StoredDeadLetter[] = [];
       for (const ref of refs) {
-        const letter = await syncState.getDeadLetter(ref);
-        if (letter && !present.some((p) => refLabel(p.ref) === refLabel(ref))) present.push(letter);
+        const read = await syncState.getDeadLetter(ref);
+        if (read && !present.some((p) => refLabel(p.letter.ref) === refLabel(ref))) present.push(read);
       }
       await retry(present);
       retried = present.length;
