@@ -11,19 +11,13 @@
  * Real Redis, the real sync processor run by hand (no workers), as a worker runs a job's first of
  * eight attempts.
  */
-import { type Job, UnrecoverableError } from "bullmq";
+import { UnrecoverableError } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SyncJobData } from "../../../jobs/sync-job.js";
-import { syncMetrics } from "../../../jobs/sync-metrics.js";
-import { createSyncProcessor } from "../../../jobs/sync-processor.js";
 import { RedisDirectoryStore } from "../../../src/directory/redis-directory-store.js";
-import { createLogger } from "../../../src/observability/logger.js";
 import { createMetricsRegistry } from "../../../src/observability/metrics.js";
-import { NoopRequestBudget } from "../../../src/platform/client/request-budget.js";
 import { matchesFilter } from "../../../src/scim/filter-eval.js";
-import { type EntityRef, refKey } from "../../../src/scim/scim-types.js";
-import { AttributeDefinitions } from "../../../src/sync/attribute-definitions.js";
+import type { EntityRef } from "../../../src/scim/scim-types.js";
 import type { SyncContext } from "../../../src/sync/sync-context.js";
 import { TEST_REDIS_URL } from "../../helpers/redis-test-prefix.js";
 import { type JobsHarness, startJobsHarness } from "./jobs-harness.js";
@@ -50,29 +44,9 @@ describe("a sync of an unknown source's entity", () => {
     await h?.close();
   });
 
-  /** The processor over the harness, its directory replaced by `directory`; runs a job's first attempt. */
-  const processorOver = (directory: SyncContext["directory"]) => {
-    const logger = createLogger("silent");
-    const process = createSyncProcessor({
-      ctx: {
-        config: h.config,
-        directory,
-        platform: h.platform,
-        state: h.state,
-        attributes: new AttributeDefinitions(h.platform),
-        logger,
-        scheduleLifecycle: async () => {},
-      },
-      queue: h.syncQueue.queue,
-      budget: new NoopRequestBudget(),
-      metrics: syncMetrics(registry, async () => ({})),
-      logger,
-    });
-    return (ref: EntityRef) =>
-      process({ data: { ...ref }, attemptsMade: 0, opts: { attempts: 8 } } as unknown as Job<SyncJobData>);
-  };
-  const isDirty = async (ref: EntityRef) =>
-    (await h.directory.listDirty(Date.now() + 60_000, 1_000)).some((e) => refKey(e.ref) === refKey(ref));
+  /** The processor over the harness, its directory replaced by `directory`. */
+  const processorOver = (directory: SyncContext["directory"]) =>
+    h.syncProcessor(h.syncContext({ directory }), registry);
   /** The job's fate as a worker takes it: no retry (UnrecoverableError), with the sync's own error. */
   const expectDeadAtOnce = async (run: Promise<string>) => {
     const err = await run.then(
@@ -101,7 +75,7 @@ describe("a sync of an unknown source's entity", () => {
   it("Redis failing while its generation is read: the job ends with the sync's own error, dead-lettered; the marker stays", async () => {
     const user = await h.directory.createUser(RETIRED, h.user("kept.dirty@example.com"));
     const ref: EntityRef = { source: RETIRED, kind: "user", id: user.resource.id };
-    expect(await isDirty(ref)).toBe(true);
+    expect(await h.isDirty(ref)).toBe(true);
     const failing = new RedisDirectoryStore({
       redis: down,
       prefix: h.prefix,
@@ -113,9 +87,9 @@ describe("a sync of an unknown source's entity", () => {
     await expectDeadAtOnce(processorOver(failing)(ref));
     await expectDeadLetter(ref);
     // The generation was not read: the marker is left for the sweeper, whose next sync drops it.
-    expect(await isDirty(ref)).toBe(true);
+    expect(await h.isDirty(ref)).toBe(true);
     await expectDeadAtOnce(processorOver(h.directory)(ref));
-    expect(await isDirty(ref)).toBe(false);
+    expect(await h.isDirty(ref)).toBe(false);
   });
 
   it("its entity gone from the directory: dead-lettered at the first attempt, never 'superseded'; the marker goes", async () => {
@@ -134,11 +108,11 @@ describe("a sync of an unknown source's entity", () => {
       expect(await h.directory.purgeTombstone(ref, tombstone?.generation as number)).toBe(true);
       // A marker that outlived it (a retry of its dead letter marks it dirty again).
       await h.directory.markDirty(ref);
-      expect(await isDirty(ref)).toBe(true);
+      expect(await h.isDirty(ref)).toBe(true);
 
       await expectDeadAtOnce(processorOver(h.directory)(ref));
       await expectDeadLetter(ref);
-      expect(await isDirty(ref)).toBe(false);
+      expect(await h.isDirty(ref)).toBe(false);
     }
     expect(await jobsCounted("retry")).toBe(retriedBefore);
   });
