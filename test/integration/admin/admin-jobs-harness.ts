@@ -31,24 +31,23 @@ export function startAdminJobsOver(
 /** The states a run or resync ends in (held included: it waits for an admin, not for the jobs). */
 const DONE = ["succeeded", "failed", "awaiting-confirmation", "discarded"];
 
-/** The run once it is done. */
-export function runSettled(jobs: AdminJobs, runId: string): Promise<ReconcileRun> {
+/** The operation once it is done. */
+function settled<T extends { state: string }>(get: () => Promise<T | null>, what: string): Promise<T> {
   return waitFor(
     async () => {
-      const run = await jobs.runs.get(runId);
-      return run && DONE.includes(run.state) ? run : null;
+      const op = await get();
+      return op && DONE.includes(op.state) ? op : null;
     },
-    { what: "the run to settle" },
+    { what },
   );
+}
+
+/** The run once it is done. */
+export function runSettled(jobs: AdminJobs, runId: string): Promise<ReconcileRun> {
+  return settled(() => jobs.runs.get(runId), "the run to settle");
 }
 
 /** The resync once it is done. */
 export function resyncSettled(jobs: AdminJobs, id: string): Promise<ResyncOperation> {
-  return waitFor(
-    async () => {
-      const op = await jobs.resyncs.get(id);
-      return op && DONE.includes(op.state) ? op : null;
-    },
-    { what: "the resync to settle" },
-  );
+  return settled(() => jobs.resyncs.get(id), "the resync to settle");
 }
