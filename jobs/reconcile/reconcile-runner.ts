@@ -273,9 +273,6 @@ export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<
   }
 }
 
-/** The page size in which a held scheduled run reads the source's runs for older held ones. */
-const SUPERSEDE_SCAN = 500;
-
 /**
  * A scheduled run that is held replaces the source's older held scheduled runs: they are
  * discarded (`supersededBy`), their repair sets dropped. Held runs are never trimmed, so without
@@ -288,21 +285,12 @@ async function supersedeHeldScheduledRuns(
   run: ReconcileRun,
   log: Logger,
 ): Promise<void> {
-  // Every run of the source, page by page (a held run is never trimmed, however many came after
-  // it); read before any is settled, so that no page shifts under the reading.
-  const held: ReconcileRun[] = [];
-  for (let offset = 0; ; offset += SUPERSEDE_SCAN) {
-    const page = await deps.runs.list({ source: run.source, offset, limit: SUPERSEDE_SCAN });
-    for (const older of page.items) {
-      if (
-        older.runId !== run.runId &&
-        older.state === "awaiting-confirmation" &&
-        older.trigger === "schedule"
-      )
-        held.push(older);
-    }
-    if (page.items.length === 0 || offset + SUPERSEDE_SCAN >= page.total) break;
-  }
+  // Every run of the source (a held run is never trimmed, however many came after it), read
+  // before any is settled; runs started or trimmed meanwhile neither hide one nor repeat one.
+  const held = (await deps.runs.listAll({ source: run.source })).filter(
+    (older) =>
+      older.runId !== run.runId && older.state === "awaiting-confirmation" && older.trigger === "schedule",
+  );
   for (const older of held) {
     const settled: ReconcileRun = {
       ...older,

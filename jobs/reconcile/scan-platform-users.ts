@@ -1,16 +1,12 @@
 import type { SyncSnapshot } from "../../src/directory/directory-types.js";
 import type { AppliedUser } from "../../src/mapping/plan-types.js";
-import {
-  type ManagerLookup,
-  managerLookupOf,
-  managerValueOf,
-  resolveManager,
-} from "../../src/mapping/user-profile.js";
+import { resolveManager } from "../../src/mapping/user-profile.js";
 import { diffAttributeValues } from "../../src/reconcile/attribute-values.js";
 import { sliceOf } from "../../src/reconcile/attribute-slices.js";
 import { type DesiredState, classifyPlatformUser } from "../../src/reconcile/classify-user.js";
 import { caseFold } from "../../src/scim/case-fold.js";
-import { type EntityRef, type JsonObject, parseRefKey, refKey } from "../../src/scim/scim-types.js";
+import { type EntityRef, parseRefKey, refKey } from "../../src/scim/scim-types.js";
+import { lookUpManager } from "../../src/sync/manager-lookup.js";
 import { type RunContext, batches, readAhead } from "./run-context.js";
 
 /** What the directory says about an entity, as the classifiers take it. */
@@ -76,7 +72,12 @@ export async function scanPlatformUsers(ctx: RunContext): Promise<void> {
         mine.map(async ({ user, ref }) => {
           const desired = desiredOf(await directory.snapshotUser(source, ref.id));
           const lookup =
-            desired.state === "present" ? await managerLookup(ctx, ref, desired.resource) : undefined;
+            desired.state === "present"
+              ? await lookUpManager(ctx.deps, source, desired.resource, async () => {
+                  // A value no longer a user of this source: the translation the platform keeps is no drift.
+                  return (await ctx.deps.state.getApplied<AppliedUser>(ref))?.managerTranslation;
+                })
+              : undefined;
           const result = classifyPlatformUser({
             platform: user,
             owner: "this",
@@ -113,26 +114,4 @@ export async function scanPlatformUsers(ctx: RunContext): Promise<void> {
     }
     await ctx.flush();
   }
-}
-
-/**
- * The desired user's manager looked up as the sync looks it up (sync-user.ts, lookUpManager): a
- * user of this source and its platform id (null while it has none), or another value; a value no
- * longer a user of this source keeps the translation the user's applied record holds (so that the
- * kept platform id is no drift).
- */
-async function managerLookup(
-  ctx: RunContext,
-  ref: EntityRef,
-  user: JsonObject,
-): Promise<ManagerLookup | undefined> {
-  const value = managerValueOf(user);
-  if (value === undefined) return undefined;
-  const source = ctx.run.source;
-  const [platformId] = await ctx.deps.state.getUserPlatformIds(source, [value]);
-  if (platformId) return managerLookupOf(value, { platformId }, undefined);
-  const snapshot = await ctx.deps.directory.snapshotUser(source, value);
-  if (snapshot?.desired) return managerLookupOf(value, { platformId: null }, undefined);
-  const applied = await ctx.deps.state.getApplied<AppliedUser>(ref);
-  return managerLookupOf(value, null, applied?.managerTranslation);
 }

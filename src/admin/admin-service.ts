@@ -6,7 +6,7 @@ import type { Registry } from "../observability/metrics.js";
 import type { ReconcileRun, ResyncOperation, ResyncScope } from "../reconcile/reconcile-run.js";
 import type { GuardResult } from "../reconcile/reconcile-types.js";
 import type { EntityKind, EntityRef } from "../scim/scim-types.js";
-import type { DeadLetter, SyncStateReader } from "../sync/sync-state-types.js";
+import type { StoredDeadLetter, SyncStateReader } from "../sync/sync-state-types.js";
 import type { AdminPrincipal } from "./admin-principals.js";
 import type { AuditLog } from "./audit-log.js";
 import type { ReconcileRunStore } from "./reconcile-run-store.js";
@@ -52,11 +52,6 @@ export interface HeldOperation {
   plannedDeprovisions?: number;
   ownedUsers?: number;
 }
-
-/** The page size in which GET /status reads every run and resync for held and running ones. */
-const HELD_SCAN = 500;
-/** How many items consecutive pages of that reading share (runs trimmed between two pages). */
-const HELD_SCAN_OVERLAP = 50;
 
 const BUSY_STATES = ["waiting", "active", "delayed", "prioritized", "waiting-children"];
 
@@ -125,34 +120,12 @@ export class AdminService {
 
   /**
    * Every stored run and resync (what GET /status looks through for held and running ones). A held
-   * one is never trimmed, however many came after it, so all are read, page by page: the stores
-   * keep `reconcile.keepRuns` finished ones per source (and 50 resyncs) besides the unfinished.
+   * one is never trimmed, however many came after it, so all are read, page by page (the stores'
+   * `listAll`, safe against runs started or trimmed during the reading): the stores keep
+   * `reconcile.keepRuns` finished ones per source (and 50 resyncs) besides the unfinished.
    */
   private async recentOperations(): Promise<{ runs: ReconcileRun[]; resyncs: ResyncOperation[] }> {
-    // The lists are newest first and change while they are read: a run added between two pages
-    // pushes items onto the next page (read twice: kept once), a run trimmed pulls them back (the
-    // pages overlap, so that none falls between them).
-    const all = async <T>(
-      list: (page: { offset: number; limit: number }) => Promise<{ total: number; items: T[] }>,
-      idOf: (item: T) => string,
-    ) => {
-      const items = new Map<string, T>();
-      for (let offset = 0; ; offset += HELD_SCAN - HELD_SCAN_OVERLAP) {
-        const page = await list({ offset, limit: HELD_SCAN });
-        for (const item of page.items) if (!items.has(idOf(item))) items.set(idOf(item), item);
-        if (offset + HELD_SCAN >= page.total) return [...items.values()];
-      }
-    };
-    const [runs, resyncs] = await Promise.all([
-      all(
-        (page) => this.deps.runs.list(page),
-        (run) => run.runId,
-      ),
-      all(
-        (page) => this.deps.resyncs.list(page),
-        (op) => op.id,
-      ),
-    ]);
+    const [runs, resyncs] = await Promise.all([this.deps.runs.listAll(), this.deps.resyncs.listAll()]);
     return { runs, resyncs };
   }
 
@@ -356,26 +329,26 @@ export class AdminService {
    */
   async retryDeadLetters(refs: EntityRef[] | "all", actor: AdminPrincipal): Promise<{ retried: number }> {
     const { syncState, jobs } = this.deps;
-    const retry = async (letters: DeadLetter[]): Promise<void> => {
+    const retry = async (letters: StoredDeadLetter[]): Promise<void> => {
       if (letters.length === 0) return;
-      await jobs.requestResync(letters.map((letter) => letter.ref));
-      for (const letter of letters) await syncState.removeDeadLetterIfUnchanged(letter);
+      await jobs.requestResync(letters.map((read) => read.letter.ref));
+      for (const read of letters) await syncState.removeDeadLetterIfUnchanged(read);
     };
     let retried = 0;
     if (refs === "all") {
       // Removing as we go: always read the first page again, bounded by the total seen at the start.
       const { total } = await syncState.listDeadLetters({ offset: 0, limit: 1 });
       while (retried < total) {
-        const page = await syncState.listDeadLetters({ offset: 0, limit: 200 });
+        const page = await syncState.listStoredDeadLetters({ offset: 0, limit: 200 });
         if (page.items.length === 0) break;
         await retry(page.items);
         retried += page.items.length;
       }
     } else {
-      const present: DeadLetter[] = [];
+      const present: StoredDeadLetter[] = [];
       for (const ref of refs) {
-        const letter = await syncState.getDeadLetter(ref);
-        if (letter && !present.some((p) => refLabel(p.ref) === refLabel(ref))) present.push(letter);
+        const read = await syncState.getDeadLetter(ref);
+        if (read && !present.some((p) => refLabel(p.letter.ref) === refLabel(ref))) present.push(read);
       }
       await retry(present);
       retried = present.length;

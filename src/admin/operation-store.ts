@@ -33,6 +33,9 @@ return 1
 `,
 );
 
+/** How many operations a page of `OperationStore.pages` holds. */
+const WALK_PAGE = 500;
+
 /**
  * Operations kept in Redis: one hash per operation (state + JSON document), a sorted set per
  * source and one for all, ordered by creation time, trimmed to `keep` finished operations per
@@ -105,9 +108,52 @@ export class OperationStore<S extends string, T extends StoredOperation<S>> {
       this.redis.zcard(index),
       this.redis.zrevrange(index, options.offset, options.offset + options.limit - 1),
     ]);
+    return { total, items: await this.getAll(ids) };
+  }
+
+  /**
+   * Every stored operation (of one source, or of all), newest first, `pageSize` at a time: what a
+   * reader that must see them all goes through (held ones are never trimmed, however many came
+   * after them). Operations are created and trimmed while it reads, so a page does not start at an
+   * offset, which they shift, but below the creation sequence of the last operation read (each
+   * score is a number of its own): one created during the walk is above it and is not read (it
+   * came after the reading began), one trimmed during it moves nothing, so every operation there
+   * from the first page to the last is read exactly once, however many start or go between two
+   * pages. One trimmed before its page is read is left out.
+   */
+  async *pages(options: { source?: string; pageSize?: number } = {}): AsyncGenerator<T[]> {
+    const index = this.indexKey(options.source);
+    const pageSize = options.pageSize ?? WALK_PAGE;
+    let below = "+inf";
+    for (;;) {
+      const entries = await this.redis.zrevrangebyscore(
+        index,
+        below,
+        "-inf",
+        "WITHSCORES",
+        "LIMIT",
+        0,
+        pageSize,
+      );
+      const ids = entries.filter((_entry, i) => i % 2 === 0);
+      if (ids.length > 0) yield await this.getAll(ids);
+      if (ids.length < pageSize) return;
+      below = `(${entries[entries.length - 1]}`;
+    }
+  }
+
+  /** Every stored operation (of one source, or of all), newest first, read page by page (`pages`). */
+  async listAll(options: { source?: string; pageSize?: number } = {}): Promise<T[]> {
+    const all: T[] = [];
+    for await (const page of this.pages(options)) all.push(...page);
+    return all;
+  }
+
+  /** The operations of these ids that are still stored, in that order. */
+  private async getAll(ids: readonly string[]): Promise<T[]> {
     const items: T[] = [];
     for (const op of await Promise.all(ids.map((id) => this.get(id)))) if (op) items.push(op);
-    return { total, items };
+    return items;
   }
 
   async remove(id: string, source: string): Promise<void> {

@@ -16,7 +16,7 @@ import {
   SCHEDULE_CHECK_SCRIPT,
   SETTLE_LIFECYCLE_SCRIPT,
 } from "./sync-scripts.js";
-import type { DeadLetter, EntitySyncStatus, SyncStateReader } from "./sync-state-types.js";
+import type { DeadLetter, EntitySyncStatus, StoredDeadLetter, SyncStateReader } from "./sync-state-types.js";
 
 // The scripts of sync-scripts.ts, run by EVALSHA (see lua-script.ts).
 const CLAIM = luaScript<string>("scimSyncClaimOwner", CLAIM_SCRIPT);
@@ -32,6 +32,11 @@ const DROP_MANAGER_DEPENDENTS = luaScript<number>(
   "scimSyncDropManagerDependents",
   DROP_MANAGER_DEPENDENTS_SCRIPT,
 );
+
+/** A dead letter read, kept with the string it was read from. */
+function storedDeadLetter(stored: string): StoredDeadLetter {
+  return { letter: JSON.parse(stored) as DeadLetter, stored };
+}
 
 /**
  * What the sync pipeline remembers in Redis: applied records, ownership of platform objects,
@@ -255,14 +260,14 @@ export class RedisSyncStateStore implements SyncStateReader {
     return this.removeLetter(ref, "");
   }
 
-  async getDeadLetter(ref: EntityRef): Promise<DeadLetter | null> {
-    const raw = await this.redis.hget(syncKeys.dead(this.prefix), refKey(ref));
-    return raw ? (JSON.parse(raw) as DeadLetter) : null;
+  async getDeadLetter(ref: EntityRef): Promise<StoredDeadLetter | null> {
+    const stored = await this.redis.hget(syncKeys.dead(this.prefix), refKey(ref));
+    return stored ? storedDeadLetter(stored) : null;
   }
 
   /** Removes the dead letter read before, unless a sync has written another one since. */
-  async removeDeadLetterIfUnchanged(letter: DeadLetter): Promise<boolean> {
-    return this.removeLetter(letter.ref, JSON.stringify(letter));
+  async removeDeadLetterIfUnchanged(read: StoredDeadLetter): Promise<boolean> {
+    return this.removeLetter(read.letter.ref, read.stored);
   }
 
   /** The letter, its order entries and its rate-limit loop count, when it still is `expected` ("": any). */
@@ -285,6 +290,15 @@ export class RedisSyncStateStore implements SyncStateReader {
     offset: number;
     limit: number;
   }): Promise<{ total: number; items: DeadLetter[] }> {
+    const { total, items } = await this.listStoredDeadLetters(options);
+    return { total, items: items.map((read) => read.letter) };
+  }
+
+  async listStoredDeadLetters(options: {
+    source?: string;
+    offset: number;
+    limit: number;
+  }): Promise<{ total: number; items: StoredDeadLetter[] }> {
     const order = syncKeys.deadOrder(this.prefix, options.source);
     const total = await this.redis.zcard(order);
     if (options.limit <= 0) return { total, items: [] };
@@ -294,11 +308,8 @@ export class RedisSyncStateStore implements SyncStateReader {
       String(options.offset + options.limit - 1),
     );
     if (keys.length === 0) return { total, items: [] };
-    const raw = await this.redis.hmget(syncKeys.dead(this.prefix), ...keys);
-    return {
-      total,
-      items: raw.filter((r): r is string => r !== null).map((r) => JSON.parse(r) as DeadLetter),
-    };
+    const stored = await this.redis.hmget(syncKeys.dead(this.prefix), ...keys);
+    return { total, items: stored.filter((s): s is string => s !== null).map(storedDeadLetter) };
   }
 
   countDeadLetters(): Promise<number> {

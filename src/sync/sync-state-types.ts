@@ -39,6 +39,15 @@ export interface DeadLetter {
   attempts: number;
 }
 
+/**
+ * A dead letter as read, and the very string it was stored as: what a removal "unless a sync wrote
+ * another since" compares, so that it never depends on how the letter was serialised.
+ */
+export interface StoredDeadLetter {
+  letter: DeadLetter;
+  stored: string;
+}
+
 export interface SyncStateReader {
   getStatus(ref: EntityRef): Promise<EntitySyncStatus | null>;
   listDeadLetters(options: {
@@ -46,11 +55,17 @@ export interface SyncStateReader {
     offset: number;
     limit: number;
   }): Promise<{ total: number; items: DeadLetter[] }>;
+  /** listDeadLetters, each letter with the string it was stored as. */
+  listStoredDeadLetters(options: {
+    source?: string;
+    offset: number;
+    limit: number;
+  }): Promise<{ total: number; items: StoredDeadLetter[] }>;
   countDeadLetters(): Promise<number>;
   /** Removes the dead letter (discard). true if there was one. */
   removeDeadLetter(ref: EntityRef): Promise<boolean>;
-  getDeadLetter(ref: EntityRef): Promise<DeadLetter | null>;
-  /** Removes a dead letter read before, unless a sync has written another one since. */
-  removeDeadLetterIfUnchanged(letter: DeadLetter): Promise<boolean>;
+  getDeadLetter(ref: EntityRef): Promise<StoredDeadLetter | null>;
+  /** Removes a dead letter read before, unless a sync has written another one since (another string). */
+  removeDeadLetterIfUnchanged(read: StoredDeadLetter): Promise<boolean>;
   setStatus(status: EntitySyncStatus): Promise<void>;
 }

@@ -10,17 +10,12 @@ import {
 import { valuesUnderRuleNames } from "../mapping/attribute-values.js";
 import { embedMemberId } from "../mapping/plan-embed-group.js";
 import { planUser, withManagerTranslation } from "../mapping/plan-user.js";
-import {
-  type ManagerLookup,
-  type ManagerTranslation,
-  managerLookupOf,
-  managerValueOf,
-  toUserProfile,
-} from "../mapping/user-profile.js";
+import { type ManagerTranslation, toUserProfile } from "../mapping/user-profile.js";
 import type { PlatformScimUser } from "../platform/platform-types.js";
 import { caseFold } from "../scim/case-fold.js";
 import { type EntityRef, type JsonObject, refKey } from "../scim/scim-types.js";
 import { waitForLateCreate } from "./late-writes.js";
+import { lookUpManager } from "./manager-lookup.js";
 import {
   beginCreate,
   checkNoCreateUnderWay,
@@ -116,7 +111,10 @@ async function syncWorkspaceUser(
       ? applied.platformId
       : undefined;
 
-  let manager = desired ? await lookUpManager(ctx, ref.source, desired, applied) : undefined;
+  // The manager as known now (again once it landed), with the translation the record holds then.
+  const lookUpDesiredManager = (user: JsonObject) =>
+    lookUpManager(ctx, ref.source, user, async () => applied?.managerTranslation);
+  let manager = desired ? await lookUpDesiredManager(desired) : undefined;
   const warnings: SyncOutcome["warnings"] = [];
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const known =
@@ -133,7 +131,7 @@ async function syncWorkspaceUser(
       const wait = await managerWait(ctx, ref, plan.waitingForManager);
       if (wait === "wait") throw waitingForManager(plan.waitingForManager);
       if (wait === "landed" && desired) {
-        manager = await lookUpManager(ctx, ref.source, desired, applied);
+        manager = await lookUpDesiredManager(desired);
         continue;
       }
       return { result: "clean", generation, platformId: applied?.platformId, warnings };
@@ -234,7 +232,7 @@ async function syncWorkspaceUser(
     const wait =
       failed === undefined && !refused ? await managerWait(ctx, ref, plan.waitingForManager) : "none";
     if (wait === "landed" && desired) {
-      manager = await lookUpManager(ctx, ref.source, desired, applied);
+      manager = await lookUpDesiredManager(desired);
       continue;
     }
     const blocked = wait === "wait" || (failed !== undefined && classifyFailure(failed).blocked === true);
@@ -274,26 +272,6 @@ async function syncWorkspaceUser(
     code: "not_converging",
     permanent: false,
   });
-}
-
-/**
- * RFC 7643 §4.3: manager.value is the id of the manager's SCIM resource, the platform's user on the
- * platform. An identity provider sends the bridge id of a user of this source (Entra) or another
- * value (an employee number): which one, and its platform id, decide what the planner sends.
- */
-async function lookUpManager(
-  ctx: SyncContext,
-  source: string,
-  desired: JsonObject,
-  applied: AppliedUser | null,
-): Promise<ManagerLookup | undefined> {
-  const value = managerValueOf(desired);
-  if (value === undefined) return undefined;
-  const [platformId] = await ctx.state.getUserPlatformIds(source, [value]);
-  if (platformId) return managerLookupOf(value, { platformId }, applied?.managerTranslation);
-  const user = await ctx.directory.getUser(source, value);
-  // No longer a user of this source (deleted, its keys purged): its last translation is kept.
-  return managerLookupOf(value, user ? { platformId: null } : null, applied?.managerTranslation);
 }
 
 /**

@@ -1,15 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AdminJobs, startAdminJobs } from "../../../jobs/reconcile/admin-jobs.js";
+import type { AdminJobs } from "../../../jobs/reconcile/admin-jobs.js";
 import type { AdminPrincipal } from "../../../src/admin/admin-principals.js";
 import { ResyncStore } from "../../../src/admin/resync-store.js";
-import { createLogger } from "../../../src/observability/logger.js";
-import type { ReconcileRun, ResyncOperation } from "../../../src/reconcile/reconcile-run.js";
 import { evaluateGuard } from "../../../src/reconcile/deprovision-guard.js";
-import { waitFor } from "../../helpers/redis-test-prefix.js";
 import { type JobsHarness, startJobsHarness } from "../jobs/jobs-harness.js";
+import { resyncSettled, runSettled, startAdminJobsOver } from "./admin-jobs-harness.js";
 
 const admin: AdminPrincipal = { kind: "admin", name: "test-admin", role: "admin" };
-const DONE = ["succeeded", "failed", "awaiting-confirmation", "discarded"];
 const KEEP_RUNS = 3;
 
 /**
@@ -21,22 +18,6 @@ describe("held runs and resyncs", () => {
   let jobs: AdminJobs;
   const users: string[] = [];
 
-  const runSettled = (runId: string) =>
-    waitFor(
-      async () => {
-        const run = await jobs.runs.get(runId);
-        return run && DONE.includes(run.state) ? run : null;
-      },
-      { what: "the run to settle" },
-    ) as Promise<ReconcileRun>;
-  const resyncSettled = (id: string) =>
-    waitFor(
-      async () => {
-        const op = await jobs.resyncs.get(id);
-        return op && DONE.includes(op.state) ? op : null;
-      },
-      { what: "the resync to settle" },
-    ) as Promise<ResyncOperation>;
   const pid = async (id: string) => (await h.state.getUserPlatformIds("okta", [id]))[0] as string;
   const activeOnPlatform = () =>
     h.emulator
@@ -52,20 +33,7 @@ describe("held runs and resyncs", () => {
 
   beforeAll(async () => {
     h = await startJobsHarness("held-operations");
-    jobs = await startAdminJobs({
-      config: {
-        ...h.config,
-        reconcile: { ...h.config.reconcile, maxDeprovisionShare: 0.1, keepRuns: KEEP_RUNS },
-      },
-      connection: h.queueRedis,
-      redis: h.storeRedis,
-      directory: h.directory,
-      syncState: h.state,
-      queueStatus: h.status,
-      logger: createLogger("silent"),
-      platform: h.platform,
-      schedule: false,
-    });
+    jobs = await startAdminJobsOver(h, { maxDeprovisionShare: 0.1, keepRuns: KEEP_RUNS });
     for (let i = 0; i < 20; i++) {
       users.push((await h.directory.createUser("okta", h.user(`h${i}@example.com`))).resource.id);
     }
@@ -85,14 +53,14 @@ describe("held runs and resyncs", () => {
 
   it("a confirmed resync deprovisions only the users its guard counted; more found since wait in a new held resync", async () => {
     await reactivateBehind(users.slice(0, 3));
-    const op = await resyncSettled((await jobs.service.triggerResync("okta", { all: true }, admin)).id);
+    const op = await resyncSettled(jobs, (await jobs.service.triggerResync("okta", { all: true }, admin)).id);
     expect(op.state).toBe("awaiting-confirmation");
     expect(op.guard).toMatchObject({ plannedDeprovisions: 3, ownedUsers: 20, tripped: true });
 
     // More drift after the admin was shown 3: the other 12 inactive users are active again.
     await reactivateBehind(users.slice(3, 15));
     await jobs.service.settleResync(op.id, "confirm", admin);
-    const done = await resyncSettled(op.id);
+    const done = await resyncSettled(jobs, op.id);
     expect(done).toMatchObject({ state: "succeeded", withheld: 12, enqueued: 8 });
     await h.waitForIdle();
     // Only the 3 shown were deactivated (not 15 = 75% of the source).
@@ -104,7 +72,10 @@ describe("held runs and resyncs", () => {
     expect(again?.scope).toEqual({ users: expect.arrayContaining(users.slice(3, 15)), groups: [] });
 
     await jobs.service.settleResync(again?.id as string, "confirm", admin);
-    expect(await resyncSettled(again?.id as string)).toMatchObject({ state: "succeeded", enqueued: 12 });
+    expect(await resyncSettled(jobs, again?.id as string)).toMatchObject({
+      state: "succeeded",
+      enqueued: 12,
+    });
     expect((await jobs.resyncs.get(again?.id as string))?.withheld).toBeUndefined();
     await h.waitForIdle();
     expect(activeOnPlatform()).toEqual(names(15, 20));
@@ -112,13 +83,13 @@ describe("held runs and resyncs", () => {
 
   it("a held run outlives more than keepRuns later runs and can still be confirmed", async () => {
     await reactivateBehind(users.slice(0, 3));
-    const held = await runSettled((await jobs.service.triggerReconcile("okta", false, admin)).runId);
+    const held = await runSettled(jobs, (await jobs.service.triggerReconcile("okta", false, admin)).runId);
     expect(held.state).toBe("awaiting-confirmation");
     expect(held.guard).toMatchObject({ plannedDeprovisions: 3, tripped: true });
 
     const dryRuns: string[] = [];
     for (let i = 0; i < KEEP_RUNS + 2; i++) {
-      const dry = await runSettled((await jobs.service.triggerReconcile("okta", true, admin)).runId);
+      const dry = await runSettled(jobs, (await jobs.service.triggerReconcile("okta", true, admin)).runId);
       expect(dry.state).toBe("succeeded");
       dryRuns.push(dry.runId);
     }
@@ -130,12 +101,12 @@ describe("held runs and resyncs", () => {
 
     expect((await jobs.service.getRun(held.runId)).state).toBe("awaiting-confirmation");
     await jobs.service.confirmRun(held.runId, admin);
-    expect(await runSettled(held.runId)).toMatchObject({ state: "succeeded", settledBy: "test-admin" });
+    expect(await runSettled(jobs, held.runId)).toMatchObject({ state: "succeeded", settledBy: "test-admin" });
     await h.waitForIdle();
     expect(activeOnPlatform()).toEqual(names(15, 20));
 
     // Settled, it is a finished run like the others: the next run trims it.
-    await runSettled((await jobs.service.triggerReconcile("okta", true, admin)).runId);
+    await runSettled(jobs, (await jobs.service.triggerReconcile("okta", true, admin)).runId);
     expect(await jobs.runs.get(held.runId)).toBeNull();
   }, 60_000);
 
@@ -146,9 +117,9 @@ describe("held runs and resyncs", () => {
     const scheduled = async () => {
       const run = await jobs.runs.createRun({ source: "okta", dryRun: false, trigger: "schedule" });
       await jobs.queues[0]?.add("run", { runId: run.runId, phase: "run" }, { jobId: `run-${run.runId}` });
-      return runSettled(run.runId);
+      return runSettled(jobs, run.runId);
     };
-    const byAdmin = await runSettled((await jobs.service.triggerReconcile("okta", false, admin)).runId);
+    const byAdmin = await runSettled(jobs, (await jobs.service.triggerReconcile("okta", false, admin)).runId);
     const first = await scheduled();
     const second = await scheduled();
     expect([byAdmin.state, first.state, second.state]).toEqual(Array(3).fill("awaiting-confirmation"));
@@ -165,7 +136,7 @@ describe("held runs and resyncs", () => {
     expect((await jobs.runs.get(byAdmin.runId))?.state).toBe("awaiting-confirmation");
     // The newest held run still applies what it held; the admin's is settled by the admin.
     await jobs.service.confirmRun(third.runId, admin);
-    expect(await runSettled(third.runId)).toMatchObject({ state: "succeeded" });
+    expect(await runSettled(jobs, third.runId)).toMatchObject({ state: "succeeded" });
     await jobs.service.discardRun(byAdmin.runId, admin);
     await h.waitForIdle();
     expect(activeOnPlatform()).toEqual(names(15, 20));
@@ -173,7 +144,7 @@ describe("held runs and resyncs", () => {
 
   it("GET /status lists what waits for an admin's confirmation", async () => {
     await reactivateBehind(users.slice(0, 3));
-    const held = await runSettled((await jobs.service.triggerReconcile("okta", false, admin)).runId);
+    const held = await runSettled(jobs, (await jobs.service.triggerReconcile("okta", false, admin)).runId);
     expect(held.state).toBe("awaiting-confirmation");
     const status = await jobs.service.status();
     expect(status.awaitingConfirmation).toContainEqual({
@@ -186,9 +157,9 @@ describe("held runs and resyncs", () => {
     await jobs.service.discardRun(held.runId, admin);
     expect((await jobs.service.status()).awaitingConfirmation.map((op) => op.id)).not.toContain(held.runId);
     // Left as it was for the next test: the drift is still there, repaired by a confirmed run.
-    const again = await runSettled((await jobs.service.triggerReconcile("okta", false, admin)).runId);
+    const again = await runSettled(jobs, (await jobs.service.triggerReconcile("okta", false, admin)).runId);
     await jobs.service.confirmRun(again.runId, admin);
-    await runSettled(again.runId);
+    await runSettled(jobs, again.runId);
     await h.waitForIdle();
     expect(activeOnPlatform()).toEqual(names(15, 20));
   }, 60_000);

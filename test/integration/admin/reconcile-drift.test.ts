@@ -1,26 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AdminJobs, startAdminJobs } from "../../../jobs/reconcile/admin-jobs.js";
+import type { AdminJobs } from "../../../jobs/reconcile/admin-jobs.js";
 import type { AdminPrincipal } from "../../../src/admin/admin-principals.js";
-import type { ReconcileRun } from "../../../src/reconcile/reconcile-run.js";
 import { RedisDirectoryStore } from "../../../src/directory/redis-directory-store.js";
-import { createLogger } from "../../../src/observability/logger.js";
 import { matchesFilter } from "../../../src/scim/filter-eval.js";
 import { SCHEMA_ENTERPRISE_USER, type ScimUser } from "../../../src/scim/scim-types.js";
-import { waitFor } from "../../helpers/redis-test-prefix.js";
 import { type JobsHarness, startJobsHarness } from "../jobs/jobs-harness.js";
+import { runSettled, startAdminJobsOver } from "./admin-jobs-harness.js";
 
 const admin: AdminPrincipal = { kind: "admin", name: "test-admin", role: "admin" };
 const DEPARTMENT = `${SCHEMA_ENTERPRISE_USER}:department`;
-
-async function settled(jobs: AdminJobs, runId: string): Promise<ReconcileRun> {
-  return waitFor(
-    async () => {
-      const run = await jobs.runs.get(runId);
-      return run && !["queued", "running"].includes(run.state) ? run : null;
-    },
-    { what: `run ${runId} to settle` },
-  );
-}
 
 describe("reconciliation against the emulator (drift behind the bridge's back)", () => {
   let h: JobsHarness;
@@ -45,17 +33,7 @@ describe("reconciliation against the emulator (drift behind the bridge's back)",
         },
       },
     });
-    jobs = await startAdminJobs({
-      config: h.config,
-      connection: h.queueRedis,
-      redis: h.storeRedis,
-      directory: h.directory,
-      syncState: h.state,
-      queueStatus: h.status,
-      logger: createLogger("silent"),
-      platform: h.platform,
-      schedule: false,
-    });
+    jobs = await startAdminJobsOver(h);
     for (let i = 0; i < 10; i++) {
       // Every attribute the platform keeps, so that a converged user compares equal field by field.
       const user: Omit<ScimUser, "id"> = {
@@ -83,7 +61,7 @@ describe("reconciliation against the emulator (drift behind the bridge's back)",
   });
 
   it("finds nothing to repair on a converged source", async () => {
-    const run = await settled(jobs, (await jobs.service.triggerReconcile("okta", true, admin)).runId);
+    const run = await runSettled(jobs, (await jobs.service.triggerReconcile("okta", true, admin)).runId);
     expect(run.state).toBe("succeeded");
     expect(run.counts).toEqual({
       missing: 0,
@@ -122,7 +100,7 @@ describe("reconciliation against the emulator (drift behind the bridge's back)",
     ]);
 
     const writesBefore = h.writes();
-    const dry = await settled(jobs, (await jobs.service.triggerReconcile("okta", true, admin)).runId);
+    const dry = await runSettled(jobs, (await jobs.service.triggerReconcile("okta", true, admin)).runId);
     expect(h.writes()).toBe(writesBefore);
     const expected = {
       missing: 0,
@@ -140,7 +118,7 @@ describe("reconciliation against the emulator (drift behind the bridge's back)",
     expect(dry.guard).toMatchObject({ plannedDeprovisions: 1, ownedUsers: 10, tripped: false });
     expect(dry.repairs.applied).toBe(false);
 
-    const run = await settled(jobs, (await jobs.service.triggerReconcile("okta", false, admin)).runId);
+    const run = await runSettled(jobs, (await jobs.service.triggerReconcile("okta", false, admin)).runId);
     expect(run).toMatchObject({ state: "succeeded", dryRun: false, counts: expected });
     expect(run.repairs).toMatchObject({ entities: 5, orphanDeactivations: 0, applied: true });
     await h.waitForIdle();
@@ -156,7 +134,7 @@ describe("reconciliation against the emulator (drift behind the bridge's back)",
     expect(value?.value).toBe("R&D");
     expect(platform.users.find((u) => u.id === orphanId)?.active).not.toBe(false); // report policy
 
-    const after = await settled(jobs, (await jobs.service.triggerReconcile("okta", true, admin)).runId);
+    const after = await runSettled(jobs, (await jobs.service.triggerReconcile("okta", true, admin)).runId);
     expect(after.counts).toEqual({
       ...expected,
       changed: 0,
@@ -177,11 +155,11 @@ describe("reconciliation against the emulator (drift behind the bridge's back)",
     });
     const lost = await quiet.createUser("okta", h.user("lost@example.com"));
     await quiet.markClean({ source: "okta", kind: "user", id: lost.resource.id }, lost.generation);
-    const dry = await settled(jobs, (await jobs.service.triggerReconcile("okta", true, admin)).runId);
+    const dry = await runSettled(jobs, (await jobs.service.triggerReconcile("okta", true, admin)).runId);
     expect(dry.counts.missing).toBe(1);
     expect(dry.samples.missing[0]).toMatchObject({ kind: "user", id: lost.resource.id });
     expect(h.platformUsers().has("lost@example.com")).toBe(false);
-    await settled(jobs, (await jobs.service.triggerReconcile("okta", false, admin)).runId);
+    await runSettled(jobs, (await jobs.service.triggerReconcile("okta", false, admin)).runId);
     await h.waitForIdle();
     expect(h.platformUsers().has("lost@example.com")).toBe(true);
   });

@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AdminJobs, startAdminJobs } from "../../../jobs/reconcile/admin-jobs.js";
+import type { AdminJobs } from "../../../jobs/reconcile/admin-jobs.js";
 import type { AdminPrincipal } from "../../../src/admin/admin-principals.js";
 import type { AppliedEmbedGroup } from "../../../src/mapping/plan-types.js";
-import { createLogger } from "../../../src/observability/logger.js";
 import type { ReconcileRun } from "../../../src/reconcile/reconcile-run.js";
-import { waitFor } from "../../helpers/redis-test-prefix.js";
 import { type JobsHarness, startJobsHarness } from "../jobs/jobs-harness.js";
+import { runSettled, startAdminJobsOver } from "./admin-jobs-harness.js";
 
 const admin: AdminPrincipal = { kind: "admin", name: "test-admin", role: "admin" };
 
@@ -17,13 +16,7 @@ describe("reconciliation of an embed-tenant source", () => {
 
   const run = async (dryRun: boolean): Promise<ReconcileRun> => {
     const { runId } = await jobs.service.triggerReconcile("acme", dryRun, admin);
-    return waitFor(
-      async () => {
-        const current = await jobs.runs.get(runId);
-        return current && !["queued", "running"].includes(current.state) ? current : null;
-      },
-      { what: "the run to settle" },
-    );
+    return runSettled(jobs, runId);
   };
   const embedGroup = (name: string) =>
     h.emulator
@@ -35,17 +28,7 @@ describe("reconciliation of an embed-tenant source", () => {
     h = await startJobsHarness("reconcile-embed", {
       sources: { acme: { tokens: ["acme-token"], target: { embedTenant: "acme" } } },
     });
-    jobs = await startAdminJobs({
-      config: h.config,
-      connection: h.queueRedis,
-      redis: h.storeRedis,
-      directory: h.directory,
-      syncState: h.state,
-      queueStatus: h.status,
-      logger: createLogger("silent"),
-      platform: h.platform,
-      schedule: false,
-    });
+    jobs = await startAdminJobsOver(h);
     for (let i = 0; i < 4; i++) {
       users.push(
         (await h.directory.createUser("acme", { ...h.user(`e${i}@example.com`), externalId: `ext-${i}` }))

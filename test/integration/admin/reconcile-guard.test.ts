@@ -1,13 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AdminJobs, startAdminJobs } from "../../../jobs/reconcile/admin-jobs.js";
+import type { AdminJobs } from "../../../jobs/reconcile/admin-jobs.js";
 import type { AdminPrincipal } from "../../../src/admin/admin-principals.js";
-import { createLogger } from "../../../src/observability/logger.js";
-import type { ReconcileRun, ResyncOperation } from "../../../src/reconcile/reconcile-run.js";
-import { waitFor } from "../../helpers/redis-test-prefix.js";
 import { type JobsHarness, startJobsHarness } from "../jobs/jobs-harness.js";
+import { resyncSettled, runSettled, startAdminJobsOver } from "./admin-jobs-harness.js";
 
 const admin: AdminPrincipal = { kind: "admin", name: "test-admin", role: "admin" };
-const DONE = ["succeeded", "failed", "awaiting-confirmation", "discarded"];
 
 describe("the mass-deprovisioning guard (invariant 8)", () => {
   let h: JobsHarness;
@@ -15,22 +12,6 @@ describe("the mass-deprovisioning guard (invariant 8)", () => {
   const users: string[] = [];
   let orphanId = "";
 
-  const runSettled = (runId: string) =>
-    waitFor(
-      async () => {
-        const run = await jobs.runs.get(runId);
-        return run && DONE.includes(run.state) ? run : null;
-      },
-      { what: "the run to settle" },
-    ) as Promise<ReconcileRun>;
-  const resyncSettled = (id: string) =>
-    waitFor(
-      async () => {
-        const op = await jobs.resyncs.get(id);
-        return op && DONE.includes(op.state) ? op : null;
-      },
-      { what: "the resync to settle" },
-    ) as Promise<ResyncOperation>;
   const pid = async (id: string) => (await h.state.getUserPlatformIds("okta", [id]))[0] as string;
   const activeOnPlatform = () =>
     h.emulator
@@ -46,20 +27,7 @@ describe("the mass-deprovisioning guard (invariant 8)", () => {
 
   beforeAll(async () => {
     h = await startJobsHarness("reconcile-guard");
-    jobs = await startAdminJobs({
-      config: {
-        ...h.config,
-        reconcile: { ...h.config.reconcile, orphans: "deactivate", maxDeprovisionShare: 0.1 },
-      },
-      connection: h.queueRedis,
-      redis: h.storeRedis,
-      directory: h.directory,
-      syncState: h.state,
-      queueStatus: h.status,
-      logger: createLogger("silent"),
-      platform: h.platform,
-      schedule: false,
-    });
+    jobs = await startAdminJobsOver(h, { orphans: "deactivate", maxDeprovisionShare: 0.1 });
     for (let i = 0; i < 10; i++) {
       users.push((await h.directory.createUser("okta", h.user(`g${i}@example.com`))).resource.id);
     }
@@ -82,7 +50,7 @@ describe("the mass-deprovisioning guard (invariant 8)", () => {
       action: "addOrphanUser",
       user: { userName: "orphan@example.com" },
     }) as string;
-    const run = await runSettled((await jobs.service.triggerReconcile("okta", false, admin)).runId);
+    const run = await runSettled(jobs, (await jobs.service.triggerReconcile("okta", false, admin)).runId);
     expect(run.state).toBe("awaiting-confirmation");
     expect(run.guard).toMatchObject({ plannedDeprovisions: 4, ownedUsers: 10, tripped: true });
     expect(run.counts).toMatchObject({ activeMismatch: 3, orphans: 1 });
@@ -90,7 +58,7 @@ describe("the mass-deprovisioning guard (invariant 8)", () => {
     expect(activeOnPlatform()).toHaveLength(11);
 
     await jobs.service.confirmRun(run.runId, admin);
-    const applied = await runSettled(run.runId);
+    const applied = await runSettled(jobs, run.runId);
     expect(applied).toMatchObject({ state: "succeeded", settledBy: "test-admin" });
     expect(applied.repairs).toMatchObject({ entities: 3, orphanDeactivations: 1, applied: true });
     await h.waitForIdle();
@@ -100,7 +68,7 @@ describe("the mass-deprovisioning guard (invariant 8)", () => {
 
   it("a discarded run changes nothing", async () => {
     await reactivateBehind();
-    const run = await runSettled((await jobs.service.triggerReconcile("okta", false, admin)).runId);
+    const run = await runSettled(jobs, (await jobs.service.triggerReconcile("okta", false, admin)).runId);
     expect(run.state).toBe("awaiting-confirmation");
     const discarded = await jobs.service.discardRun(run.runId, admin);
     expect(discarded.state).toBe("discarded");
@@ -109,7 +77,7 @@ describe("the mass-deprovisioning guard (invariant 8)", () => {
   });
 
   it("holds a whole-source resync above the share too, and applies it once confirmed", async () => {
-    const op = await resyncSettled((await jobs.service.triggerResync("okta", { all: true }, admin)).id);
+    const op = await resyncSettled(jobs, (await jobs.service.triggerResync("okta", { all: true }, admin)).id);
     expect(op.state).toBe("awaiting-confirmation");
     expect(op.guard).toMatchObject({ plannedDeprovisions: 3, tripped: true });
     expect(op.enqueued).toBe(0);
@@ -117,7 +85,7 @@ describe("the mass-deprovisioning guard (invariant 8)", () => {
     expect(activeOnPlatform()).toHaveLength(10);
 
     await jobs.service.settleResync(op.id, "confirm", admin);
-    const done = await resyncSettled(op.id);
+    const done = await resyncSettled(jobs, op.id);
     expect(done).toMatchObject({ state: "succeeded", total: 10, enqueued: 10 });
     await h.waitForIdle();
     expect(activeOnPlatform()).toHaveLength(7);
@@ -127,12 +95,16 @@ describe("the mass-deprovisioning guard (invariant 8)", () => {
     await h.waitForIdle();
     const writes = h.writes();
     const op = await resyncSettled(
+      jobs,
       (await jobs.service.triggerResync("okta", { users: [users[5]!, "no-such-user"], groups: [] }, admin))
         .id,
     );
     expect(op).toMatchObject({ state: "succeeded", enqueued: 1, total: 1, unknown: ["user/no-such-user"] });
     await h.waitForIdle();
-    const all = await resyncSettled((await jobs.service.triggerResync("okta", { all: true }, admin)).id);
+    const all = await resyncSettled(
+      jobs,
+      (await jobs.service.triggerResync("okta", { all: true }, admin)).id,
+    );
     expect(all).toMatchObject({ state: "succeeded", enqueued: 10 });
     await h.waitForIdle();
     expect(h.writes()).toBe(writes);

@@ -13,8 +13,9 @@ import { buildConfig } from "../../../src/config/load-config.js";
 import { RedisDirectoryStore } from "../../../src/directory/redis-directory-store.js";
 import { createLogger } from "../../../src/observability/logger.js";
 import { matchesFilter } from "../../../src/scim/filter-eval.js";
-import type { EntityRef } from "../../../src/scim/scim-types.js";
+import { type EntityRef, refKey } from "../../../src/scim/scim-types.js";
 import { RedisSyncStateStore } from "../../../src/sync/redis-sync-state-store.js";
+import { syncKeys } from "../../../src/sync/sync-keys.js";
 import { TEST_REDIS_URL, deleteKeys, testPrefix } from "../../helpers/redis-test-prefix.js";
 
 /**
@@ -148,5 +149,38 @@ describe("probes h: retrying dead letters when the resync request fails", () => 
     const items = (await syncState.listDeadLetters({ offset: 0, limit: 10 })).items;
     expect(items).toHaveLength(1);
     expect(items[0]?.at).toBe("2026-11-27T09:05:00.000Z");
+  });
+
+  /**
+   * A letter not written by JSON.stringify of this shape (another key order, whitespace: another
+   * writer, an older version): the removal compares the string read, not the letter serialised again.
+   */
+  const storeOtherwise = async (id: string, at = "2026-11-27T09:00:00.000Z") => {
+    const { ref: r, reason, code, attempts } = letter(id, at);
+    const stored = JSON.stringify({ attempts, at, code, reason, ref: r }, null, 2);
+    const key = refKey(r);
+    await redis
+      .multi()
+      .hset(syncKeys.dead(prefix), key, stored)
+      .zadd(syncKeys.deadOrder(prefix), Date.parse(at), key)
+      .zadd(syncKeys.deadOrder(prefix, r.source), Date.parse(at), key)
+      .exec();
+  };
+
+  it("a letter stored in another shape is removed when unchanged (one, or all), and kept when a sync wrote it again", async () => {
+    await storeOtherwise("o1");
+    expect(await service.retryDeadLetters([ref("o1")], actor)).toEqual({ retried: 1 });
+    expect(await listed()).toEqual([]);
+
+    for (const id of ["o2", "o3"]) await storeOtherwise(id);
+    expect(await service.retryDeadLetters("all", actor)).toEqual({ retried: 2 });
+    expect(await listed()).toEqual([]);
+    expect(await syncState.countDeadLetters()).toBe(0);
+
+    await storeOtherwise("o4");
+    duringRequest = () => storeOtherwise("o4", "2026-11-27T09:05:00.000Z");
+    expect(await service.retryDeadLetters([ref("o4")], actor)).toEqual({ retried: 1 });
+    const items = (await syncState.listDeadLetters({ offset: 0, limit: 10 })).items;
+    expect(items.map((item) => [item.ref.id, item.at])).toEqual([["o4", "2026-11-27T09:05:00.000Z"]]);
   });
 });

@@ -2,22 +2,34 @@
  * Integration harness of the sync pipeline: the real directory in Redis (driven directly, as the
  * SCIM routes would), the real workers, the HTTP platform client and the strict emulator.
  */
+import type { Job } from "bullmq";
 import { Redis } from "ioredis";
 import { createQueueStatus } from "../../../jobs/queue-status.js";
 import { type RunningWorkers, type WorkerTuning, startWorkers } from "../../../jobs/start-workers.js";
+import type { SyncJobData } from "../../../jobs/sync-job.js";
+import { syncMetrics } from "../../../jobs/sync-metrics.js";
+import { createSyncProcessor } from "../../../jobs/sync-processor.js";
 import { createSyncQueue } from "../../../jobs/sync-queue.js";
 import type { ConfigInput } from "../../../src/config/config-schema.js";
 import { buildConfig } from "../../../src/config/load-config.js";
 import { RedisDirectoryStore } from "../../../src/directory/redis-directory-store.js";
 import { type Logger, createLogger } from "../../../src/observability/logger.js";
-import { createMetricsRegistry } from "../../../src/observability/metrics.js";
+import { type Registry, createMetricsRegistry } from "../../../src/observability/metrics.js";
 import { HttpPlatformClient } from "../../../src/platform/client/http-platform-client.js";
 import { NoopRequestBudget, type RequestBudget } from "../../../src/platform/client/request-budget.js";
 import type { FaultRule } from "../../../src/platform/emulator/fault-injector.js";
 import { createPlatformEmulator } from "../../../src/platform/emulator/platform-emulator.js";
 import { matchesFilter } from "../../../src/scim/filter-eval.js";
-import { SCHEMA_GROUP, SCHEMA_USER, type ScimUser } from "../../../src/scim/scim-types.js";
+import {
+  type EntityRef,
+  SCHEMA_GROUP,
+  SCHEMA_USER,
+  type ScimUser,
+  refKey,
+} from "../../../src/scim/scim-types.js";
+import { AttributeDefinitions } from "../../../src/sync/attribute-definitions.js";
 import { RedisSyncStateStore } from "../../../src/sync/redis-sync-state-store.js";
+import type { SyncContext } from "../../../src/sync/sync-context.js";
 import { TEST_REDIS_URL, deleteKeys, testPrefix, waitFor } from "../../helpers/redis-test-prefix.js";
 
 export const TOKEN = "platform-test-token";
@@ -138,6 +150,42 @@ export async function startJobsHarness(name: string, options: JobsHarnessOptions
           (await status.isIdle()),
         { timeoutMs, what: "the pipeline to be idle" },
       );
+    },
+    /** A sync context over the harness (no lifecycle flush scheduled), with `overrides`. */
+    syncContext(overrides: Partial<SyncContext> = {}): SyncContext {
+      return {
+        config,
+        directory,
+        platform,
+        state,
+        attributes: new AttributeDefinitions(platform),
+        logger: createLogger("silent"),
+        scheduleLifecycle: async () => {},
+        ...overrides,
+      };
+    },
+    /**
+     * The real sync processor over `ctx`, run by hand (no workers): a job's first of eight attempts.
+     * Its metrics go to `metricsRegistry` (default: one of its own).
+     */
+    syncProcessor(ctx: SyncContext, metricsRegistry?: Registry): (ref: EntityRef) => Promise<string> {
+      const process = createSyncProcessor({
+        ctx,
+        queue: syncQueue.queue,
+        budget: new NoopRequestBudget(),
+        metrics: syncMetrics(
+          metricsRegistry ?? createMetricsRegistry({ defaultMetrics: false }),
+          async () => ({}),
+        ),
+        logger: ctx.logger,
+      });
+      return (ref) =>
+        process({ data: { ...ref }, attemptsMade: 0, opts: { attempts: 8 } } as unknown as Job<SyncJobData>);
+    },
+    /** Whether the entity has a dirty marker (however recent). */
+    async isDirty(ref: EntityRef): Promise<boolean> {
+      const dirty = await directory.listDirty(Date.now() + 60_000, 1_000);
+      return dirty.some((entry) => refKey(entry.ref) === refKey(ref));
     },
     user(userName: string, extra: Partial<ScimUser> = {}): Omit<ScimUser, "id"> {
       return { schemas: [SCHEMA_USER], userName, active: true, ...extra };

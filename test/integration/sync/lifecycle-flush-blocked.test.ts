@@ -1,13 +1,5 @@
-import type { Job } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SyncJobData } from "../../../jobs/sync-job.js";
-import { syncMetrics } from "../../../jobs/sync-metrics.js";
-import { createSyncProcessor } from "../../../jobs/sync-processor.js";
-import { createLogger } from "../../../src/observability/logger.js";
-import { createMetricsRegistry } from "../../../src/observability/metrics.js";
-import { NoopRequestBudget } from "../../../src/platform/client/request-budget.js";
-import { type EntityRef, refKey } from "../../../src/scim/scim-types.js";
-import { AttributeDefinitions } from "../../../src/sync/attribute-definitions.js";
+import type { EntityRef } from "../../../src/scim/scim-types.js";
 import { flushLifecycle } from "../../../src/sync/lifecycle-flusher.js";
 import type { SyncContext } from "../../../src/sync/sync-context.js";
 import { type JobsHarness, startJobsHarness } from "../jobs/jobs-harness.js";
@@ -32,14 +24,7 @@ describe("a lifecycle flush inside a blocked user sync", () => {
 
   beforeAll(async () => {
     h = await startJobsHarness("flush-blocked", { workers: false });
-    const logger = createLogger("silent");
-    ctx = {
-      config: h.config,
-      directory: h.directory,
-      platform: h.platform,
-      state: h.state,
-      attributes: new AttributeDefinitions(h.platform),
-      logger,
+    ctx = h.syncContext({
       scheduleLifecycle: async () => {
         if (!flushInsideSync) return;
         flushes++;
@@ -54,30 +39,20 @@ describe("a lifecycle flush inside a blocked user sync", () => {
           },
         });
       },
-    };
-    const process = createSyncProcessor({
-      ctx,
-      queue: h.syncQueue.queue,
-      budget: new NoopRequestBudget(),
-      metrics: syncMetrics(createMetricsRegistry({ defaultMetrics: false }), async () => ({})),
-      logger,
     });
-    run = (ref) =>
-      process({ data: { ...ref }, attemptsMade: 0, opts: { attempts: 8 } } as unknown as Job<SyncJobData>);
+    run = h.syncProcessor(ctx);
   });
   afterAll(async () => {
     await h?.close();
   });
 
-  const isDirty = async (ref: EntityRef) =>
-    (await h.directory.listDirty(Date.now() + 60_000, 1_000)).some((e) => refKey(e.ref) === refKey(ref));
   const platformUser = (userName: string) => h.platformUsers().get(userName) as Record<string, unknown>;
 
   it("leaves the user dirty and waiting; it gets its manager once the manager lands", async () => {
     const emp = await h.directory.createUser("okta", h.user("emp@flush.example"));
     const empRef: EntityRef = { source: "okta", kind: "user", id: emp.resource.id };
     expect(await run(empRef)).toBe("clean");
-    expect(await isDirty(empRef)).toBe(false);
+    expect(await h.isDirty(empRef)).toBe(false);
 
     // The manager is in the directory, not on the platform yet (its sync has not run).
     const boss = await h.directory.createUser("okta", h.user("boss@flush.example"));
@@ -99,7 +74,7 @@ describe("a lifecycle flush inside a blocked user sync", () => {
     expect(status?.state).toBe("pending");
     expect(status?.lastError?.code).toBe("waiting_for_manager");
     // Still dirty: the sweeper comes back to it.
-    expect(await isDirty(empRef)).toBe(true);
+    expect(await h.isDirty(empRef)).toBe(true);
 
     // The manager lands; the user's next sync (the sweeper's) sets it, and only then is it clean.
     expect(await run(bossRef)).toBe("clean");
@@ -109,7 +84,7 @@ describe("a lifecycle flush inside a blocked user sync", () => {
       bossPlatformId,
     );
     expect((await h.state.getStatus(empRef))?.state).toBe("synced");
-    expect(await isDirty(empRef)).toBe(false);
+    expect(await h.isDirty(empRef)).toBe(false);
     expect(h.emulator.violations()).toEqual([]);
   });
 });
