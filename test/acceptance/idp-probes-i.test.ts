@@ -1,0 +1,198 @@
+/**
+ * Acceptance probes (round i) of the SCIM intake with the traffic of the identity providers tested
+ * least, as their clients put it on the wire (intake only, real Redis):
+ * - Keycloak's SCIM plugins: keycloak-scim2-storage (suvera) pastes filter values into
+ *   `filter=userName+eq+%22<value>%22` unencoded (its HTTP client, OkHttp, then percent-encodes a
+ *   space as %20 and leaves `+` and `@`), and writes PATCH paths as `emails[type eq work].value`
+ *   (the type unquoted; `type eq null` for an email without one);
+ * - AWS IAM Identity Center-style clients (awslabs/ssosync, Go's url.Values): form-encoded filters
+ *   such as `id eq "<group>" and members eq "<user>"`;
+ * - GitHub's SCIM documentation of Entra ID's requests: `emails[type eq 'work'].value`;
+ * - Okta's SCIM 1.1 client (`text/json`), PowerShell and Java HTTP clients that label a JSON body
+ *   as a form, text or octet-stream, and none at all.
+ * Earlier rounds: idp-probes-a/d/e/g, idp-intake-edges, scim-edges.
+ */
+import { request as httpRequest } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ScimTestApp, createScimTestApp } from "../helpers/scim-test-app.js";
+
+const USER = "urn:ietf:params:scim:schemas:core:2.0:User";
+const GROUP = "urn:ietf:params:scim:schemas:core:2.0:Group";
+const PATCH = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
+const SEARCH = "urn:ietf:params:scim:api:messages:2.0:SearchRequest";
+const ERROR = "urn:ietf:params:scim:api:messages:2.0:Error";
+const base = "/scim/v2/okta";
+
+let t: ScimTestApp;
+let n = 0;
+const unique = (stem: string) => `${stem}.i${++n}@example.com`;
+const q = (filter: string) => encodeURIComponent(filter);
+
+beforeAll(async () => {
+  t = await createScimTestApp("acceptance-idp-probes-i");
+});
+afterAll(async () => {
+  await t.close();
+});
+
+const send = (
+  method: "post" | "put" | "patch",
+  path: string,
+  body: unknown,
+  type = "application/scim+json",
+) => t.request[method](`${base}${path}`).set(t.okta).set("Content-Type", type).send(JSON.stringify(body));
+const get = (path: string) => t.request.get(`${base}${path}`).set(t.okta);
+
+async function createUser(extra: Record<string, unknown> = {}) {
+  const res = await send("post", "/Users", { schemas: [USER], userName: unique("user"), ...extra });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body as { id: string; userName: string; meta: { version: string } } & Record<string, unknown>;
+}
+
+async function createGroup(displayName: string, members: string[] = []) {
+  const res = await send("post", "/Groups", {
+    schemas: [GROUP],
+    displayName,
+    members: members.map((value) => ({ value })),
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body as { id: string; displayName: string };
+}
+
+/** A request as a bare HTTP client sends it: exactly these headers, nothing added. */
+async function rawRequest(
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const server = t.app.listen(0, "127.0.0.1");
+  await new Promise((resolve) => server.once("listening", resolve));
+  const { port } = server.address() as AddressInfo;
+  try {
+    return await new Promise((resolve, reject) => {
+      const req = httpRequest({ host: "127.0.0.1", port, method, path, headers }, (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk) => {
+          text += chunk;
+        });
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : {} }));
+      });
+      req.on("error", reject);
+      req.end(body);
+    });
+  } finally {
+    server.close();
+  }
+}
+
+describe("request bodies of a media type that is not JSON: 415 (RFC 9110 §15.5.16)", () => {
+  const OTHER_TYPES = [
+    "text/plain; charset=utf-8", // Java's StringEntity(json) without a content type, curl scripts
+    "application/xml",
+    "application/x-www-form-urlencoded", // PowerShell's Invoke-RestMethod -Body without -ContentType
+    "application/octet-stream",
+  ];
+
+  it("every route that reads a body answers 415 with a SCIM error naming the accepted types; nothing is written", async () => {
+    const user = await createUser({ displayName: "Before" });
+    const group = await createGroup(`Media Group ${++n}`);
+    const newName = unique("never");
+    for (const type of OTHER_TYPES) {
+      const writes = [
+        ["post", "/Users", { schemas: [USER], userName: newName }],
+        ["put", `/Users/${user.id}`, { schemas: [USER], userName: user.userName, displayName: "After" }],
+        [
+          "patch",
+          `/Users/${user.id}`,
+          { schemas: [PATCH], Operations: [{ op: "replace", path: "displayName", value: "After" }] },
+        ],
+        ["post", "/Groups", { schemas: [GROUP], displayName: `Never ${newName}` }],
+        [
+          "patch",
+          `/Groups/${group.id}`,
+          { schemas: [PATCH], Operations: [{ op: "replace", path: "displayName", value: "After" }] },
+        ],
+        ["post", "/Users/.search", { schemas: [SEARCH], filter: `userName eq "${user.userName}"` }],
+        ["post", "/.search", { schemas: [SEARCH] }],
+      ] as const;
+      for (const [method, path, body] of writes) {
+        const res = await send(method, path, body, type);
+        expect(res.status, `${method} ${path} as ${type}: ${JSON.stringify(res.body)}`).toBe(415);
+        expect(res.headers["content-type"]).toMatch(/^application\/scim\+json/);
+        expect(res.body).toMatchObject({ schemas: [ERROR], status: "415" });
+        expect(res.body.detail).toContain(type);
+        expect(res.headers.accept).toBe("application/scim+json, application/json");
+        // RFC 5789 §2.2: a PATCH's 415 names the patch document types it takes.
+        if (method === "patch")
+          expect(res.headers["accept-patch"]).toBe("application/scim+json, application/json");
+        else expect(res.headers["accept-patch"]).toBeUndefined();
+      }
+    }
+    const after = await get(`/Users/${user.id}`);
+    expect(after.body).toMatchObject({ displayName: "Before", meta: { version: user.meta.version } });
+    expect((await get(`/Users?filter=${q(`userName eq "${newName}"`)}`)).body.totalResults).toBe(0);
+    expect((await get(`/Groups/${group.id}`)).body.displayName).toBe(group.displayName);
+  });
+
+  it("a 415 is answered before the resource is looked up, as a 400 for the body would be", async () => {
+    const res = await send("put", "/Users/no-such-user", { userName: "x" }, "application/xml");
+    expect(res.status).toBe(415);
+  });
+
+  it("JSON media types are read in any case and with any UTF-8 charset: Okta's SCIM 1.1 `text/json`, `application/json`", async () => {
+    for (const type of [
+      "text/json;charset=UTF-8",
+      "application/json; charset=utf-8",
+      "APPLICATION/SCIM+JSON",
+      'application/scim+json;charset="UTF-8"',
+    ]) {
+      const res = await send("post", "/Users", { schemas: [USER], userName: unique("typed") }, type);
+      expect(res.status, `${type}: ${JSON.stringify(res.body)}`).toBe(201);
+    }
+  });
+
+  it("a body without Content-Type, or with the header sent empty, is read as JSON", async () => {
+    const userName = unique("untyped");
+    const body = JSON.stringify({ schemas: [USER], userName });
+    const none = await rawRequest(
+      "POST",
+      `${base}/Users`,
+      { Authorization: t.okta.Authorization, "Content-Length": String(Buffer.byteLength(body)) },
+      body,
+    );
+    expect(none.status, JSON.stringify(none.body)).toBe(201);
+    expect(none.body.userName).toBe(userName);
+
+    const id = none.body.id as string;
+    const ops = JSON.stringify({ Operations: [{ op: "replace", path: "title", value: "Engineer" }] });
+    const empty = await rawRequest(
+      "PATCH",
+      `${base}/Users/${id}`,
+      {
+        Authorization: t.okta.Authorization,
+        "Content-Type": "",
+        "Content-Length": String(Buffer.byteLength(ops)),
+      },
+      ops,
+    );
+    expect(empty.status, JSON.stringify(empty.body)).toBe(200);
+    expect(empty.body.title).toBe("Engineer");
+  });
+
+  it("requests that read no body are not refused for their Content-Type (a DELETE or GET labelled text/plain)", async () => {
+    const user = await createUser();
+    const read = await t.request
+      .get(`${base}/Users/${user.id}`)
+      .set(t.okta)
+      .set("Content-Type", "text/plain");
+    expect(read.status).toBe(200);
+    const gone = await t.request
+      .delete(`${base}/Users/${user.id}`)
+      .set(t.okta)
+      .set("Content-Type", "text/plain");
+    expect(gone.status).toBe(204);
+  });
+});
