@@ -28,6 +28,8 @@ let t: ScimTestApp;
 let n = 0;
 const unique = (stem: string) => `${stem}.i${++n}@example.com`;
 const q = (filter: string) => encodeURIComponent(filter);
+/** What Go's url.Values{"filter": ...}.Encode() writes (form encoding: `+` for spaces). */
+const goForm = (filter: string) => new URLSearchParams({ filter }).toString();
 
 beforeAll(async () => {
   t = await createScimTestApp("acceptance-idp-probes-i");
@@ -59,6 +61,8 @@ async function createGroup(displayName: string, members: string[] = []) {
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body as { id: string; displayName: string };
 }
+
+const ids = (res: { body: { Resources?: { id: string }[] } }) => (res.body.Resources ?? []).map((r) => r.id);
 
 /** A request as a bare HTTP client sends it: exactly these headers, nothing added. */
 async function rawRequest(
@@ -194,5 +198,54 @@ describe("request bodies of a media type that is not JSON: 415 (RFC 9110 §15.5.
       .set(t.okta)
       .set("Content-Type", "text/plain");
     expect(gone.status).toBe(204);
+  });
+});
+
+describe("filter query strings as clients build them (RFC 7644 §3.4.2.2)", () => {
+  it("Keycloak keycloak-scim2-storage: `+` between the tokens and a value pasted in as it is (`%20` for its space, a raw `+` and `@`)", async () => {
+    const group = await createGroup(`Sales EMEA ${++n}`);
+    const byName = await get(`/Groups?filter=displayName+eq+%22${group.displayName.replace(/ /g, "%20")}%22`);
+    expect(byName.status, JSON.stringify(byName.body)).toBe(200);
+    expect(ids(byName)).toEqual([group.id]);
+
+    const plus = await createGroup(`R+D Lab ${++n}`);
+    const byPlusName = await get(
+      `/Groups?filter=displayName+eq+%22${plus.displayName.replace(/ /g, "%20")}%22`,
+    );
+    expect(ids(byPlusName)).toEqual([plus.id]);
+
+    // The look-up before a create: missing it made the create that follows a 409 on every run.
+    const user = await createUser({ userName: `first+tag.${++n}@example.com` });
+    const byUserName = await get(`/Users?filter=userName+eq+%22${user.userName}%22`);
+    expect(byUserName.status, JSON.stringify(byUserName.body)).toBe(200);
+    expect(ids(byUserName)).toEqual([user.id]);
+  });
+
+  it("form encoding still reads `+` as a space and `%2B` as a plus (PingFederate, Go's url.Values)", async () => {
+    const group = await createGroup(`Ann Lee Team ${++n}`);
+    const spaced = await get(`/Groups?${goForm(`displayName eq "${group.displayName}"`)}`);
+    expect(spaced.status, JSON.stringify(spaced.body)).toBe(200);
+    expect(ids(spaced)).toEqual([group.id]);
+    const user = await createUser({ userName: `second+tag.${++n}@example.com` });
+    const encoded = await get(`/Users?${goForm(`userName eq "${user.userName}"`)}`);
+    expect(encoded.url ?? "").not.toContain("@");
+    expect(ids(encoded)).toEqual([user.id]);
+  });
+
+  it('ssosync (AWS IAM Identity Center-style): `id eq "<group>" and members eq "<user>"` says whether the user is a member', async () => {
+    const member = await createUser();
+    const other = await createUser();
+    const group = await createGroup(`AWS Admins ${++n}`, [member.id]);
+    const isIn = await get(`/Groups?${goForm(`id eq "${group.id}" and members eq "${member.id}"`)}`);
+    expect(isIn.status, JSON.stringify(isIn.body)).toBe(200);
+    expect(isIn.body.totalResults).toBe(1);
+    const notIn = await get(`/Groups?${goForm(`id eq "${group.id}" and members eq "${other.id}"`)}`);
+    expect(notIn.body.totalResults).toBe(0);
+  });
+
+  it("a filter with a `+` that is not valid percent-encoding is read as the query parser reads it, not refused", async () => {
+    const res = await get("/Users?filter=userName+eq+%22a%ZZb%22");
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.totalResults).toBe(0);
   });
 });
