@@ -45,6 +45,7 @@ const send = (
   type = "application/scim+json",
 ) => t.request[method](`${base}${path}`).set(t.okta).set("Content-Type", type).send(JSON.stringify(body));
 const get = (path: string) => t.request.get(`${base}${path}`).set(t.okta);
+const patch = (path: string, Operations: unknown[]) => send("patch", path, { schemas: [PATCH], Operations });
 
 async function createUser(extra: Record<string, unknown> = {}) {
   const res = await send("post", "/Users", { schemas: [USER], userName: unique("user"), ...extra });
@@ -247,5 +248,80 @@ describe("filter query strings as clients build them (RFC 7644 §3.4.2.2)", () =
     const res = await get("/Users?filter=userName+eq+%22a%ZZb%22");
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body.totalResults).toBe(0);
+  });
+});
+
+describe("PATCH value filters as Keycloak and Entra ID's documented requests write them", () => {
+  it("Keycloak keycloak-scim2-storage: `emails[type eq work].value` (unquoted) replaces the work email; phone numbers added and removed the same way", async () => {
+    const user = await createUser({
+      emails: [
+        { type: "work", primary: true, value: "kc.old@example.com" },
+        { type: "home", value: "kc.home@example.com" },
+      ],
+    });
+    const res = await patch(`/Users/${user.id}`, [
+      { op: "replace", path: "emails[type eq work].value", value: "kc.new@example.com" },
+      { op: "add", path: "phoneNumbers[type eq mobile].value", value: "+47 555 0100" },
+    ]);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.emails).toEqual([
+      { type: "work", primary: true, value: "kc.new@example.com" },
+      { type: "home", value: "kc.home@example.com" },
+    ]);
+    expect(res.body.phoneNumbers).toEqual([{ type: "mobile", value: "+47 555 0100" }]);
+    // Its remove carries an empty value, which its serializer drops.
+    const removed = await patch(`/Users/${user.id}`, [
+      { op: "remove", path: "phoneNumbers[type eq mobile].value" },
+    ]);
+    expect(removed.status, JSON.stringify(removed.body)).toBe(200);
+    expect(removed.body.phoneNumbers).toBeUndefined();
+  });
+
+  it("Keycloak keycloak-scim2-storage: `emails[type eq null].value` adds an email without a type, then replaces it (`eq null` matches a missing type)", async () => {
+    const user = await createUser();
+    const added = await patch(`/Users/${user.id}`, [
+      { op: "add", path: "emails[type eq null].value", value: "typeless@example.com" },
+    ]);
+    expect(added.status, JSON.stringify(added.body)).toBe(200);
+    expect(added.body.emails).toEqual([{ value: "typeless@example.com" }]);
+    const replaced = await patch(`/Users/${user.id}`, [
+      { op: "replace", path: "emails[type eq null].value", value: "typeless2@example.com" },
+    ]);
+    expect(replaced.body.emails).toEqual([{ value: "typeless2@example.com" }]);
+  });
+
+  it("GitHub's documented Entra ID request: `emails[type eq 'work'].value` in single quotes", async () => {
+    const user = await createUser({ emails: [{ type: "work", primary: true, value: "gh.old@example.com" }] });
+    const res = await patch(`/Users/${user.id}`, [
+      { op: "replace", path: "emails[type eq 'work'].value", value: "updatedEmail@example.com" },
+      { op: "replace", path: "name.familyName", value: "updatedFamilyName" },
+    ]);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.emails).toEqual([{ type: "work", primary: true, value: "updatedEmail@example.com" }]);
+    expect(res.body.name).toEqual({ familyName: "updatedFamilyName" });
+  });
+
+  it("a members value filter with an unquoted id removes that member (Keycloak)", async () => {
+    const a = await createUser();
+    const b = await createUser();
+    const group = await createGroup(`KC Members ${++n}`, [a.id, b.id]);
+    const res = await patch(`/Groups/${group.id}`, [{ op: "remove", path: `members[value eq ${a.id}]` }]);
+    expect(res.status, JSON.stringify(res.body)).toBe(204);
+    const read = await get(`/Groups/${group.id}`);
+    expect(read.body.members.map((m: { value: string }) => m.value)).toEqual([b.id]);
+  });
+
+  it("query filters stay as RFC 7644 writes them: a single-quoted or unquoted literal there is 400 invalidFilter", async () => {
+    for (const filter of ["userName eq 'someone@example.com'", "userName eq someone"]) {
+      const res = await get(`/Users?filter=${q(filter)}`);
+      expect(res.status, filter).toBe(400);
+      expect(res.body).toMatchObject({ schemas: [ERROR], scimType: "invalidFilter" });
+    }
+    const user = await createUser();
+    const unterminated = await patch(`/Users/${user.id}`, [
+      { op: "replace", path: "emails[type eq 'work].value", value: "x@example.com" },
+    ]);
+    expect(unterminated.status).toBe(400);
+    expect(unterminated.body.scimType).toBe("invalidFilter");
   });
 });
