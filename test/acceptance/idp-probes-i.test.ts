@@ -325,3 +325,62 @@ describe("PATCH value filters as Keycloak and Entra ID's documented requests wri
     expect(unterminated.body.scimType).toBe("invalidFilter");
   });
 });
+
+describe("`emails.value` without a filter (RFC 7644 §3.5.2.3, §3.5.2.2)", () => {
+  it("replace sets the value of the user's email, keeping its type and primary (a client that holds one email per user)", async () => {
+    const user = await createUser({
+      emails: [{ value: "only.old@example.com", type: "work", primary: true }],
+    });
+    const res = await patch(`/Users/${user.id}`, [
+      { op: "replace", path: "emails.value", value: "only.new@example.com" },
+    ]);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.emails).toEqual([{ value: "only.new@example.com", type: "work", primary: true }]);
+  });
+
+  it("replace on a user without emails adds one (§3.5.2.3: a target that does not exist is treated as add)", async () => {
+    const user = await createUser();
+    const res = await patch(`/Users/${user.id}`, [
+      { op: "replace", path: "emails.value", value: "first@example.com" },
+    ]);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.emails).toEqual([{ value: "first@example.com" }]);
+    const noPath = await patch(`/Users/${user.id}`, [
+      { op: "replace", value: { "emails.value": "second@example.com" } },
+    ]);
+    expect(noPath.body.emails).toEqual([{ value: "second@example.com" }]);
+  });
+
+  it("replace with several emails sets the value of each (no filter selects every element; §3.5.2.3 names a filter to pick one)", async () => {
+    const user = await createUser({
+      emails: [
+        { value: "w@example.com", type: "work", primary: true },
+        { value: "h@example.com", type: "home" },
+      ],
+    });
+    const res = await patch(`/Users/${user.id}`, [
+      { op: "replace", path: "emails.value", value: "all@example.com" },
+    ]);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.emails).toEqual([
+      { value: "all@example.com", type: "work", primary: true },
+      { value: "all@example.com", type: "home" },
+    ]);
+    const one = await patch(`/Users/${user.id}`, [
+      { op: "replace", path: 'emails[type eq "home"].value', value: "home@example.com" },
+    ]);
+    expect(one.body.emails).toEqual([
+      { value: "all@example.com", type: "work", primary: true },
+      { value: "home@example.com", type: "home" },
+    ]);
+  });
+
+  it("remove of `emails.value` removes every email: an email without its value is none (RFC 7643 §2.4)", async () => {
+    const user = await createUser({ emails: [{ value: "gone@example.com", type: "work", primary: true }] });
+    const res = await patch(`/Users/${user.id}`, [{ op: "remove", path: "emails.value" }]);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.emails).toBeUndefined();
+    const found = await get(`/Users?filter=${q('emails.value eq "gone@example.com"')}`);
+    expect(found.body.totalResults).toBe(0);
+  });
+});
