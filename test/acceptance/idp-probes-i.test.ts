@@ -228,8 +228,9 @@ describe("filter query strings as clients build them (RFC 7644 §3.4.2.2)", () =
     expect(spaced.status, JSON.stringify(spaced.body)).toBe(200);
     expect(ids(spaced)).toEqual([group.id]);
     const user = await createUser({ userName: `second+tag.${++n}@example.com` });
-    const encoded = await get(`/Users?${goForm(`userName eq "${user.userName}"`)}`);
-    expect(encoded.url ?? "").not.toContain("@");
+    const query = goForm(`userName eq "${user.userName}"`);
+    expect(query).toContain("%2Btag"); // the + of the address, form-encoded
+    const encoded = await get(`/Users?${query}`);
     expect(ids(encoded)).toEqual([user.id]);
   });
 
@@ -382,5 +383,64 @@ describe("`emails.value` without a filter (RFC 7644 §3.5.2.3, §3.5.2.2)", () =
     expect(res.body.emails).toBeUndefined();
     const found = await get(`/Users?filter=${q('emails.value eq "gone@example.com"')}`);
     expect(found.body.totalResults).toBe(0);
+  });
+});
+
+describe("PATCH values as SCIM-SDK (the library of Keycloak's scim-for-keycloak) carries them", () => {
+  it("members added and removed as a list of JSON strings, one per member (PatchRequestOperation `values`)", async () => {
+    const a = await createUser();
+    const b = await createUser();
+    const c = await createUser();
+    const group = await createGroup(`SDK Members ${++n}`, [a.id]);
+    const add = await patch(`/Groups/${group.id}`, [
+      {
+        op: "add",
+        path: "members",
+        value: [JSON.stringify({ value: b.id }), JSON.stringify({ value: c.id })],
+      },
+    ]);
+    expect(add.status, JSON.stringify(add.body)).toBe(204);
+    const remove = await patch(`/Groups/${group.id}`, [
+      {
+        op: "remove",
+        path: "members",
+        value: [JSON.stringify({ value: a.id }), JSON.stringify({ value: c.id })],
+      },
+    ]);
+    expect(remove.status, JSON.stringify(remove.body)).toBe(204);
+    const read = await get(`/Groups/${group.id}`);
+    expect(read.body.members.map((m: { value: string }) => m.value)).toEqual([b.id]);
+  });
+
+  it("an operation without path whose value is a list of its one object (setValueNode wraps every value in an array)", async () => {
+    const user = await createUser({ displayName: "Before" });
+    const res = await patch(`/Users/${user.id}`, [
+      { op: "replace", value: [{ active: false, displayName: "After" }] },
+    ]);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toMatchObject({ active: false, displayName: "After" });
+    const two = await patch(`/Users/${user.id}`, [
+      { op: "replace", value: [{ title: "a" }, { title: "b" }] },
+    ]);
+    expect(two.status).toBe(400);
+    expect(two.body.scimType).toBe("invalidSyntax");
+  });
+
+  it("scim-for-keycloak's group reconcile: a no-path replace whose value is a JSON string, with a members add beside it", async () => {
+    const a = await createUser();
+    const group = await createGroup(`example/developers ${++n}`);
+    const res = await send("patch", `/Groups/${group.id}?attributes=displayName,externalId,members`, {
+      schemas: [PATCH],
+      Operations: [
+        {
+          op: "replace",
+          value: JSON.stringify({ schemas: [GROUP], externalId: "kc-grp-1", displayName: group.displayName }),
+        },
+        { op: "add", path: "members", value: [{ value: a.id }] },
+      ],
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toMatchObject({ externalId: "kc-grp-1", displayName: group.displayName });
+    expect(res.body.members.map((m: { value: string }) => m.value)).toEqual([a.id]);
   });
 });
