@@ -56,7 +56,7 @@ export function listQueryOf(req: Request): Record<string, unknown> {
   return query;
 }
 
-/** What a form encoder (WHATWG urlencoded, Java URLEncoder, .NET, Python, PHP) leaves unescaped, and `+`. */
+/** What a form encoder (WHATWG, Java URLEncoder, .NET, Python, PHP) leaves unescaped, and `+`. */
 const FORM_ENCODED = /^[A-Za-z0-9*\-._%+]*$/;
 
 /**

@@ -8,14 +8,15 @@ import { bodyNotJson, bodyNotUtf8, bodyTooLarge } from "./scim-errors.js";
 const JSON_TYPE = /json/i;
 
 /**
- * Whether a request body of this Content-Type is read as JSON: a JSON media type (application/scim+json,
- * application/json, Okta's SCIM 1.1 text/json), or none at all. A header sent empty ("Content-Type: ")
- * counts as none. Any other media type is left unread, and a route that needs the body answers it
- * 415 (requireObjectBody in scim-http.ts).
+ * Whether a request body of this Content-Type is read as JSON: a JSON media type
+ * (application/scim+json, application/json, Okta's SCIM 1.1 text/json), or none at all. A header
+ * sent empty ("Content-Type: ") counts as none. Any other media type is left unread, and a route
+ * that needs the body answers it 415 (requireObjectBody in scim-http.ts).
  */
 export function readsAsJson(contentType: string | undefined): boolean {
   return contentType === undefined || contentType.trim() === "" || JSON_TYPE.test(contentType);
 }
+
 /** A charset other than UTF-8 (RFC 8259 says JSON is UTF-8; anything else goes the long way). */
 const OTHER_CHARSET = /charset\s*=\s*(?!"?utf-?8"?\s*(?:;|$))/i;
 
@@ -23,8 +24,8 @@ const OTHER_CHARSET = /charset\s*=\s*(?!"?utf-?8"?\s*(?:;|$))/i;
  * Reads a SCIM request's JSON body into `req.body`, like `express.json({strict: false})` with the
  * same answers (413 over the limit, 400 invalidSyntax for malformed JSON, an empty body is `{}`, a
  * leading byte order mark is ignored, a body that is not JSON-typed is left unread (readsAsJson);
- * bytes that are not UTF-8 are 400 invalidSyntax, where body-parser decodes them to U+FFFD), at a fraction
- * of its cost per request: body-parser runs content-type parsing, charset decoding and stream
+ * bytes that are not UTF-8 are 400 invalidSyntax, where body-parser decodes them to U+FFFD), at a
+ * fraction of its cost per request: body-parser runs content-type parsing, charset decoding and stream
  * bookkeeping that a UTF-8 JSON body does not need. A compressed body or another charset goes
  * through express.json itself.
  */

@@ -141,9 +141,10 @@ const OPS = new Set(["add", "remove", "replace"]);
  * Validates a PATCH body (RFC 7644 §3.5.2) and returns its operations in canonical form: `op`
  * lower-cased (Entra sends "Replace", "Add", "Remove"), empty `path` treated as absent, a `value`
  * sent as a JSON string holding an object parsed (parseJsonStringValue), the value of an operation
- * without `path` sent as a list of its one object unwrapped (noPathValue). Lenient on the envelope: a missing or empty
- * `schemas` is accepted (several clients omit it); a `schemas` that names other messages only is
- * invalidSyntax. `Operations` is matched case-insensitively and must be an array.
+ * without `path` sent as a list of its one object unwrapped (noPathValue). Lenient on the
+ * envelope: a missing or empty `schemas` is accepted (several clients omit it); a `schemas` that
+ * names other messages only is invalidSyntax. `Operations` is matched case-insensitively and must
+ * be an array.
  */
 export function normalizePatchRequest(body: unknown): PatchOperation[] {
   if (!isJsonObject(body)) throw new BadRequestError("The PATCH body must be a JSON object", "invalidSyntax");
