@@ -29,13 +29,13 @@ export function listParam(source: Record<string, unknown>, name: string): unknow
 
 /**
  * The query parameters of a list request (RFC 7644 §3.4.2), as parsed from the query string, with
- * the `filter` read again from the raw query when its `+` signs are plus signs. The query parser
- * decodes form-style (`+` is a space), which is what PingFederate sends (`userName+eq+%22a%2Bb%22`).
- * But a client that percent-encodes its spaces (`%20`: fetch and WHATWG URL, .NET, Java URI
- * builders) leaves a `+` as it is, and RFC 3986 gives `+` no special meaning in a query: in
- * `userName%20eq%20%22a+b@example.com%22` the `+` is the address's. Read as a space it made the
- * look-up-before-create of every `first+tag@...` user miss, and the create that followed a 409.
- * So when the raw filter holds both `%20` and `+`, it is percent-decoded without the form rule.
+ * the `filter` read again from the raw query when it holds a `+` (decodeFilterParam). The query
+ * parser decodes form-style (`+` is a space), which is what PingFederate sends
+ * (`userName+eq+%22a%2Bb%22`). But RFC 3986 gives `+` no special meaning in a query, and clients
+ * that do not form-encode leave a `+` of a value as it is: fetch, WHATWG URL, .NET and Java URI
+ * builders percent-encode the spaces (`userName%20eq%20%22a+b@example.com%22`), and Keycloak's
+ * keycloak-scim2-storage pastes the value into `filter=userName+eq+%22<value>%22` unencoded, which
+ * its HTTP client then percent-encodes where it must (`displayName+eq+%22Sales%20EMEA%22`).
  */
 export function listQueryOf(req: Request): Record<string, unknown> {
   const query = req.query as Record<string, unknown>;
@@ -48,14 +48,62 @@ export function listQueryOf(req: Request): Record<string, unknown> {
     const eq = part.indexOf("=");
     if (eq < 0 || part.slice(0, eq).toLowerCase() !== key.toLowerCase()) continue;
     const raw = part.slice(eq + 1);
-    if (!raw.includes("+") || !/%20/i.test(raw)) return query;
-    try {
-      return { ...query, [key]: decodeURIComponent(raw) };
-    } catch {
-      return query; // not valid percent-encoding: the parser's lenient reading stands
-    }
+    if (!raw.includes("+")) return query;
+    const decoded = decodeFilterParam(raw);
+    // Not valid percent-encoding or UTF-8: the parser's lenient reading stands.
+    return decoded === undefined ? query : { ...query, [key]: decoded };
   }
   return query;
+}
+
+/** What a form encoder (WHATWG, Java URLEncoder, .NET, Python, PHP) leaves unescaped, and `+`. */
+const FORM_ENCODED = /^[A-Za-z0-9*\-._%+]*$/;
+
+/**
+ * The raw value of a `filter` query parameter, percent-decoded, with each `+` read by where it
+ * stands: outside the filter's string literals it is a space (it separates the tokens: nothing
+ * else in a filter's grammar outside a string has a `+`); inside one it is a space only when the
+ * whole value is form-encoded, and a plus otherwise. The value is taken as not form-encoded when
+ * it holds a `%20` (a form encoder writes a space as `+`) or a character a form encoder would have
+ * escaped (`@`, `"`, `~`, ...): `userName+eq+%22a+b@example.com%22` is the user "a+b@example.com",
+ * `userName+eq+%22Ann+Lee%22` the user "Ann Lee". Undefined when the value is not valid
+ * percent-encoding of UTF-8, or holds characters outside ASCII.
+ */
+export function decodeFilterParam(raw: string): string | undefined {
+  const formEncoded = !/%20/i.test(raw) && FORM_ENCODED.test(raw);
+  const bytes: number[] = [];
+  let inString = false;
+  let escaped = false;
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw.charCodeAt(i);
+    let byte: number;
+    if (c === 0x25 /* % */) {
+      const hex = raw.slice(i + 1, i + 3);
+      if (!/^[0-9A-Fa-f]{2}$/.test(hex)) return undefined;
+      byte = Number.parseInt(hex, 16);
+      i += 2;
+    } else if (c === 0x2b /* + */) {
+      byte = inString && !formEncoded ? 0x2b : 0x20;
+    } else if (c > 0x7e) {
+      return undefined;
+    } else {
+      byte = c;
+    }
+    bytes.push(byte);
+    // Bytes of a multi-byte UTF-8 character are all >= 0x80: never a quote or a backslash.
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (byte === 0x5c /* \ */) escaped = true;
+      else if (byte === 0x22 /* " */) inString = false;
+    } else if (byte === 0x22) {
+      inString = true;
+    }
+  }
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(Uint8Array.from(bytes));
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -6,15 +6,26 @@ import { bodyNotJson, bodyNotUtf8, bodyTooLarge } from "./scim-errors.js";
 
 /** Media types the SCIM routes read as JSON: application/scim+json, application/json, any *json*. */
 const JSON_TYPE = /json/i;
+
+/**
+ * Whether a request body of this Content-Type is read as JSON: a JSON media type
+ * (application/scim+json, application/json, Okta's SCIM 1.1 text/json), or none at all. A header
+ * sent empty ("Content-Type: ") counts as none. Any other media type is left unread, and a route
+ * that needs the body answers it 415 (requireObjectBody in scim-http.ts).
+ */
+export function readsAsJson(contentType: string | undefined): boolean {
+  return contentType === undefined || contentType.trim() === "" || JSON_TYPE.test(contentType);
+}
+
 /** A charset other than UTF-8 (RFC 8259 says JSON is UTF-8; anything else goes the long way). */
 const OTHER_CHARSET = /charset\s*=\s*(?!"?utf-?8"?\s*(?:;|$))/i;
 
 /**
  * Reads a SCIM request's JSON body into `req.body`, like `express.json({strict: false})` with the
  * same answers (413 over the limit, 400 invalidSyntax for malformed JSON, an empty body is `{}`, a
- * leading byte order mark is ignored, a body that is not JSON-typed is left unread; bytes that are
- * not UTF-8 are 400 invalidSyntax, where body-parser decodes them to U+FFFD), at a fraction
- * of its cost per request: body-parser runs content-type parsing, charset decoding and stream
+ * leading byte order mark is ignored, a body that is not JSON-typed is left unread (readsAsJson);
+ * bytes that are not UTF-8 are 400 invalidSyntax, where body-parser decodes them to U+FFFD), at a
+ * fraction of its cost per request: body-parser runs content-type parsing, charset decoding and stream
  * bookkeeping that a UTF-8 JSON body does not need. A compressed body or another charset goes
  * through express.json itself.
  */
@@ -23,10 +34,7 @@ export function scimJsonBody(limit: string): RequestHandler {
   const general = express.json({
     limit,
     strict: false,
-    type: (req) => {
-      const ct = req.headers["content-type"];
-      return ct === undefined || JSON_TYPE.test(ct);
-    },
+    type: (req) => readsAsJson(req.headers["content-type"]),
     // Bytes that are not UTF-8 under a UTF-8 charset are refused, as on the fast path below.
     verify: (_req, _res, buf, encoding) => {
       if (/^utf-?8$/i.test(encoding) && !isUtf8(buf)) throw bodyNotUtf8();
@@ -35,7 +43,7 @@ export function scimJsonBody(limit: string): RequestHandler {
   return (req, res, next) => {
     const headers = req.headers;
     const type = headers["content-type"];
-    if (type !== undefined && !JSON_TYPE.test(type)) return next();
+    if (!readsAsJson(type)) return next();
     if (
       maxBytes === undefined ||
       headers["content-encoding"] !== undefined ||

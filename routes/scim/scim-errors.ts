@@ -67,6 +67,23 @@ export function bodyNotUtf8(): AppError {
   );
 }
 
+/** The media types a SCIM request body may have (RFC 7644 §3.1, §8.1), as a 415 names them. */
+export const ACCEPTED_BODY_TYPES = "application/scim+json, application/json";
+
+/**
+ * A request body of a media type the SCIM routes do not read (text/plain, application/xml, a form):
+ * 415 Unsupported Media Type (RFC 9110 §15.5.16: the content is in a format the target resource
+ * does not support for this method). The answer names the accepted types in `Accept` (and, for a
+ * PATCH, `Accept-Patch`, RFC 5789 §2.2): scimErrorHandler.
+ */
+export function unsupportedMediaType(contentType: string): AppError {
+  const shown = contentType.length > 100 ? `${contentType.slice(0, 100)}...` : contentType;
+  return new AppError(
+    `The request body's media type "${shown}" is not supported; send JSON as ${ACCEPTED_BODY_TYPES}`,
+    { status: 415, code: "unsupported_media_type" },
+  );
+}
+
 /** A request body over the configured limit: 413. */
 export function bodyTooLarge(): AppError {
   return new AppError("The request body is too large", { status: 413, code: "payload_too_large" });
@@ -101,6 +118,11 @@ export function scimErrorHandler(logger: Logger): ErrorRequestHandler {
     // The request's id (echoed in x-request-id) leads an operator from a 5xx to its line.
     const reqId = (req as { id?: unknown }).id;
     if (appError) {
+      if (appError.status === 415) {
+        // RFC 9110 §15.5.16 and RFC 5789 §2.2: say which media types would have been read.
+        res.setHeader("Accept", ACCEPTED_BODY_TYPES);
+        if (req.method === "PATCH") res.setHeader("Accept-Patch", ACCEPTED_BODY_TYPES);
+      }
       if (appError.status >= 500)
         logger.warn({ err: appError, route: routeTemplate(req), reqId }, "scim request failed");
       sendScimError(res, appError.status, appError.message, appError.scimType, appError.retryAfter);

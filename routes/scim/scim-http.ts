@@ -5,7 +5,8 @@ import { BadRequestError } from "../../src/errors.js";
 import { MAX_BODY_NESTING, nestsDeeperThan } from "../../src/json-depth.js";
 import type { Logger } from "../../src/observability/logger.js";
 import type { JsonObject } from "../../src/scim/scim-types.js";
-import { writeScimJson } from "./scim-errors.js";
+import { readsAsJson } from "./scim-body.js";
+import { unsupportedMediaType, writeScimJson } from "./scim-errors.js";
 
 export interface ScimRouterDeps {
   config: Config;
@@ -43,12 +44,16 @@ export function sendScim(
 }
 
 /**
- * The JSON object a SCIM request carries: anything else, or one nested deeper than
- * MAX_BODY_NESTING, is a 400 invalidSyntax (RFC 7644 §3.12: the body does not conform to the
- * request's schema) before anything is read or written.
+ * The JSON object a SCIM request carries: a body of a media type that is not JSON (text/plain,
+ * application/xml, a form: left unread by scimJsonBody) is a 415 (RFC 9110 §15.5.16); a JSON value
+ * that is not an object, or one nested deeper than MAX_BODY_NESTING, is a 400 invalidSyntax
+ * (RFC 7644 §3.12: the body does not conform to the request's schema), before anything is read or
+ * written.
  */
 export function requireObjectBody(req: Request): JsonObject {
   const body: unknown = req.body;
+  const type = req.headers["content-type"];
+  if (body === undefined && type !== undefined && !readsAsJson(type)) throw unsupportedMediaType(type);
   if (body === undefined || body === null || typeof body !== "object" || Array.isArray(body)) {
     throw new BadRequestError(
       "The request body must be a JSON object (application/scim+json)",

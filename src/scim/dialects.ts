@@ -52,16 +52,46 @@ export function normalizeManager(v: unknown): JsonObject | null {
   );
 }
 
-/** Some clients send a complex `value` as a JSON string holding the object or array. */
+/**
+ * Some clients send a complex `value` as a JSON string holding the object or array, or a list of
+ * such strings, one per element: SCIM-SDK (Captain-P-Goldfish, the library of scim-for-keycloak)
+ * carries string values of a PatchRequestOperation (`values`) that way, one string as the value,
+ * several as a list (`["{\"value\":\"id1\"}", "{\"value\":\"id2\"}"]`).
+ */
 export function parseJsonStringValue(v: Json | undefined): Json | undefined {
+  if (Array.isArray(v)) {
+    if (!v.some((el) => typeof el === "string" && looksLikeJsonObject(el))) return v;
+    return v.map((el) => (typeof el === "string" && looksLikeJsonObject(el) ? parseJsonText(el) : el));
+  }
   if (typeof v !== "string") return v;
   const t = v.trim();
-  if (!(t.startsWith("{") && t.endsWith("}")) && !(t.startsWith("[") && t.endsWith("]"))) return v;
+  if (!looksLikeJsonObject(t) && !(t.startsWith("[") && t.endsWith("]"))) return v;
+  return parseJsonText(v);
+}
+
+function looksLikeJsonObject(text: string): boolean {
+  const t = text.trim();
+  return t.startsWith("{") && t.endsWith("}");
+}
+
+/** `text` parsed as JSON, or `text` itself when it is not JSON. */
+function parseJsonText(text: string): Json {
   try {
-    return JSON.parse(t) as Json;
+    return JSON.parse(text.trim()) as Json;
   } catch {
-    return v;
+    return text;
   }
+}
+
+/**
+ * The `value` of an operation without `path`: the object of attributes (RFC 7644 §3.5.2.1,
+ * §3.5.2.3), also when sent as a JSON string (scim-for-keycloak's group reconcile sends
+ * `"value": "{\"displayName\": ...}"`) or as a list holding that one object (SCIM-SDK's
+ * PatchRequestOperation.setValueNode wraps every value node in an array).
+ */
+function noPathValue(value: Json | undefined): Json | undefined {
+  const parsed = parseJsonStringValue(value);
+  return Array.isArray(parsed) && parsed.length === 1 && isJsonObject(parsed[0]) ? parsed[0] : parsed;
 }
 
 const IGNORED_NO_PATH_KEYS = new Set(["schemas", "id", "meta"]);
@@ -110,9 +140,11 @@ const OPS = new Set(["add", "remove", "replace"]);
 /**
  * Validates a PATCH body (RFC 7644 §3.5.2) and returns its operations in canonical form: `op`
  * lower-cased (Entra sends "Replace", "Add", "Remove"), empty `path` treated as absent, a `value`
- * sent as a JSON string holding an object parsed. Lenient on the envelope: a missing or empty
- * `schemas` is accepted (several clients omit it); a `schemas` that names other messages only is
- * invalidSyntax. `Operations` is matched case-insensitively and must be an array.
+ * sent as a JSON string holding an object parsed (parseJsonStringValue), the value of an operation
+ * without `path` sent as a list of its one object unwrapped (noPathValue). Lenient on the
+ * envelope: a missing or empty `schemas` is accepted (several clients omit it); a `schemas` that
+ * names other messages only is invalidSyntax. `Operations` is matched case-insensitively and must
+ * be an array.
  */
 export function normalizePatchRequest(body: unknown): PatchOperation[] {
   if (!isJsonObject(body)) throw new BadRequestError("The PATCH body must be a JSON object", "invalidSyntax");
@@ -152,7 +184,8 @@ function normalizeOperation(raw: Json, index: number): PatchOperation {
   if (path !== "") out.path = path;
   if (valueKey !== undefined) {
     const value = raw[valueKey] as Json;
-    out.value = path === "" || wantsStructuredValue(path) ? (parseJsonStringValue(value) as Json) : value;
+    if (path === "") out.value = noPathValue(value) as Json;
+    else out.value = wantsStructuredValue(path) ? (parseJsonStringValue(value) as Json) : value;
   }
   return out;
 }

@@ -48,13 +48,22 @@ function fail(message: string): never {
   throw new BadRequestError(`Invalid filter: ${message}`, "invalidFilter");
 }
 
-function tokenize(text: string): Token[] {
+/**
+ * `lenient` (the value filter of a PATCH path, parsePatchPath): a string in single quotes is read
+ * as a string, as GitHub's SCIM documentation writes Entra ID's `emails[type eq 'work'].value`.
+ */
+function tokenize(text: string, lenient = false): Token[] {
   const tokens: Token[] = [];
   let i = 0;
   while (i < text.length) {
     const c = text[i]!;
     if (c === " " || c === "\t" || c === "\n" || c === "\r") {
       i++;
+    } else if (lenient && c === "'") {
+      const end = text.indexOf("'", i + 1);
+      if (end < 0) fail(`unterminated string starting at position ${i + 1}`);
+      tokens.push({ kind: "string", text: JSON.stringify(text.slice(i + 1, end)), pos: i });
+      i = end + 1;
     } else if (c === "(" || c === ")" || c === "[" || c === "]") {
       tokens.push({ kind: c, text: c, pos: i });
       i++;
@@ -66,7 +75,7 @@ function tokenize(text: string): Token[] {
       i = j + 1;
     } else {
       let j = i;
-      while (j < text.length && !' \t\n\r()[]"'.includes(text[j]!)) j++;
+      while (j < text.length && !' \t\n\r()[]"'.includes(text[j]!) && !(lenient && text[j] === "'")) j++;
       tokens.push({ kind: "word", text: text.slice(i, j), pos: i });
       i = j;
     }
@@ -96,6 +105,8 @@ class Parser {
   constructor(
     private readonly tokens: Token[],
     private readonly resourceType?: ResourceType,
+    /** Bare words are string literals (`type eq work`): see parseFilterWithin's `lenientLiterals`. */
+    private readonly lenient = false,
   ) {}
 
   parse(table: AttrTable, inValuePath: boolean): FilterNode {
@@ -223,6 +234,7 @@ class Parser {
       if (lower === "false") return false;
       if (lower === "null") return null;
       if (JSON_NUMBER.test(t.text)) return Number(t.text);
+      if (this.lenient) return t.text;
     }
     fail(
       `expected a value (string, number, true, false or null) at position ${t.pos + 1}, found "${t.text}"`,
@@ -269,12 +281,27 @@ export function parseFilter(text: string, resourceType?: ResourceType): FilterNo
   return parse(text, ANY_CORE_ATTRS, false, resourceType);
 }
 
+export interface FilterWithinOptions {
+  /**
+   * Literals as identity providers write them in a PATCH path's value filter, beside the RFC's
+   * quoted strings: in single quotes (`emails[type eq 'work'].value`, GitHub's SCIM documentation
+   * of Entra ID's requests) or bare (`emails[type eq work].value`: Keycloak's keycloak-scim2-storage
+   * writes the type unquoted). A bare word other than true, false, null or a number is a string.
+   */
+  lenientLiterals?: boolean;
+}
+
 /**
  * Parses a filter whose attribute names resolve against `table` (a complex attribute's
  * sub-attributes for the value filter of a PATCH path such as `emails[type eq "work"]`).
  */
-export function parseFilterWithin(text: string, table: AttrTable, inValuePath = false): FilterNode {
-  return parse(text, table, inValuePath);
+export function parseFilterWithin(
+  text: string,
+  table: AttrTable,
+  inValuePath = false,
+  options: FilterWithinOptions = {},
+): FilterNode {
+  return parse(text, table, inValuePath, undefined, options.lenientLiterals === true);
 }
 
 function parse(
@@ -282,10 +309,11 @@ function parse(
   table: AttrTable,
   inValuePath: boolean,
   resourceType?: ResourceType,
+  lenient = false,
 ): FilterNode {
   if (typeof text !== "string") fail("the filter must be a string");
   if (text.length > MAX_LENGTH) fail(`longer than ${MAX_LENGTH} characters`);
-  const parser = new Parser(tokenize(text), resourceType);
+  const parser = new Parser(tokenize(text, lenient), resourceType, lenient);
   const node = parser.parse(table, inValuePath);
   // Once per filter, not per resource: a comparison its attribute's type cannot answer
   // (`meta.lastModified gt "garbage"`, `active gt "true"`) is invalidFilter, not an empty list.

@@ -38,7 +38,9 @@ export function parsePatchPath(text: string, table: AttrTable): PatchPath {
   }
   let filter: FilterNode;
   try {
-    filter = parseFilterWithin(text.slice(open + 1, close), target.def?.sub ?? EMPTY, true);
+    filter = parseFilterWithin(text.slice(open + 1, close), target.def?.sub ?? EMPTY, true, {
+      lenientLiterals: true,
+    });
   } catch (err) {
     // RFC 7644 §3.12: a PATCH path filter that does not parse is invalidFilter.
     const why = err instanceof Error ? err.message : "bad value filter";
@@ -58,16 +60,14 @@ export function parsePatchPath(text: string, table: AttrTable): PatchPath {
 /**
  * The element a value filter describes when it is only `eq` comparisons joined by `and`
  * (`type eq "work"`, `type eq "work" and primary eq true`): what Entra expects us to create when a
- * replace targets an element that does not exist. undefined when the filter is anything else.
+ * replace targets an element that does not exist. `eq null` describes an element without that
+ * sub-attribute (it matches one: filter-eval.ts), so it adds nothing: Keycloak's
+ * keycloak-scim2-storage writes `emails[type eq null].value` for an email that has no type.
+ * undefined when the filter is anything else.
  */
 export function elementFromFilter(filter: FilterNode): JsonObject | undefined {
-  if (
-    filter.type === "compare" &&
-    filter.op === "eq" &&
-    filter.value !== null &&
-    !filter.path.includes(".")
-  ) {
-    return { [filter.path]: filter.value as Json };
+  if (filter.type === "compare" && filter.op === "eq" && !filter.path.includes(".")) {
+    return filter.value === null ? {} : { [filter.path]: filter.value as Json };
   }
   if (filter.type === "and") {
     const left = elementFromFilter(filter.left);

@@ -1,0 +1,37 @@
+/**
+ * decodeFilterParam (routes/scim/list-params.ts): the raw `filter` query parameter decoded with
+ * each `+` read by where it stands. Acceptance: test/acceptance/idp-probes-i.test.ts.
+ */
+import { describe, expect, it } from "vitest";
+import { decodeFilterParam } from "../../../routes/scim/list-params.js";
+
+describe("decodeFilterParam", () => {
+  it("form-encoded values (PingFederate, Go's url.Values, URLSearchParams): every + is a space", () => {
+    expect(decodeFilterParam("userName+eq+%22a%2Bb%40example.com%22")).toBe('userName eq "a+b@example.com"');
+    expect(decodeFilterParam("displayName+eq+%22Sales+EMEA%22")).toBe('displayName eq "Sales EMEA"');
+    const go = new URLSearchParams({ filter: 'id eq "g1" and members eq "u1"' }).toString().slice(7);
+    expect(decodeFilterParam(go)).toBe('id eq "g1" and members eq "u1"');
+  });
+
+  it("values not form-encoded (a %20, or a raw character a form encoder escapes): a + inside a string is a plus", () => {
+    expect(decodeFilterParam("userName%20eq%20%22a+b@example.com%22")).toBe('userName eq "a+b@example.com"');
+    // Keycloak keycloak-scim2-storage: `+` between the tokens, the value as it is.
+    expect(decodeFilterParam("userName+eq+%22a+b@example.com%22")).toBe('userName eq "a+b@example.com"');
+    expect(decodeFilterParam("displayName+eq+%22R+D%20Lab%22")).toBe('displayName eq "R+D Lab"');
+    expect(decodeFilterParam('userName+eq+"a+b"')).toBe('userName eq "a+b"');
+  });
+
+  it("an escaped quote inside a string does not end it", () => {
+    expect(decodeFilterParam("displayName%20eq%20%22say%20%5C%22a+b%5C%22%22+and+title+pr")).toBe(
+      'displayName eq "say \\"a+b\\"" and title pr',
+    );
+  });
+
+  it("decodes UTF-8 percent-escapes; undefined for bad percent-encoding, bytes that are not UTF-8, or raw non-ASCII", () => {
+    expect(decodeFilterParam("userName+eq+%22Zo%C3%AB%22")).toBe('userName eq "Zoë"');
+    expect(decodeFilterParam("userName+eq+%22a%ZZ%22")).toBeUndefined();
+    expect(decodeFilterParam("userName+eq+%22a%2")).toBeUndefined();
+    expect(decodeFilterParam("userName+eq+%22Zo%EB%22")).toBeUndefined();
+    expect(decodeFilterParam("userName+eq+%22Zoë%22")).toBeUndefined();
+  });
+});
