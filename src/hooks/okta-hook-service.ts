@@ -95,8 +95,8 @@ function isLinkedGroup(group: GroupRecord, oktaId: string, marks: HookMarks): bo
   );
 }
 
-/** A group read a moment ago was deleted before the write (another process): decide again. */
-function isGroupGone(err: unknown, read: unknown): boolean {
+/** A user or group read a moment ago was deleted before the write (another process): decide again. */
+function isGone(err: unknown, read: unknown): boolean {
   return read !== null && err instanceof NotFoundError;
 }
 
@@ -330,7 +330,7 @@ export class OktaHookService {
         await state.setMarksIf(source, "user", target.oktaId, marks, unchanged);
         return "unchanged";
       } catch (err) {
-        if (!isRace(err)) throw err;
+        if (!isRace(err) && !isGone(err, record)) throw err;
         lastError = err;
       }
     }
@@ -479,7 +479,7 @@ export class OktaHookService {
         );
         return "applied";
       } catch (err) {
-        if (!isRace(err) && !isGroupGone(err, group)) throw err;
+        if (!isRace(err) && !isGone(err, group)) throw err;
         lastError = err;
       }
     }
@@ -521,7 +521,7 @@ export class OktaHookService {
         });
         return "applied";
       } catch (err) {
-        if (!isRace(err) && !isGroupGone(err, group)) throw err;
+        if (!isRace(err) && !isGone(err, group)) throw err;
         lastError = err;
       }
     }

@@ -1,0 +1,91 @@
+/**
+ * Probes (round i) of the Okta hook service with its directory watched: what the directory passes
+ * through while a delivery is applied (a sync may run between any two writes, so a state written
+ * for a moment can reach the platform), and writes that lose a race with another process.
+ * Real Redis; the directory is the real store with its writes recorded, or interfered with.
+ */
+import { Registry } from "prom-client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RedisDirectoryStore } from "../../../src/directory/redis-directory-store.js";
+import type { DirectoryStore } from "../../../src/directory/directory-types.js";
+import { HookMetrics } from "../../../src/hooks/hook-metrics.js";
+import { HookStateStore } from "../../../src/hooks/hook-state-store.js";
+import { parseOktaDelivery } from "../../../src/hooks/okta-event.js";
+import { OktaHookService } from "../../../src/hooks/okta-hook-service.js";
+import type { Logger } from "../../../src/observability/logger.js";
+import { type OktaFixture, oktaDelivery, oktaEvent } from "../../fixtures/hooks/okta-delivery.js";
+import { createRecordingDirectory } from "../../helpers/recording-directory.js";
+import { deleteKeys, testPrefix } from "../../helpers/redis-test-prefix.js";
+
+const SOURCE = "okta";
+const prefix = testPrefix("hooks-probes-i-service");
+let store: RedisDirectoryStore;
+let state: HookStateStore;
+let logger: Logger;
+let close: () => Promise<void>;
+
+beforeAll(async () => {
+  const made = await createRecordingDirectory(prefix);
+  store = made.directory;
+  logger = made.logger;
+  state = new HookStateStore(made.redis, prefix);
+  close = async () => {
+    await deleteKeys(made.redis, prefix);
+    await made.redis.quit();
+  };
+});
+afterAll(async () => {
+  await close?.();
+});
+
+let n = 0;
+const stamp = Date.now().toString(36);
+function oktaUser(tag: string) {
+  n++;
+  return { id: `00u${tag}${n}s${stamp}`, alternateId: `${tag}${n}.${stamp}@example.com`, displayName: tag };
+}
+const base = Date.now() - 60_000;
+const at = (s: number) => base + s * 1000;
+
+/** A service over `directory` (the store, or a wrapper of it). */
+function serviceOver(directory: DirectoryStore) {
+  return new OktaHookService({ directory, state, metrics: new HookMetrics(new Registry()), logger });
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: fixtures are free-form JSON
+const deliver = (service: OktaHookService, events: any[]) =>
+  service.handleDelivery(SOURCE, parseOktaDelivery(oktaDelivery(events)));
+const event = (name: OktaFixture, overrides: Parameters<typeof oktaEvent>[1]) => oktaEvent(name, overrides);
+
+describe("a user deleted by another process between the event's read and its write", () => {
+  it("the event is decided again (not `rejected`): an older profile update finds the user deleted after it", async () => {
+    const setup = serviceOver(store);
+    const user = oktaUser("gone");
+    await deliver(setup, [event("user-lifecycle-create", { user, published: at(1) })]);
+    const id = await store.findUserId(SOURCE, { externalId: user.id });
+    expect(id).not.toBeNull();
+    // Another process deletes the user (an Okta deletion published later) right before this
+    // process's write of an older profile update.
+    let interfered = false;
+    const racing = new Proxy(store, {
+      get(target, prop, receiver) {
+        if (prop === "updateUser")
+          return async (...args: Parameters<DirectoryStore["updateUser"]>) => {
+            if (!interfered) {
+              interfered = true;
+              await deliver(setup, [event("user-lifecycle-delete-initiated", { user, published: at(5) })]);
+            }
+            return target.updateUser(...args);
+          };
+        const value = Reflect.get(target, prop, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    }) as DirectoryStore;
+    const summary = await deliver(serviceOver(racing), [
+      event("user-account-update-profile", { user: { ...user, displayName: "Renamed" }, published: at(2) }),
+    ]);
+    expect(interfered).toBe(true);
+    expect(summary.outcomes).toEqual({ deleted: 1 });
+    expect(await store.findUserId(SOURCE, { externalId: user.id })).toBeNull();
+  });
+});
