@@ -20,6 +20,7 @@ import {
   groupDeletionIsStale,
   type HookMarks,
   isStale,
+  lastChangeTime,
   membershipAspect,
   membershipValue,
 } from "./event-ordering.js";
@@ -286,8 +287,17 @@ export class OktaHookService {
         }
         const clock = entityClock(record.resource.id, record.meta);
         const current = userAspectValues(record.resource);
-        const deciding = decidingAspect(op);
-        if (isStale(published, clock, marks, deciding, current[deciding])) {
+        // The parts of the user the event applies to: those it is not stale on. Each event but a
+        // create changes one part; a create both the profile and the lifecycle (staged), and a late
+        // one must neither undo a newer activation nor a newer profile change.
+        const applying = aspects.filter((aspect) => {
+          // A create is a user's first lifecycle event in Okta: another one published in the same
+          // millisecond (a create and its activation) came after it, and keeps the lifecycle.
+          if (op === "create" && aspect === ASPECT_LIFECYCLE)
+            return published > lastChangeTime(clock, marks, aspect, current[aspect]);
+          return !isStale(published, clock, marks, aspect, current[aspect]);
+        });
+        if (applying.length === 0) {
           // Marks read before, and the record after, another process's write look like a foreign
           // write: stale only if nothing moved since the marks were read.
           if (await state.stillAt(source, "user", target.oktaId, marks)) return "stale";
@@ -310,9 +320,9 @@ export class OktaHookService {
           );
           return "applied";
         }
-        const next = nextUserResource(record.resource, op, target);
+        const next = nextUserResource(record.resource, op, target, applying);
         if (next) {
-          const marksAfter = advanceMarks(marks, clock, undefined, aspects, published, {
+          const marksAfter = advanceMarks(marks, clock, undefined, applying, published, {
             before: current,
             after: userAspectValues(next),
           });
@@ -323,7 +333,7 @@ export class OktaHookService {
           // A write that changed nothing returns the record as it was, without the guard applied.
           if (updated.meta.version !== record.meta.version) return "applied";
         }
-        const unchanged = advanceMarks(marks, clock, clock.version, aspects, published, {
+        const unchanged = advanceMarks(marks, clock, clock.version, applying, published, {
           before: current,
           after: current,
         });

@@ -186,6 +186,7 @@ describe("Okta batches of many event types", () => {
     const broken = { ...oktaEvent("user-lifecycle-deactivate", { user }), published: "yesterday" };
     const res = await postOkta([
       oktaEvent("user-lifecycle-create", { user, published: at(1) }),
+      oktaEvent("user-lifecycle-activate", { user, published: at(1) + 500 }),
       broken,
       oktaEvent("user-account-update-profile", {
         user: { ...user, displayName: "Renamed" },
@@ -193,7 +194,7 @@ describe("Okta batches of many event types", () => {
       }),
     ]);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ received: 3, outcomes: { applied: 2, malformed: 1 } });
+    expect(res.body).toEqual({ received: 4, outcomes: { applied: 3, malformed: 1 } });
     const stored = await t.user({ externalId: user.id });
     // The malformed deactivation changed nothing: the user is active, renamed by the event after it.
     expect(stored?.resource).toMatchObject({ active: true, displayName: "Renamed" });
@@ -316,7 +317,10 @@ describe("Okta batches of many event types", () => {
 
   it("suspend, then unsuspend delivered first (published later): the user ends active", async () => {
     const user = oktaUser("susp");
-    await postOkta([oktaEvent("user-lifecycle-create", { user, published: at(1) })]);
+    await postOkta([
+      oktaEvent("user-lifecycle-create", { user, published: at(1) }),
+      oktaEvent("user-lifecycle-activate", { user, published: at(1) + 500 }),
+    ]);
     const res = await postOkta([
       oktaEvent("user-lifecycle-unsuspend", { user, published: at(3) }),
       oktaEvent("user-lifecycle-suspend", { user, published: at(2) }),
@@ -571,7 +575,11 @@ describe("what an admin sees on the platform (whole bridge and emulator)", () =>
 
   it("suspend takes the platform user's access away; unsuspend gives it back", async () => {
     const user = oktaUser("psusp");
-    expect((await post([oktaEvent("user-lifecycle-create", { user, published: at(1) })])).status).toBe(200);
+    const created = await post([
+      oktaEvent("user-lifecycle-create", { user, published: at(1) }),
+      oktaEvent("user-lifecycle-activate", { user, published: at(1) + 500 }),
+    ]);
+    expect(created.status).toBe(200);
     expect((await post([oktaEvent("user-lifecycle-suspend", { user, published: at(2) })])).status).toBe(200);
     await h.waitForIdle();
     expect(h.platformUsers().get(user.alternateId)?.active).toBe(false);
@@ -614,7 +622,7 @@ describe("what an admin sees on the platform (whole bridge and emulator)", () =>
     expect(platformGroup?.members ?? []).toEqual([]);
   });
 
-  it("a batch of 400 events (200 joiners and their group) lands every user in the platform group; its redelivery changes nothing", async () => {
+  it("a batch of 600 events (200 joiners created, activated and put in their group) lands every user in the platform group; its redelivery changes nothing", async () => {
     const group = oktaGroup("Big");
     const slim = (e: Record<string, unknown>) => ({
       uuid: e.uuid,
@@ -630,11 +638,12 @@ describe("what an admin sees on the platform (whole bridge and emulator)", () =>
       const user = oktaUser("big");
       users.push(user);
       events.push(slim(oktaEvent("user-lifecycle-create", { user, published: at(100 + i) })));
-      events.push(slim(oktaEvent("group-user-membership-add", { user, group, published: at(100 + i) + 1 })));
+      events.push(slim(oktaEvent("user-lifecycle-activate", { user, published: at(100 + i) + 1 })));
+      events.push(slim(oktaEvent("group-user-membership-add", { user, group, published: at(100 + i) + 2 })));
     }
     const res = await post(events);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ received: 400, outcomes: { applied: 400 } });
+    expect(res.body).toEqual({ received: 600, outcomes: { applied: 600 } });
     await h.waitForIdle(60_000);
     const platformGroup = (
       h.emulator.state() as unknown as { groups: Array<{ displayName: string; members: string[] }> }
@@ -642,7 +651,7 @@ describe("what an admin sees on the platform (whole bridge and emulator)", () =>
     expect(platformGroup?.members.length).toBe(200);
     for (const user of users) expect(h.platformUsers().get(user.alternateId)?.active).toBe(true);
     const again = await post(events);
-    expect(again.body).toEqual({ received: 400, outcomes: { duplicate: 400 } });
+    expect(again.body).toEqual({ received: 600, outcomes: { duplicate: 600 } });
     // About 10 s on an idle machine; room for a loaded CI runner (no speed target here: bench/).
   }, 120_000);
 });

@@ -57,6 +57,25 @@ const deliver = (service: OktaHookService, events: any[]) =>
   service.handleDelivery(SOURCE, parseOktaDelivery(oktaDelivery(events)));
 const event = (name: OktaFixture, overrides: Parameters<typeof oktaEvent>[1]) => oktaEvent(name, overrides);
 
+describe("a create says nothing of the status: the activation published with it keeps the user active", () => {
+  it("a create and its activation published in the same millisecond, the activation first: active", async () => {
+    const service = serviceOver(store);
+    for (const together of [true, false]) {
+      const user = oktaUser("samems");
+      const activate = event("user-lifecycle-activate", { user, published: at(3) });
+      const create = event("user-lifecycle-create", { user, published: at(3) });
+      if (together) await deliver(service, [activate, create]);
+      else {
+        await deliver(service, [activate]);
+        await deliver(service, [create]);
+      }
+      const id = await store.findUserId(SOURCE, { externalId: user.id });
+      const stored = id ? await store.getUser(SOURCE, id) : null;
+      expect(stored?.resource.active, together ? "one batch" : "two deliveries").toBe(true);
+    }
+  });
+});
+
 describe("a user deleted by another process between the event's read and its write", () => {
   it("the event is decided again (not `rejected`): an older profile update finds the user deleted after it", async () => {
     const setup = serviceOver(store);
