@@ -139,7 +139,12 @@ export class OktaHookService {
     const uuids = actions.map((a) => a.uuid).filter((u): u is string => u !== undefined);
     const seen = await state.seenOktaEvents(source, uuids);
     const summary: OktaDeliverySummary = { received: actions.length, outcomes: {} };
-    for (const action of actions) {
+    // Okta does not order the events of a batch. Applied in `published` order (a stable sort: ties
+    // keep the delivery's order), the directory passes only through states Okta was in: a staged
+    // pre-hire's membership add listed before its create does not make it active for a moment (a
+    // sync could run in between). Events delivered in separate batches are ordered by the marks.
+    const ordered = [...actions].sort((a, b) => a.published - b.published);
+    for (const action of ordered) {
       let outcome: HookOutcome;
       if (action.uuid !== undefined && seen.has(action.uuid)) outcome = "duplicate";
       else {

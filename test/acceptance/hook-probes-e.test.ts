@@ -321,13 +321,21 @@ describe("Okta batches of many event types", () => {
       oktaEvent("user-lifecycle-create", { user, published: at(1) }),
       oktaEvent("user-lifecycle-activate", { user, published: at(1) + 500 }),
     ]);
+    // In one batch the events are applied in `published` order: suspended, then unsuspended.
     const res = await postOkta([
       oktaEvent("user-lifecycle-unsuspend", { user, published: at(3) }),
       oktaEvent("user-lifecycle-suspend", { user, published: at(2) }),
     ]);
     expect(res.status).toBe(200);
-    expect(res.body.outcomes).toEqual({ unchanged: 1, stale: 1 });
+    expect(res.body.outcomes).toEqual({ applied: 2 });
     expect((await t.user({ externalId: user.id }))?.resource.active).toBe(true);
+    // In two deliveries, the older suspension delivered last is stale.
+    const user2 = oktaUser("susp");
+    await postOkta([oktaEvent("user-lifecycle-activate", { user: user2, published: at(1) })]);
+    const first = await postOkta([oktaEvent("user-lifecycle-unsuspend", { user: user2, published: at(3) })]);
+    const late = await postOkta([oktaEvent("user-lifecycle-suspend", { user: user2, published: at(2) })]);
+    expect([first.body.outcomes, late.body.outcomes]).toEqual([{ unchanged: 1 }, { stale: 1 }]);
+    expect((await t.user({ externalId: user2.id }))?.resource.active).toBe(true);
   });
 
   it("a non-ASCII login is stored as sent; a later event naming it in decomposed Unicode finds the same user", async () => {

@@ -57,7 +57,52 @@ const deliver = (service: OktaHookService, events: any[]) =>
   service.handleDelivery(SOURCE, parseOktaDelivery(oktaDelivery(events)));
 const event = (name: OktaFixture, overrides: Parameters<typeof oktaEvent>[1]) => oktaEvent(name, overrides);
 
-describe("a create says nothing of the status: the activation published with it keeps the user active", () => {
+/** The store, with every user write's `active` recorded per userName. */
+function recordingActive() {
+  const written = new Map<string, boolean[]>();
+  const note = (user: { userName?: unknown; active?: unknown }) => {
+    const key = String(user.userName).toLowerCase();
+    written.set(key, [...(written.get(key) ?? []), user.active === true]);
+  };
+  const directory = new Proxy(store, {
+    get(target, prop, receiver) {
+      if (prop === "createUser")
+        return async (...args: Parameters<DirectoryStore["createUser"]>) => {
+          const created = await target.createUser(...args);
+          note(created.resource);
+          return created;
+        };
+      if (prop === "updateUser")
+        return async (...args: Parameters<DirectoryStore["updateUser"]>) => {
+          const updated = await target.updateUser(...args);
+          note(updated.resource);
+          return updated;
+        };
+      const value = Reflect.get(target, prop, receiver);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  }) as DirectoryStore;
+  return { directory, written };
+}
+
+describe("a staged pre-hire is never active in the directory, not even between two events of a batch", () => {
+  it("its membership add listed before its create in one batch: no write ever makes it active", async () => {
+    const { directory, written } = recordingActive();
+    const service = serviceOver(directory);
+    const user = oktaUser("prehire");
+    const group = { id: `00g${user.id}`, displayName: `Pre-hires ${user.id}` };
+    const summary = await deliver(service, [
+      event("group-user-membership-add", { user, group, published: at(2) }),
+      event("user-lifecycle-create", { user, published: at(1) }),
+    ]);
+    expect(summary.outcomes).toEqual({ applied: 2 });
+    expect(written.get(user.alternateId.toLowerCase())).toEqual([false]);
+    const id = await store.findUserId(SOURCE, { externalId: user.id });
+    const stored = id ? await store.getUser(SOURCE, id) : null;
+    expect(stored?.resource.active).toBe(false);
+    expect(stored?.groups.length).toBe(1);
+  });
+
   it("a create and its activation published in the same millisecond, the activation first: active", async () => {
     const service = serviceOver(store);
     for (const together of [true, false]) {
