@@ -1,5 +1,6 @@
 import type { DirectoryStore, GroupRecord, UserRecord } from "../directory/directory-types.js";
 import {
+  BadRequestError,
   ConflictError,
   isAppError,
   NotFoundError,
@@ -7,12 +8,13 @@ import {
   ServiceUnavailableError,
 } from "../errors.js";
 import type { Logger } from "../observability/logger.js";
-import { toCanonicalGroup } from "../scim/canonical-resource.js";
+import { cleanName, toCanonicalGroup } from "../scim/canonical-resource.js";
 import { SCHEMA_GROUP, type ScimGroup } from "../scim/scim-types.js";
 import { absorbGroupWrites, linkedGroups } from "./group-side-effects.js";
 import {
   ASPECT_DEACTIVATED,
   ASPECT_GROUP_DELETED,
+  ASPECT_GROUP_NAME,
   ASPECT_LIFECYCLE,
   advanceMarks,
   blockedByDeletion,
@@ -169,7 +171,9 @@ export class OktaHookService {
         case "membership":
           return await this.applyMembershipEvent(source, action);
         case "group":
-          return await this.applyGroupDeletion(source, action);
+          return action.op === "rename"
+            ? await this.applyGroupRename(source, action)
+            : await this.applyGroupDeletion(source, action);
         case "unknown":
           return "unknown_type";
         case "no-target":
@@ -413,7 +417,11 @@ export class OktaHookService {
     const aspect = membershipAspect(action.user.oktaId);
     let lastError: unknown;
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-      const marks = await state.getMarks(source, "group", target.oktaId, [aspect, ASPECT_GROUP_DELETED]);
+      const marks = await state.getMarks(source, "group", target.oktaId, [
+        aspect,
+        ASPECT_GROUP_DELETED,
+        ASPECT_GROUP_NAME,
+      ]);
       const group = await this.findOktaGroup(source, target);
       // Found by name, a group of another externalId is a different group (as a user by login).
       if (group && !mayBeOktaEntity(group.resource.externalId, target.oktaId))
@@ -449,7 +457,7 @@ export class OktaHookService {
         );
       };
       // Marks stored by the group write itself (seenVersion stamped by the script).
-      const guard = (after: string) =>
+      const guard = (after: string, created?: string) =>
         state.guard(
           source,
           "group",
@@ -457,7 +465,7 @@ export class OktaHookService {
           marks,
           advanceMarks(marks, clock, undefined, [aspect], published, {
             before: { [aspect]: current },
-            after: { [aspect]: after },
+            after: { [aspect]: after, ...(created === undefined ? {} : { [ASPECT_GROUP_NAME]: created }) },
           }),
           true,
         );
@@ -474,8 +482,13 @@ export class OktaHookService {
             return "unchanged";
           }
           const userId = user.record.resource.id;
-          await directory.createGroup(source, newGroup(target), [userId], {
-            guard: guard(membershipValue(userId, true)),
+          // Named as the event names it, unless a newer rename of the group came first.
+          const resource = newGroup({
+            ...target,
+            displayName: rememberedName(marks, published) ?? target.displayName,
+          });
+          await directory.createGroup(source, resource, [userId], {
+            guard: guard(membershipValue(userId, true), String(resource.displayName)),
           });
           return "applied";
         }
@@ -500,6 +513,92 @@ export class OktaHookService {
     }
     throw exhausted(lastError, "group");
   }
+  /**
+   * The directory group linked to the Okta group `oktaId` (isLinkedGroup): the one of that
+   * externalId, or the group without one that the hooks' marks follow (membership events adopted
+   * it by name). Never a group that only has the event's name.
+   */
+  private async linkedOktaGroup(
+    source: string,
+    oktaId: string,
+    marks: HookMarks,
+  ): Promise<GroupRecord | null> {
+    const { directory } = this.deps;
+    const byId = await directory.findGroupId(source, { externalId: oktaId });
+    const followed = marks.seenVersion?.slice(0, marks.seenVersion.indexOf(":"));
+    const id = byId ?? (followed ? followed : null);
+    const group = id ? await directory.getGroup(source, id) : null;
+    return group && isLinkedGroup(group, oktaId, marks) ? group : null;
+  }
+
+  /**
+   * `group.profile.update`: the group renamed in Okta. Renames the directory group linked to that
+   * Okta group (linkedOktaGroup) to the name the event carries; its members stay. The name is
+   * ordered on its own (ASPECT_GROUP_NAME): an older rename delivered late is stale, and so is one
+   * published before another path last changed the name. A group the bridge does not hold is not
+   * created (`unknown_group`: a group is created with its first member, under the name its
+   * membership event carries, or this one: the rename is remembered, see rememberedName). A name
+   * another group holds is refused (`rejected`).
+   */
+  private async applyGroupRename(source: string, action: GroupAction): Promise<HookOutcome> {
+    const { directory, state } = this.deps;
+    const { group: target, published } = action;
+    const name = cleanGroupName(target.displayName ?? "");
+    let lastError: unknown;
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      const marks = await state.getMarks(source, "group", target.oktaId, [ASPECT_GROUP_NAME]);
+      const group = await this.linkedOktaGroup(source, target.oktaId, marks);
+      try {
+        if (!group) {
+          // Nothing to rename, but a newer rename than any before is remembered: the group's first
+          // membership add, should it be delivered late with the older name, creates it under this one.
+          if (published < (marks.aspects[ASPECT_GROUP_NAME] ?? 0)) {
+            if (await state.stillAt(source, "group", target.oktaId, marks)) return "unknown_group";
+            continue;
+          }
+          const remember = advanceMarks(marks, null, undefined, [ASPECT_GROUP_NAME], published, {
+            after: { [ASPECT_GROUP_NAME]: name },
+          });
+          await state.setMarksIf(source, "group", target.oktaId, marks, remember);
+          return "unknown_group";
+        }
+        const clock = entityClock(group.resource.id, group.meta);
+        const current = group.resource.displayName;
+        if (isStale(published, clock, marks, ASPECT_GROUP_NAME, current)) {
+          if (await state.stillAt(source, "group", target.oktaId, marks)) return "stale";
+          continue;
+        }
+        const values = { before: { [ASPECT_GROUP_NAME]: current }, after: { [ASPECT_GROUP_NAME]: name } };
+        if (name === current) {
+          const same = { before: values.before, after: values.before };
+          const next = advanceMarks(marks, clock, clock.version, [ASPECT_GROUP_NAME], published, same);
+          await state.setMarksIf(source, "group", target.oktaId, marks, next);
+          return "unchanged";
+        }
+        const holder = await directory.findGroupId(source, { displayName: name });
+        if (holder !== null && holder !== group.resource.id) throw new HeldByAnotherError("group");
+        const next = advanceMarks(marks, clock, undefined, [ASPECT_GROUP_NAME], published, values);
+        await directory.updateGroup(
+          source,
+          group.resource.id,
+          (now) => ({
+            resource: toCanonicalGroup({ ...withoutId(now.resource), displayName: name }, now.resource)
+              .resource,
+          }),
+          {
+            ifMatch: group.meta.version,
+            guard: state.guard(source, "group", target.oktaId, marks, next, true),
+          },
+        );
+        return "applied";
+      } catch (err) {
+        if (!isRace(err) && !isGone(err, group)) throw err;
+        lastError = err;
+      }
+    }
+    throw exhausted(lastError, "group");
+  }
+
   /**
    * `group.lifecycle.delete`: deletes the directory group linked to that Okta group (isLinkedGroup:
    * its externalId is the Okta group id, or membership events adopted it by name), which takes every
@@ -542,6 +641,29 @@ export class OktaHookService {
     }
     throw exhausted(lastError, "group");
   }
+}
+
+/**
+ * The name of the latest rename received while the bridge held no such group (applyGroupRename), if
+ * it is newer than (or as new as) an event published at `published`: the group created from that
+ * event gets it. Seen values are tagged with the marks' generation; an untagged one is of an
+ * entity the marks no longer follow.
+ */
+function rememberedName(marks: HookMarks, published: number): string | undefined {
+  if ((marks.aspects[ASPECT_GROUP_NAME] ?? 0) < published) return undefined;
+  const raw = marks.seen?.[ASPECT_GROUP_NAME];
+  const tag = `${marks.generation ?? 0}|`;
+  return raw?.startsWith(tag) ? raw.slice(tag.length) : undefined;
+}
+
+/**
+ * A group's name as a rename stores it: cleaned as every intake path cleans it (trimmed; control
+ * characters and a blank name throw BadRequestError: the event is rejected).
+ */
+function cleanGroupName(name: string): string {
+  const cleaned = cleanName(name, "displayName");
+  if (cleaned.trim() === "") throw new BadRequestError("the event's group name is blank", "invalidValue");
+  return cleaned;
 }
 
 /** Built by the same toCanonicalGroup as a SCIM POST (displayName trimmed, control characters refused). */

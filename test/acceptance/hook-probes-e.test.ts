@@ -250,7 +250,7 @@ describe("Okta batches of many event types", () => {
     expect(await t.group({ externalId: group.id })).toBeNull();
   });
 
-  it("event types the bridge does not act on (app assignment, group create and rename, sign-in) are acknowledged and change nothing", async () => {
+  it("event types the bridge does not act on (app assignment, group create, sign-in) are acknowledged and change nothing; a rename of a group it does not hold neither", async () => {
     const user = oktaUser("other");
     const created = await postOkta([oktaEvent("user-lifecycle-create", { user, published: at(1) })]);
     expect(created.status).toBe(200);
@@ -271,7 +271,8 @@ describe("Okta batches of many event types", () => {
       as("user.session.start", [{ ...user, type: "User" }]),
     ]);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ received: 5, outcomes: { unknown_type: 5 } });
+    // group.profile.update renames a group the bridge holds (hook-probes-i): this one it does not.
+    expect(res.body).toEqual({ received: 5, outcomes: { unknown_type: 4, unknown_group: 1 } });
     expect((await t.user({ externalId: user.id }))?.meta.version).toBe(before?.meta.version);
   });
 

@@ -41,6 +41,16 @@ const unique = (stem: string) => `${stem}${++n}.${stamp}@example.com`;
 const base = Date.now() - 10 * 60_000;
 const at = (s: number) => base + s * 1000;
 
+/** An Okta `group.profile.update` (the group renamed in Okta): the target carries the new name. */
+function groupRenamed(group: { id: string; displayName: string }, published: number) {
+  return {
+    ...oktaEvent("group-lifecycle-delete", { group, published }),
+    eventType: "group.profile.update",
+    displayMessage: "Update group profile",
+    legacyEventType: "core.user_group.profile_updated",
+  };
+}
+
 let t: HooksTestApp;
 beforeAll(async () => {
   t = await createHooksTestApp("acceptance-hook-probes-i");
@@ -196,6 +206,231 @@ describe("Okta user.lifecycle.create: the event does not say the user is active 
     ]);
     expect(res.status).toBe(200);
     expect((await t.user({ externalId: user.id }))?.resource.active).toBe(false);
+  });
+});
+
+describe("Okta group.profile.update: a group renamed in Okta", () => {
+  it("renames the group the hooks created (by Okta group id); its members stay", async () => {
+    const user = oktaUser("ren");
+    const group = oktaGroup("Old");
+    await postOkta([
+      oktaEvent("user-lifecycle-activate", { user, published: at(1) }),
+      oktaEvent("group-user-membership-add", { user, group, published: at(2) }),
+    ]);
+    const renamed = { id: group.id, displayName: `New name ${stamp}` };
+    const res = await postOkta([groupRenamed(renamed, at(3))]);
+    expect(res.status).toBe(200);
+    expect(res.body.outcomes).toEqual({ applied: 1 });
+    const stored = await t.group({ externalId: group.id });
+    expect(stored?.resource.displayName).toBe(renamed.displayName);
+    expect(stored?.memberCount).toBe(1);
+    // A later membership event naming the new name finds the same group.
+    const other = oktaUser("ren2");
+    await postOkta([
+      oktaEvent("user-lifecycle-activate", { user: other, published: at(4) }),
+      oktaEvent("group-user-membership-add", { user: other, group: renamed, published: at(5) }),
+    ]);
+    expect((await t.group({ externalId: group.id }))?.memberCount).toBe(2);
+  });
+
+  it("two renames delivered newest first: the newest name stays (the older one is stale)", async () => {
+    const user = oktaUser("ren3");
+    const group = oktaGroup("Twice");
+    await postOkta([
+      oktaEvent("user-lifecycle-activate", { user, published: at(1) }),
+      oktaEvent("group-user-membership-add", { user, group, published: at(2) }),
+    ]);
+    const newest = await postOkta([groupRenamed({ id: group.id, displayName: `Second ${stamp}` }, at(5))]);
+    const res = await postOkta([groupRenamed({ id: group.id, displayName: `First ${stamp}` }, at(4))]);
+    expect([newest.body.outcomes, res.body.outcomes]).toEqual([{ applied: 1 }, { stale: 1 }]);
+    expect((await t.group({ externalId: group.id }))?.resource.displayName).toBe(`Second ${stamp}`);
+  });
+
+  it("a rename of a group the bridge does not hold creates nothing (`unknown_group`)", async () => {
+    const group = oktaGroup("Nobody");
+    const res = await postOkta([groupRenamed(group, at(1))]);
+    expect(res.body.outcomes).toEqual({ unknown_group: 1 });
+    expect(await t.group({ externalId: group.id })).toBeNull();
+    expect(await t.group({ displayName: group.displayName })).toBeNull();
+  });
+
+  it("a rename onto a name another group holds is refused for that event (`rejected`); both groups stay as they were", async () => {
+    const user = oktaUser("clash");
+    const a = oktaGroup("ClashA");
+    const b = oktaGroup("ClashB");
+    await postOkta([
+      oktaEvent("user-lifecycle-activate", { user, published: at(1) }),
+      oktaEvent("group-user-membership-add", { user, group: a, published: at(2) }),
+      oktaEvent("group-user-membership-add", { user, group: b, published: at(3) }),
+    ]);
+    const res = await postOkta([groupRenamed({ id: a.id, displayName: b.displayName }, at(4))]);
+    expect(res.status).toBe(200);
+    expect(res.body.outcomes).toEqual({ rejected: 1 });
+    expect((await t.group({ externalId: a.id }))?.resource.displayName).toBe(a.displayName);
+    expect((await t.group({ externalId: b.id }))?.resource.displayName).toBe(b.displayName);
+  });
+
+  it("a group of the same name that a SCIM client made (another externalId) is not renamed by an Okta group's event", async () => {
+    const name = `Scim made ${stamp}`;
+    const res0 = await postSigned(
+      JSON.stringify({ type: "group.upserted", data: { externalId: `hr-${name}`, displayName: name } }),
+    );
+    expect(res0.status).toBe(200);
+    const res = await postOkta([groupRenamed({ id: oktaGroup().id, displayName: name }, at(1))]);
+    expect(res.body.outcomes).toEqual({ unknown_group: 1 });
+    expect((await t.group({ displayName: name }))?.resource.externalId).toBe(`hr-${name}`);
+  });
+});
+
+describe("Okta group.profile.update: renames delivered out of order, odd names", () => {
+  async function groupWithMember(stem: string) {
+    const user = oktaUser(stem);
+    const group = oktaGroup(stem);
+    await postOkta([
+      oktaEvent("user-lifecycle-activate", { user, published: at(1) }),
+      oktaEvent("group-user-membership-add", { user, group, published: at(2) }),
+    ]);
+    return { user, group };
+  }
+
+  it("a rename that only changes the case applies (the group does not clash with itself)", async () => {
+    const { group } = await groupWithMember("case");
+    const upper = { id: group.id, displayName: group.displayName.toUpperCase() };
+    const res = await postOkta([groupRenamed(upper, at(3))]);
+    expect(res.body.outcomes).toEqual({ applied: 1 });
+    expect((await t.group({ externalId: group.id }))?.resource.displayName).toBe(upper.displayName);
+  });
+
+  it("a late membership add published before the rename, carrying the old name, neither renames back nor makes a second group", async () => {
+    const { group } = await groupWithMember("lateadd");
+    const renamed = { id: group.id, displayName: `Renamed late ${stamp}` };
+    await postOkta([groupRenamed(renamed, at(5))]);
+    const other = oktaUser("lateadd2");
+    const res = await postOkta([
+      oktaEvent("user-lifecycle-activate", { user: other, published: at(3) }),
+      oktaEvent("group-user-membership-add", { user: other, group, published: at(4) }),
+    ]);
+    expect(res.body.outcomes).toEqual({ applied: 2 });
+    const stored = await t.group({ externalId: group.id });
+    expect(stored?.resource.displayName).toBe(renamed.displayName);
+    expect(stored?.memberCount).toBe(2);
+    expect(await t.group({ displayName: group.displayName })).toBeNull();
+  });
+
+  it("the rename listed before the group's first membership add in one batch: applied in published order, the newer name", async () => {
+    const user = oktaUser("first");
+    const group = oktaGroup("First");
+    const renamed = { id: group.id, displayName: `Renamed first ${stamp}` };
+    const res = await postOkta([
+      groupRenamed(renamed, at(3)),
+      oktaEvent("user-lifecycle-activate", { user, published: at(1) }),
+      oktaEvent("group-user-membership-add", { user, group, published: at(2) }),
+    ]);
+    expect(res.body.outcomes).toEqual({ applied: 3 });
+    expect((await t.group({ externalId: group.id }))?.resource.displayName).toBe(renamed.displayName);
+    expect(await t.group({ displayName: group.displayName })).toBeNull();
+  });
+
+  it("the rename delivered before the group's first membership add (separate deliveries): remembered, the group gets the newer name", async () => {
+    const user = oktaUser("remember");
+    const group = oktaGroup("Remember");
+    const renamed = { id: group.id, displayName: `Remembered ${stamp}` };
+    const first = await postOkta([groupRenamed(renamed, at(3))]);
+    expect(first.body.outcomes).toEqual({ unknown_group: 1 });
+    const res = await postOkta([
+      oktaEvent("user-lifecycle-activate", { user, published: at(1) }),
+      oktaEvent("group-user-membership-add", { user, group, published: at(2) }),
+    ]);
+    expect(res.body.outcomes).toEqual({ applied: 2 });
+    const stored = await t.group({ externalId: group.id });
+    expect(stored?.resource.displayName).toBe(renamed.displayName);
+    expect(stored?.memberCount).toBe(1);
+    expect(await t.group({ displayName: group.displayName })).toBeNull();
+    // An older rename, delivered after all that, is stale.
+    const older = await postOkta([groupRenamed({ id: group.id, displayName: `Older ${stamp}` }, at(2.5))]);
+    expect(older.body.outcomes).toEqual({ stale: 1 });
+  });
+
+  it("a rename older than the first membership add does not name the group created from it", async () => {
+    const user = oktaUser("oldren");
+    const group = oktaGroup("OldRen");
+    await postOkta([groupRenamed({ id: group.id, displayName: `Too old ${stamp}` }, at(1))]);
+    await postOkta([
+      oktaEvent("user-lifecycle-activate", { user, published: at(2) }),
+      oktaEvent("group-user-membership-add", { user, group, published: at(3) }),
+    ]);
+    expect((await t.group({ externalId: group.id }))?.resource.displayName).toBe(group.displayName);
+  });
+
+  it("a group a SCIM client made (no externalId) that membership events adopted by name is renamed too", async () => {
+    const name = `Adopted group ${stamp}`;
+    const made = await postSigned(JSON.stringify({ type: "group.upserted", data: { displayName: name } }));
+    expect(made.status).toBe(200);
+    const user = oktaUser("adoptg");
+    const group = { id: oktaGroup().id, displayName: name };
+    await postOkta([
+      oktaEvent("user-lifecycle-activate", { user, published: Date.now() + 1000 }),
+      oktaEvent("group-user-membership-add", { user, group, published: Date.now() + 2000 }),
+    ]);
+    const res = await postOkta([
+      groupRenamed({ id: group.id, displayName: `${name} v2` }, Date.now() + 3000),
+    ]);
+    expect(res.body.outcomes).toEqual({ applied: 1 });
+    expect((await t.group({ displayName: `${name} v2` }))?.memberCount).toBe(1);
+  });
+
+  it("a rename published before a SCIM client renamed the group is stale; one published after applies", async () => {
+    const { group } = await groupWithMember("scimren");
+    const stored = await t.group({ externalId: group.id });
+    const put = await postSigned(
+      JSON.stringify({
+        type: "group.upserted",
+        data: { externalId: group.id, displayName: `By HR ${stamp}` },
+      }),
+    );
+    expect(put.status).toBe(200);
+    expect((await t.group({ externalId: group.id }))?.resource.id).toBe(stored?.resource.id);
+    const late = await postOkta([groupRenamed({ id: group.id, displayName: `Okta old ${stamp}` }, at(3))]);
+    expect(late.body.outcomes).toEqual({ stale: 1 });
+    const newer = await postOkta([
+      groupRenamed({ id: group.id, displayName: `Okta new ${stamp}` }, Date.now() + 1000),
+    ]);
+    expect(newer.body.outcomes).toEqual({ applied: 1 });
+    expect((await t.group({ externalId: group.id }))?.resource.displayName).toBe(`Okta new ${stamp}`);
+  });
+
+  it("the new name from `changeDetails.to.name` is preferred; a description-only update is `unchanged`", async () => {
+    const { group } = await groupWithMember("chg");
+    const event = groupRenamed(group, at(3));
+    event.target[0].changeDetails = { from: { name: group.displayName }, to: { name: `Changed ${stamp}` } };
+    const res = await postOkta([event]);
+    expect(res.body.outcomes).toEqual({ applied: 1 });
+    expect((await t.group({ externalId: group.id }))?.resource.displayName).toBe(`Changed ${stamp}`);
+    const same = await postOkta([groupRenamed({ id: group.id, displayName: `Changed ${stamp}` }, at(4))]);
+    expect(same.body.outcomes).toEqual({ unchanged: 1 });
+  });
+
+  it("a rename without a name, to blanks or with control characters changes nothing", async () => {
+    const { group } = await groupWithMember("odd");
+    const noName = groupRenamed(group, at(3));
+    delete noName.target[0].displayName;
+    const res = await postOkta([
+      noName,
+      groupRenamed({ id: group.id, displayName: "   " }, at(4)),
+      groupRenamed({ id: group.id, displayName: "Bad\u0007name" }, at(5)),
+    ]);
+    expect(res.status).toBe(200);
+    expect(res.body.outcomes).toEqual({ no_target: 1, rejected: 2 });
+    expect((await t.group({ externalId: group.id }))?.resource.displayName).toBe(group.displayName);
+  });
+
+  it("a rename after the group was deleted in Okta does not bring it back", async () => {
+    const { group } = await groupWithMember("gone");
+    await postOkta([oktaEvent("group-lifecycle-delete", { group, published: at(3) })]);
+    const res = await postOkta([groupRenamed({ id: group.id, displayName: `Ghost ${stamp}` }, at(4))]);
+    expect(res.body.outcomes).toEqual({ unknown_group: 1 });
+    expect(await t.group({ externalId: group.id })).toBeNull();
+    expect(await t.group({ displayName: `Ghost ${stamp}` })).toBeNull();
   });
 });
 
@@ -457,5 +692,23 @@ describe("what an admin sees on the platform (whole bridge and emulator)", () =>
     const platformUser = h.platformUsers().get(user.alternateId);
     expect(platformUser?.active).toBe(true);
     expect(platformGroup(group.displayName)?.members).toEqual([platformUser?.id]);
+  });
+
+  it("a group renamed in Okta is renamed on the platform, members kept", async () => {
+    const user = oktaUser("prename");
+    const group = oktaGroup("PBefore");
+    await post([
+      oktaEvent("user-lifecycle-activate", { user, published: at(1) }),
+      oktaEvent("group-user-membership-add", { user, group, published: at(2) }),
+    ]);
+    await h.waitForIdle();
+    const before = platformGroup(group.displayName);
+    expect(before?.members.length).toBe(1);
+    const after = `PAfter ${stamp}`;
+    expect((await post([groupRenamed({ id: group.id, displayName: after }, at(3))])).status).toBe(200);
+    await h.waitForIdle();
+    expect(platformGroup(group.displayName)).toBeUndefined();
+    expect(platformGroup(after)?.members).toEqual(before?.members);
+    expect(h.emulator.violations()).toEqual([]);
   });
 });
