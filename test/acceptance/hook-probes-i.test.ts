@@ -521,6 +521,39 @@ describe("Okta verification, batches and lifecycle", () => {
     expect(await t.user({ userName: user.alternateId })).toBeNull();
   });
 
+  it("an empty batch is 200 `received: 0`; a body that is not JSON is 400; one over the limit is 413 (JSON errors)", async () => {
+    const empty = await postOkta([]);
+    expect(empty.status).toBe(200);
+    expect(empty.body).toEqual({ received: 0, outcomes: {} });
+    const notJson = await t.request
+      .post("/hooks/okta/okta")
+      .set({ Authorization: OKTA_SECRET, "Content-Type": "application/json" })
+      .send("{not json");
+    expect(notJson.status).toBe(400);
+    expect(notJson.body.error.code).toBe("invalidSyntax");
+    const user = oktaUser("huge");
+    const huge = oktaEvent("user-lifecycle-activate", { user, published: at(1) });
+    huge.debugContext = { debugData: { pad: "x".repeat(70 * 1024) } };
+    const tooBig = await postOkta([huge]);
+    expect(tooBig.status).toBe(413);
+    expect(tooBig.body.error.code).toBe("payload_too_large");
+    expect(await t.user({ externalId: user.id })).toBeNull();
+  });
+
+  it("events for users never created: a suspension and a deletion provision nobody, nor does a late unsuspension published before the deletion", async () => {
+    const user = oktaUser("never");
+    const res = await postOkta([
+      oktaEvent("user-lifecycle-suspend", { user, published: at(1) }),
+      oktaEvent("user-lifecycle-delete-initiated", { user, published: at(2) }),
+    ]);
+    expect(res.body.outcomes).toEqual({ unknown_user: 2 });
+    // A late activation published before the deletion brings nobody in.
+    const late = await postOkta([oktaEvent("user-lifecycle-unsuspend", { user, published: at(1.5) })]);
+    expect(late.body.outcomes).toEqual({ deleted: 1 });
+    expect(await t.user({ externalId: user.id })).toBeNull();
+    expect(await t.user({ userName: user.alternateId })).toBeNull();
+  });
+
   it("a failed attempt (`outcome.result: FAILURE`) and a preview (`target: null`) change nothing", async () => {
     const user = oktaUser("fail");
     const failed = oktaEvent("user-lifecycle-activate", { user, published: at(1) });
