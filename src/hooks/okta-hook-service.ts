@@ -469,6 +469,7 @@ export class OktaHookService {
           }),
           true,
         );
+      let memberId: string | undefined;
       try {
         const user = await this.memberUser(source, action);
         if ("outcome" in user) {
@@ -476,6 +477,7 @@ export class OktaHookService {
           await save(clock?.version, group ? membershipValue(null, false) : undefined);
           return "unchanged";
         }
+        memberId = user.record.resource.id;
         if (!group) {
           if (action.op === "remove") {
             await save(undefined);
@@ -507,12 +509,23 @@ export class OktaHookService {
         );
         return "applied";
       } catch (err) {
-        if (!isRace(err) && !isGone(err, group)) throw err;
+        if (!isRace(err) && !isGone(err, group) && !(await this.memberGone(source, err, memberId))) throw err;
         lastError = err;
       }
     }
     throw exhausted(lastError, "group");
   }
+
+  /**
+   * A group write refused because its member is unknown (BadRequestError) while the event's user,
+   * found a moment ago, is gone: another process deleted it in between. A race (decide again), not
+   * a problem of the event.
+   */
+  private async memberGone(source: string, err: unknown, memberId: string | undefined): Promise<boolean> {
+    if (!(err instanceof BadRequestError) || memberId === undefined) return false;
+    return (await this.deps.directory.getUser(source, memberId)) === null;
+  }
+
   /**
    * The directory group linked to the Okta group `oktaId` (isLinkedGroup): the one of that
    * externalId, or the group without one that the hooks' marks follow (membership events adopted

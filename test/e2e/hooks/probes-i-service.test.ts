@@ -153,3 +153,38 @@ describe("a user deleted by another process between the event's read and its wri
     expect(await store.findUserId(SOURCE, { externalId: user.id })).toBeNull();
   });
 });
+
+describe("a member deleted by another process between a membership add's read and its write", () => {
+  it("the add is decided again (not `rejected`): published before the deletion, it is `deleted`", async () => {
+    const setup = serviceOver(store);
+    const user = oktaUser("gonemember");
+    const other = oktaUser("stays");
+    const group = { id: `00g${user.id}`, displayName: `Gone member ${user.id}` };
+    await deliver(setup, [
+      event("user-lifecycle-activate", { user, published: at(1) }),
+      event("user-lifecycle-activate", { user: other, published: at(1) }),
+      event("group-user-membership-add", { user: other, group, published: at(2) }),
+    ]);
+    let interfered = false;
+    const racing = new Proxy(store, {
+      get(target, prop, receiver) {
+        if (prop === "updateGroup")
+          return async (...args: Parameters<DirectoryStore["updateGroup"]>) => {
+            if (!interfered) {
+              interfered = true;
+              await deliver(setup, [event("user-lifecycle-delete-initiated", { user, published: at(5) })]);
+            }
+            return target.updateGroup(...args);
+          };
+        const value = Reflect.get(target, prop, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    }) as DirectoryStore;
+    const summary = await deliver(serviceOver(racing), [
+      event("group-user-membership-add", { user, group, published: at(3) }),
+    ]);
+    expect(interfered).toBe(true);
+    expect(summary.outcomes).toEqual({ deleted: 1 });
+    expect(await store.findUserId(SOURCE, { externalId: user.id })).toBeNull();
+  });
+});
