@@ -196,6 +196,12 @@ export function groupDeletionIsStale(
   return !Number.isNaN(createdAt) && published < createdAt;
 }
 
+/**
+ * A group's name as Okta events set it: the `published` time of the latest `group.profile.update`
+ * applied; its seen value is the group's displayName.
+ */
+export const ASPECT_GROUP_NAME = "name";
+
 export function membershipAspect(oktaUserId: string): string {
   return `member:${oktaUserId}`;
 }

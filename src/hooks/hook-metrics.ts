@@ -8,7 +8,8 @@ export type HookName = "okta" | "events";
  * What happened to each received event:
  * applied | unchanged | duplicate | stale | deleted (a late event for a deleted user or group) |
  * unknown_user (an Okta event that creates no user, about a user the directory does not hold) |
- * unknown_group (an Okta group deletion of a group the directory does not hold as that Okta group) |
+ * unknown_group (an Okta group deletion or rename of a group the directory does not hold as that Okta
+ * group) |
  * unknown_type | no_target | not_success | malformed | rejected (a permanent error, logged).
  */
 export type HookOutcome =
@@ -41,7 +42,6 @@ const OKTA_WELL_KNOWN_EVENTS = [
   "user.account.update_password",
   "user.account.reset_password",
   "group.lifecycle.create",
-  "group.profile.update",
   "application.user_membership.add",
   "application.user_membership.remove",
 ] as const;

@@ -27,12 +27,18 @@ export const OKTA_MEMBERSHIP_EVENTS: Readonly<Record<string, "add" | "remove">> 
   "group.user_membership.remove": "remove",
 };
 
+/** What a group event does to the group. */
+export type GroupOp = "delete" | "rename";
+
 /**
- * What a group lifecycle event does. Only the deletion is applied: a group is created with its first
- * member (a membership add), and Okta emits no membership removals when it deletes a group.
+ * What a group event does. A deletion deletes the group (Okta emits no membership removals when it
+ * deletes a group); a profile update renames it (its target carries the group's name after the
+ * change). `group.lifecycle.create` is not applied: a group is created with its first member (a
+ * membership add).
  */
-export const OKTA_GROUP_EVENTS: Readonly<Record<string, "delete">> = {
+export const OKTA_GROUP_EVENTS: Readonly<Record<string, GroupOp>> = {
   "group.lifecycle.delete": "delete",
+  "group.profile.update": "rename",
 };
 
 export interface OktaUserTarget {
@@ -59,7 +65,7 @@ interface EventBase {
 export type OktaAction =
   | (EventBase & { kind: "user"; op: UserLifecycleOp; user: OktaUserTarget })
   | (EventBase & { kind: "membership"; op: "add" | "remove"; user: OktaUserTarget; group: OktaGroupTarget })
-  | (EventBase & { kind: "group"; op: "delete"; group: OktaGroupTarget })
+  | (EventBase & { kind: "group"; op: GroupOp; group: OktaGroupTarget })
   /** Known type without the targets it needs (e.g. a preview delivery with `target: null`). */
   | (EventBase & { kind: "no-target" })
   /** The event records a failed attempt (`outcome.result` is not SUCCESS): nothing happened in Okta. */
@@ -88,8 +94,13 @@ function userTarget(t: Obj): OktaUserTarget {
   return { oktaId: t.id as string, login: str(t.alternateId), displayName: str(t.displayName) };
 }
 
+/**
+ * A group target. Its name is `displayName`, unless the target carries Okta's `changeDetails` with
+ * the name after the change (`changeDetails.to.name`), which is then preferred.
+ */
 function groupTarget(t: Obj): OktaGroupTarget {
-  return { oktaId: t.id as string, displayName: str(t.displayName) };
+  const to = isObj(t.changeDetails) && isObj(t.changeDetails.to) ? t.changeDetails.to : undefined;
+  return { oktaId: t.id as string, displayName: str(to?.name) ?? str(t.displayName) };
 }
 
 /** Normalises one System Log event. */
@@ -112,9 +123,12 @@ export function toOktaAction(event: unknown): OktaAction {
     return { ...base, kind: "not-success" };
 
   if (groupOp !== undefined) {
-    const group = findTarget(event.target, "UserGroup");
-    if (!group) return { ...base, kind: "no-target" };
-    return { ...base, kind: "group", op: groupOp, group: groupTarget(group) };
+    const found = findTarget(event.target, "UserGroup");
+    if (!found) return { ...base, kind: "no-target" };
+    const group = groupTarget(found);
+    // A rename needs the new name.
+    if (groupOp === "rename" && group.displayName === undefined) return { ...base, kind: "no-target" };
+    return { ...base, kind: "group", op: groupOp, group };
   }
 
   const user = findTarget(event.target, "User");

@@ -1,5 +1,6 @@
 import type { DirectoryStore, GroupRecord, UserRecord } from "../directory/directory-types.js";
 import {
+  BadRequestError,
   ConflictError,
   isAppError,
   NotFoundError,
@@ -7,12 +8,13 @@ import {
   ServiceUnavailableError,
 } from "../errors.js";
 import type { Logger } from "../observability/logger.js";
-import { toCanonicalGroup } from "../scim/canonical-resource.js";
+import { cleanName, toCanonicalGroup } from "../scim/canonical-resource.js";
 import { SCHEMA_GROUP, type ScimGroup } from "../scim/scim-types.js";
 import { absorbGroupWrites, linkedGroups } from "./group-side-effects.js";
 import {
   ASPECT_DEACTIVATED,
   ASPECT_GROUP_DELETED,
+  ASPECT_GROUP_NAME,
   ASPECT_LIFECYCLE,
   advanceMarks,
   blockedByDeletion,
@@ -20,6 +22,7 @@ import {
   groupDeletionIsStale,
   type HookMarks,
   isStale,
+  lastChangeTime,
   membershipAspect,
   membershipValue,
 } from "./event-ordering.js";
@@ -95,8 +98,8 @@ function isLinkedGroup(group: GroupRecord, oktaId: string, marks: HookMarks): bo
   );
 }
 
-/** A group read a moment ago was deleted before the write (another process): decide again. */
-function isGroupGone(err: unknown, read: unknown): boolean {
+/** A user or group read a moment ago was deleted before the write (another process): decide again. */
+function isGone(err: unknown, read: unknown): boolean {
   return read !== null && err instanceof NotFoundError;
 }
 
@@ -138,7 +141,12 @@ export class OktaHookService {
     const uuids = actions.map((a) => a.uuid).filter((u): u is string => u !== undefined);
     const seen = await state.seenOktaEvents(source, uuids);
     const summary: OktaDeliverySummary = { received: actions.length, outcomes: {} };
-    for (const action of actions) {
+    // Okta does not order the events of a batch. Applied in `published` order (a stable sort: ties
+    // keep the delivery's order), the directory passes only through states Okta was in: a staged
+    // pre-hire's membership add listed before its create does not make it active for a moment (a
+    // sync could run in between). Events delivered in separate batches are ordered by the marks.
+    const ordered = [...actions].sort((a, b) => a.published - b.published);
+    for (const action of ordered) {
       let outcome: HookOutcome;
       if (action.uuid !== undefined && seen.has(action.uuid)) outcome = "duplicate";
       else {
@@ -163,7 +171,9 @@ export class OktaHookService {
         case "membership":
           return await this.applyMembershipEvent(source, action);
         case "group":
-          return await this.applyGroupDeletion(source, action);
+          return action.op === "rename"
+            ? await this.applyGroupRename(source, action)
+            : await this.applyGroupDeletion(source, action);
         case "unknown":
           return "unknown_type";
         case "no-target":
@@ -286,8 +296,17 @@ export class OktaHookService {
         }
         const clock = entityClock(record.resource.id, record.meta);
         const current = userAspectValues(record.resource);
-        const deciding = decidingAspect(op);
-        if (isStale(published, clock, marks, deciding, current[deciding])) {
+        // The parts of the user the event applies to: those it is not stale on. Each event but a
+        // create changes one part; a create both the profile and the lifecycle (staged), and a late
+        // one must neither undo a newer activation nor a newer profile change.
+        const applying = aspects.filter((aspect) => {
+          // A create is a user's first lifecycle event in Okta: another one published in the same
+          // millisecond (a create and its activation) came after it, and keeps the lifecycle.
+          if (op === "create" && aspect === ASPECT_LIFECYCLE)
+            return published > lastChangeTime(clock, marks, aspect, current[aspect]);
+          return !isStale(published, clock, marks, aspect, current[aspect]);
+        });
+        if (applying.length === 0) {
           // Marks read before, and the record after, another process's write look like a foreign
           // write: stale only if nothing moved since the marks were read.
           if (await state.stillAt(source, "user", target.oktaId, marks)) return "stale";
@@ -310,9 +329,9 @@ export class OktaHookService {
           );
           return "applied";
         }
-        const next = nextUserResource(record.resource, op, target);
+        const next = nextUserResource(record.resource, op, target, applying);
         if (next) {
-          const marksAfter = advanceMarks(marks, clock, undefined, aspects, published, {
+          const marksAfter = advanceMarks(marks, clock, undefined, applying, published, {
             before: current,
             after: userAspectValues(next),
           });
@@ -323,14 +342,14 @@ export class OktaHookService {
           // A write that changed nothing returns the record as it was, without the guard applied.
           if (updated.meta.version !== record.meta.version) return "applied";
         }
-        const unchanged = advanceMarks(marks, clock, clock.version, aspects, published, {
+        const unchanged = advanceMarks(marks, clock, clock.version, applying, published, {
           before: current,
           after: current,
         });
         await state.setMarksIf(source, "user", target.oktaId, marks, unchanged);
         return "unchanged";
       } catch (err) {
-        if (!isRace(err)) throw err;
+        if (!isRace(err) && !isGone(err, record)) throw err;
         lastError = err;
       }
     }
@@ -398,7 +417,11 @@ export class OktaHookService {
     const aspect = membershipAspect(action.user.oktaId);
     let lastError: unknown;
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-      const marks = await state.getMarks(source, "group", target.oktaId, [aspect, ASPECT_GROUP_DELETED]);
+      const marks = await state.getMarks(source, "group", target.oktaId, [
+        aspect,
+        ASPECT_GROUP_DELETED,
+        ASPECT_GROUP_NAME,
+      ]);
       const group = await this.findOktaGroup(source, target);
       // Found by name, a group of another externalId is a different group (as a user by login).
       if (group && !mayBeOktaEntity(group.resource.externalId, target.oktaId))
@@ -434,7 +457,7 @@ export class OktaHookService {
         );
       };
       // Marks stored by the group write itself (seenVersion stamped by the script).
-      const guard = (after: string) =>
+      const guard = (after: string, created?: string) =>
         state.guard(
           source,
           "group",
@@ -442,10 +465,11 @@ export class OktaHookService {
           marks,
           advanceMarks(marks, clock, undefined, [aspect], published, {
             before: { [aspect]: current },
-            after: { [aspect]: after },
+            after: { [aspect]: after, ...(created === undefined ? {} : { [ASPECT_GROUP_NAME]: created }) },
           }),
           true,
         );
+      let memberId: string | undefined;
       try {
         const user = await this.memberUser(source, action);
         if ("outcome" in user) {
@@ -453,14 +477,20 @@ export class OktaHookService {
           await save(clock?.version, group ? membershipValue(null, false) : undefined);
           return "unchanged";
         }
+        memberId = user.record.resource.id;
         if (!group) {
           if (action.op === "remove") {
             await save(undefined);
             return "unchanged";
           }
           const userId = user.record.resource.id;
-          await directory.createGroup(source, newGroup(target), [userId], {
-            guard: guard(membershipValue(userId, true)),
+          // Named as the event names it, unless a newer rename of the group came first.
+          const resource = newGroup({
+            ...target,
+            displayName: rememberedName(marks, published) ?? target.displayName,
+          });
+          await directory.createGroup(source, resource, [userId], {
+            guard: guard(membershipValue(userId, true), String(resource.displayName)),
           });
           return "applied";
         }
@@ -479,12 +509,109 @@ export class OktaHookService {
         );
         return "applied";
       } catch (err) {
-        if (!isRace(err) && !isGroupGone(err, group)) throw err;
+        if (!isRace(err) && !isGone(err, group) && !(await this.memberGone(source, err, memberId))) throw err;
         lastError = err;
       }
     }
     throw exhausted(lastError, "group");
   }
+
+  /**
+   * A group write refused because its member is unknown (BadRequestError) while the event's user,
+   * found a moment ago, is gone: another process deleted it in between. A race (decide again), not
+   * a problem of the event.
+   */
+  private async memberGone(source: string, err: unknown, memberId: string | undefined): Promise<boolean> {
+    if (!(err instanceof BadRequestError) || memberId === undefined) return false;
+    return (await this.deps.directory.getUser(source, memberId)) === null;
+  }
+
+  /**
+   * The directory group linked to the Okta group `oktaId` (isLinkedGroup): the one of that
+   * externalId, or the group without one that the hooks' marks follow (membership events adopted
+   * it by name). Never a group that only has the event's name.
+   */
+  private async linkedOktaGroup(
+    source: string,
+    oktaId: string,
+    marks: HookMarks,
+  ): Promise<GroupRecord | null> {
+    const { directory } = this.deps;
+    const byId = await directory.findGroupId(source, { externalId: oktaId });
+    const followed = marks.seenVersion?.slice(0, marks.seenVersion.indexOf(":"));
+    const id = byId ?? (followed ? followed : null);
+    const group = id ? await directory.getGroup(source, id) : null;
+    return group && isLinkedGroup(group, oktaId, marks) ? group : null;
+  }
+
+  /**
+   * `group.profile.update`: the group renamed in Okta. Renames the directory group linked to that
+   * Okta group (linkedOktaGroup) to the name the event carries; its members stay. The name is
+   * ordered on its own (ASPECT_GROUP_NAME): an older rename delivered late is stale, and so is one
+   * published before another path last changed the name. A group the bridge does not hold is not
+   * created (`unknown_group`: a group is created with its first member, under the name its
+   * membership event carries, or this one: the rename is remembered, see rememberedName). A name
+   * another group holds is refused (`rejected`).
+   */
+  private async applyGroupRename(source: string, action: GroupAction): Promise<HookOutcome> {
+    const { directory, state } = this.deps;
+    const { group: target, published } = action;
+    const name = cleanGroupName(target.displayName ?? "");
+    let lastError: unknown;
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      const marks = await state.getMarks(source, "group", target.oktaId, [ASPECT_GROUP_NAME]);
+      const group = await this.linkedOktaGroup(source, target.oktaId, marks);
+      try {
+        if (!group) {
+          // Nothing to rename, but a newer rename than any before is remembered: the group's first
+          // membership add, should it be delivered late with the older name, creates it under this one.
+          if (published < (marks.aspects[ASPECT_GROUP_NAME] ?? 0)) {
+            if (await state.stillAt(source, "group", target.oktaId, marks)) return "unknown_group";
+            continue;
+          }
+          const remember = advanceMarks(marks, null, undefined, [ASPECT_GROUP_NAME], published, {
+            after: { [ASPECT_GROUP_NAME]: name },
+          });
+          await state.setMarksIf(source, "group", target.oktaId, marks, remember);
+          return "unknown_group";
+        }
+        const clock = entityClock(group.resource.id, group.meta);
+        const current = group.resource.displayName;
+        if (isStale(published, clock, marks, ASPECT_GROUP_NAME, current)) {
+          if (await state.stillAt(source, "group", target.oktaId, marks)) return "stale";
+          continue;
+        }
+        const values = { before: { [ASPECT_GROUP_NAME]: current }, after: { [ASPECT_GROUP_NAME]: name } };
+        if (name === current) {
+          const same = { before: values.before, after: values.before };
+          const next = advanceMarks(marks, clock, clock.version, [ASPECT_GROUP_NAME], published, same);
+          await state.setMarksIf(source, "group", target.oktaId, marks, next);
+          return "unchanged";
+        }
+        const holder = await directory.findGroupId(source, { displayName: name });
+        if (holder !== null && holder !== group.resource.id) throw new HeldByAnotherError("group");
+        const next = advanceMarks(marks, clock, undefined, [ASPECT_GROUP_NAME], published, values);
+        await directory.updateGroup(
+          source,
+          group.resource.id,
+          (now) => ({
+            resource: toCanonicalGroup({ ...withoutId(now.resource), displayName: name }, now.resource)
+              .resource,
+          }),
+          {
+            ifMatch: group.meta.version,
+            guard: state.guard(source, "group", target.oktaId, marks, next, true),
+          },
+        );
+        return "applied";
+      } catch (err) {
+        if (!isRace(err) && !isGone(err, group)) throw err;
+        lastError = err;
+      }
+    }
+    throw exhausted(lastError, "group");
+  }
+
   /**
    * `group.lifecycle.delete`: deletes the directory group linked to that Okta group (isLinkedGroup:
    * its externalId is the Okta group id, or membership events adopted it by name), which takes every
@@ -521,12 +648,35 @@ export class OktaHookService {
         });
         return "applied";
       } catch (err) {
-        if (!isRace(err) && !isGroupGone(err, group)) throw err;
+        if (!isRace(err) && !isGone(err, group)) throw err;
         lastError = err;
       }
     }
     throw exhausted(lastError, "group");
   }
+}
+
+/**
+ * The name of the latest rename received while the bridge held no such group (applyGroupRename), if
+ * it is newer than (or as new as) an event published at `published`: the group created from that
+ * event gets it. Seen values are tagged with the marks' generation; an untagged one is of an
+ * entity the marks no longer follow.
+ */
+function rememberedName(marks: HookMarks, published: number): string | undefined {
+  if ((marks.aspects[ASPECT_GROUP_NAME] ?? 0) < published) return undefined;
+  const raw = marks.seen?.[ASPECT_GROUP_NAME];
+  const tag = `${marks.generation ?? 0}|`;
+  return raw?.startsWith(tag) ? raw.slice(tag.length) : undefined;
+}
+
+/**
+ * A group's name as a rename stores it: cleaned as every intake path cleans it (trimmed; control
+ * characters and a blank name throw BadRequestError: the event is rejected).
+ */
+function cleanGroupName(name: string): string {
+  const cleaned = cleanName(name, "displayName");
+  if (cleaned.trim() === "") throw new BadRequestError("the event's group name is blank", "invalidValue");
+  return cleaned;
 }
 
 /** Built by the same toCanonicalGroup as a SCIM POST (displayName trimmed, control characters refused). */

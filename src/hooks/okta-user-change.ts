@@ -1,7 +1,10 @@
 /**
  * What an Okta user event changes in a directory user (pure). Okta's targets carry the user's id
  * (-> externalId), login (`alternateId` -> userName) and displayName; lifecycle events carry the
- * state: activate/unsuspend/reactivate -> active true, deactivate/suspend -> active false.
+ * state: activate/unsuspend/reactivate -> active true, deactivate/suspend -> active false. A create
+ * carries no status: an Okta user is created STAGED (or PROVISIONED/ACTIVE, and then Okta logs a
+ * `user.lifecycle.activate` too), so a create leaves the user inactive until an activation says
+ * otherwise: a staged pre-hire never gets an active platform account.
  */
 import { createHash } from "node:crypto";
 import { cleanName, toCanonicalUser } from "../scim/canonical-resource.js";
@@ -22,7 +25,11 @@ export function aspectsOf(op: UserLifecycleOp): string[] {
   }
 }
 
-/** The aspect whose last change decides whether an event on an existing user is stale. */
+/**
+ * The aspect whose last change decides whether an event is stale for a user the directory does not
+ * hold (on a held user, a create's profile and lifecycle are decided each on its own: see
+ * applyingAspects).
+ */
 export function decidingAspect(op: UserLifecycleOp): string {
   return op === "create" || op === "profile" ? ASPECT_PROFILE : ASPECT_LIFECYCLE;
 }
@@ -59,7 +66,7 @@ export function createsUser(op: UserLifecycleOp): op is "create" | "activate" {
 
 /**
  * `active` of a user created from an event (`cause`: a create, an activation, or a membership add,
- * published at `published`). It is true, unless the latest lifecycle event received for the Okta id
+ * published at `published`). A create makes it inactive (staged). Otherwise it is true, unless the latest lifecycle event received for the Okta id
  * is a deactivation that found no user (ASPECT_DEACTIVATED, see event-ordering.ts) and that
  * deactivation is the newer one: published after the create or activation (a tie goes to the
  * deactivation), or, for a membership add, which says nothing about the lifecycle, whenever it was
@@ -72,6 +79,8 @@ export function newUserActive(
   marks: HookMarks,
   deletedAt: number | null,
 ): boolean {
+  // A create says nothing of the status: staged until an activation (see the top of this file).
+  if (cause === "create") return false;
   const deactivated = marks.aspects[ASPECT_DEACTIVATED];
   if (deactivated === undefined) return true;
   // A later lifecycle event superseded it (an activation that created the user since).
@@ -114,8 +123,10 @@ function withoutId(resource: ScimUser | Omit<ScimUser, "id">): Omit<ScimUser, "i
 
 /**
  * The next state of an existing user after an Okta event, or null when the event changes
- * nothing. Create and profile events refresh userName and displayName and set externalId when the
- * user has none (a user another client created without one, matched by login: it is adopted; one of
+ * nothing; `aspects` are the parts it applies to (those it is not stale on; default all of the
+ * event's). A create applied to the lifecycle makes the user inactive (staged: the activation that
+ * follows makes it active). Create and profile events refresh userName and displayName and set
+ * externalId when the user has none (a user another client created without one, matched by login: it is adopted; one of
  * another externalId is never passed here, see mayBeOktaEntity, and would keep its own). The login
  * gets the userName hygiene of every intake path (cleanName: trimmed; control characters throw
  * BadRequestError), and a changed user is re-canonicalised as a SCIM PATCH is.
@@ -124,15 +135,18 @@ export function nextUserResource(
   current: ScimUser | Omit<ScimUser, "id">,
   op: Exclude<UserLifecycleOp, "delete">,
   target: OktaUserTarget,
+  aspects: readonly string[] = aspectsOf(op),
 ): Omit<ScimUser, "id"> | null {
   const next = withoutId(current);
   let changed = false;
-  if (op === "activate" || op === "deactivate") {
+  if (op === "activate" || op === "deactivate" || (op === "create" && aspects.includes(ASPECT_LIFECYCLE))) {
     const active = op === "activate";
     if (next.active !== active) {
       next.active = active;
       changed = true;
     }
+  }
+  if (op === "activate" || op === "deactivate" || !aspects.includes(ASPECT_PROFILE)) {
     return changed ? next : null;
   }
   const login = target.login ? cleanName(target.login, "userName") : undefined;

@@ -77,6 +77,12 @@ describe("Okta Event Hooks next to SCIM on one source", () => {
           published: new Date(t0 - 60_000).toISOString(),
           target: [userTarget],
         },
+        // Okta logs an activation after the create of a user created active (a create alone is STAGED).
+        {
+          eventType: "user.lifecycle.activate",
+          published: new Date(t0 - 59_500).toISOString(),
+          target: [userTarget],
+        },
         {
           eventType: "group.user_membership.add",
           published: new Date(t0 - 59_000).toISOString(),

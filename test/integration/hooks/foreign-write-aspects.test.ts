@@ -83,7 +83,8 @@ describe("a foreign write orders only the aspects it changed", () => {
     const user = newOktaUser();
     const t0 = Date.now();
     expect(await send(userEvent("user-lifecycle-create", user, t0 - 60_000))).toEqual({ applied: 1 });
-    expect(await send(userEvent("user-lifecycle-activate", user, t0 - 55_000))).toEqual({ unchanged: 1 });
+    // The create staged the user; the activation makes it active.
+    expect(await send(userEvent("user-lifecycle-activate", user, t0 - 55_000))).toEqual({ applied: 1 });
     const u = await scimUser(user);
     const patchedAt = await patchUser(u.id, { title: "Engineer" });
 
@@ -139,6 +140,7 @@ describe("a foreign write that changed the same aspect still makes an older even
     const user = newOktaUser();
     const t0 = Date.now();
     await send(userEvent("user-lifecycle-create", user, t0 - 60_000));
+    expect(await send(userEvent("user-lifecycle-activate", user, t0 - 55_000))).toEqual({ applied: 1 });
     expect(await send(userEvent("user-lifecycle-deactivate", user, t0 - 50_000))).toEqual({ applied: 1 });
     const u = await scimUser(user);
     const patchedAt = await patchUser(u.id, { active: true });
@@ -190,6 +192,7 @@ describe("a foreign write that changed the same aspect still makes an older even
     const user = newOktaUser();
     const t0 = Date.now();
     await send(userEvent("user-lifecycle-create", user, t0 - 60_000));
+    await send(userEvent("user-lifecycle-activate", user, t0 - 55_000));
     const u = await scimUser(user);
     const patchedAt = await patchUser(u.id, { title: "Manager" });
     // The hooks write the profile (folding the SCIM write), then an older deactivation arrives.

@@ -106,11 +106,12 @@ describe("Okta user lifecycle and group membership events", () => {
     const create = await t.postOkta(oktaDelivery([event("user-lifecycle-create", user, at(1))]));
     expect(create.status).toBe(200);
     const created = await t.user({ externalId: user.id });
+    // A create says nothing of the status: the user is staged (inactive) until an activation.
     expect(created?.resource).toMatchObject({
       userName: user.alternateId,
       externalId: user.id,
       displayName: user.displayName,
-      active: true,
+      active: false,
     });
     expect(t.notified).toContainEqual({ source: "okta", kind: "user", id: created!.resource.id });
 
@@ -156,6 +157,7 @@ describe("Okta user lifecycle and group membership events", () => {
       oktaDelivery([
         event("user-lifecycle-create", holder, at(12)),
         event("user-lifecycle-create", user, at(12)),
+        event("user-lifecycle-activate", user, at(12.5)),
       ]),
     );
     const res = await t.postOkta(
@@ -221,10 +223,11 @@ describe("Okta at-least-once, out-of-order delivery", () => {
     const res = await t.postOkta(
       oktaDelivery([
         event("user-lifecycle-create", user, at(40)),
+        event("user-lifecycle-activate", user, at(40.02)),
         event("user-lifecycle-deactivate", user, at(40.05)),
       ]),
     );
-    expect(res.body.outcomes).toEqual({ applied: 2 });
+    expect(res.body.outcomes).toEqual({ applied: 3 });
     expect((await t.user({ externalId: user.id }))?.resource.active).toBe(false);
   });
 
@@ -253,7 +256,12 @@ describe("Okta at-least-once, out-of-order delivery", () => {
 
   it("ignores an event older than a change made through another intake path", async () => {
     const user = newOktaUser();
-    await t.postOkta(oktaDelivery([event("user-lifecycle-create", user, at(80))]));
+    await t.postOkta(
+      oktaDelivery([
+        event("user-lifecycle-create", user, at(80)),
+        event("user-lifecycle-activate", user, at(80.5)),
+      ]),
+    );
     const record = await t.user({ externalId: user.id });
     // A SCIM write now (later than every published time of this test).
     await t.directory.updateUser("okta", record!.resource.id, (cur) => ({ ...cur.resource, active: false }));

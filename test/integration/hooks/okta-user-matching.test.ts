@@ -79,10 +79,14 @@ describe("Okta events for a user the bridge does not know", () => {
     expect(
       await t.counter({ hook: "okta", outcome: "unknown_user", event_type: "user.account.update_profile" }),
     ).toBe(1);
-    // The create it was about still creates the user when it arrives (with the create's profile).
+    // The create it was about still creates the user when it arrives (with the create's profile),
+    // staged (inactive) as every create.
     const create = await t.postOkta(oktaDelivery([event("user-lifecycle-create", user, at(0))]));
     expect(create.body.outcomes).toEqual({ applied: 1 });
-    expect((await t.user({ externalId: user.id }))?.resource.active).toBe(true);
+    expect((await t.user({ externalId: user.id }))?.resource).toMatchObject({
+      userName: user.alternateId,
+      active: false,
+    });
   });
 
   it("a deactivation or suspension creates nothing; an older create arriving after it creates the user inactive", async () => {

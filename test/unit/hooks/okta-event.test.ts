@@ -62,6 +62,20 @@ describe("Okta Event Hook deliveries", () => {
     ).toBe("unknown");
   });
 
+  it("reads a group profile update as a rename to the target's name (changeDetails.to.name first); none without a name", () => {
+    const renamed = { ...oktaEvent("group-lifecycle-delete"), eventType: "group.profile.update" };
+    expect(toOktaAction(renamed)).toMatchObject({
+      kind: "group",
+      op: "rename",
+      group: { oktaId: "00g1emaKYZTWRYYRRTSK", displayName: "Analysts" },
+    });
+    renamed.target[0].changeDetails = { from: { name: "Analysts" }, to: { name: "Data Analysts" } };
+    expect(toOktaAction(renamed)).toMatchObject({ group: { displayName: "Data Analysts" } });
+    const nameless = { ...oktaEvent("group-lifecycle-delete"), eventType: "group.profile.update" };
+    delete nameless.target[0].displayName;
+    expect(toOktaAction(nameless).kind).toBe("no-target");
+  });
+
   it("tolerates a preview delivery with target: null", () => {
     expect(parseOktaDelivery(loadOktaFixture("preview"))[0]?.kind).toBe("no-target");
   });

@@ -54,6 +54,24 @@ describe("Okta user changes", () => {
     expect(nextUserResource(noExternal as ScimUser, "create", target)).toMatchObject({ externalId: "00u1" });
     expect(nextUserResource({ ...user, displayName: "Sam" }, "profile", target)).toBeNull();
   });
+
+  it("a create stages the user (inactive) on the aspects it is not stale on: lifecycle, profile or both", () => {
+    const renamed = { ...target, displayName: "Sam R" };
+    expect(nextUserResource(user, "create", renamed)).toMatchObject({ active: false, displayName: "Sam R" });
+    // A newer activation holds the lifecycle: only the profile is refreshed.
+    expect(nextUserResource(user, "create", renamed, [ASPECT_PROFILE])).toMatchObject({
+      active: true,
+      displayName: "Sam R",
+    });
+    // A newer profile change holds the profile: only the lifecycle.
+    expect(nextUserResource(user, "create", renamed, [ASPECT_LIFECYCLE])).toEqual({
+      schemas: [SCHEMA_USER],
+      userName: "sam@example.com",
+      externalId: "00u1",
+      active: false,
+    });
+    expect(nextUserResource({ ...user, active: false }, "create", target, [ASPECT_LIFECYCLE])).toBeNull();
+  });
 });
 
 describe("Okta logins get the userName hygiene of every intake path", () => {
@@ -88,9 +106,11 @@ describe("Okta events and users the bridge does not hold", () => {
     expect(createsUser("delete")).toBe(false);
   });
 
-  it("a new user is active unless a newer deactivation was received while it was unknown", () => {
+  it("a new user is active unless a newer deactivation was received while it was unknown; a create's is staged", () => {
     const none: HookMarks = { aspects: {} };
-    expect(newUserActive("create", 1000, none, null)).toBe(true);
+    // A create says nothing of the status (Okta creates users STAGED): inactive until activated.
+    expect(newUserActive("create", 1000, none, null)).toBe(false);
+    expect(newUserActive("activate", 1000, none, null)).toBe(true);
     expect(newUserActive("membership", 1000, none, null)).toBe(true);
 
     const deactivated: HookMarks = { aspects: { [ASPECT_LIFECYCLE]: 2000, [ASPECT_DEACTIVATED]: 2000 } };
