@@ -1,5 +1,14 @@
-import { AppError } from "../errors.js";
+import { isRedisUnavailable } from "../directory/redis-failure.js";
+import { AppError, ServiceUnavailableError } from "../errors.js";
 import { isPlatformError } from "../platform/platform-error.js";
+
+/**
+ * The code of a sync that failed because Redis (the directory, the request budget, the sync state)
+ * could not serve: slow past the store client's command timeout, unreachable, or loading. Nothing
+ * is wrong with the entity: the job waits and runs again without spending an attempt, and never
+ * ends as a dead letter for it (jobs/sync-processor.ts).
+ */
+export const REDIS_UNAVAILABLE = "redis_unavailable";
 
 /**
  * A sync that cannot succeed until its input changes (permanent) or that should be retried
@@ -32,6 +41,19 @@ export interface FailureFate {
   blocked?: boolean;
   /** The platform asked for a pause (429 after the client's own retries). */
   rateLimitedForMs?: number;
+  /** Redis could not serve (REDIS_UNAVAILABLE): transient, and no fault of the entity's. */
+  redisUnavailable?: boolean;
+}
+
+/**
+ * Whether a failure says that Redis cannot serve right now: the directory store's 503
+ * (ServiceUnavailableError: a connection failure, a command timeout, a transient error reply, or
+ * too many concurrent writes to one entity), or a client library's connection failure or transient
+ * reply met outside the store (the request budget, the sync state). An error reply that means a
+ * bug (WRONGTYPE, a script error) is not one.
+ */
+export function isRedisFailure(err: unknown): boolean {
+  return err instanceof ServiceUnavailableError || isRedisUnavailable(err);
 }
 
 /** Decides a failure's fate once: permanent (dead letter) or transient (retry). */
@@ -54,8 +76,12 @@ export function classifyFailure(err: unknown): FailureFate {
       rateLimitedForMs: err.failure === "rate_limited" ? (err.retryAfterMs ?? 1_000) : undefined,
     };
   }
-  // Redis hiccups and other unexpected errors: retry (bounded by the job's attempts).
-  return { permanent: false, code: "internal", message: err instanceof Error ? err.message : String(err) };
+  const message = err instanceof Error ? err.message : String(err);
+  if (isRedisFailure(err)) {
+    return { permanent: false, code: REDIS_UNAVAILABLE, message, redisUnavailable: true };
+  }
+  // Other unexpected errors (a bug, a Redis error reply): retry (bounded by the job's attempts).
+  return { permanent: false, code: "internal", message };
 }
 
 export function isPlatformFailure(err: unknown, failure: string): boolean {
