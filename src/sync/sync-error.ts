@@ -84,6 +84,32 @@ export function classifyFailure(err: unknown): FailureFate {
   return { permanent: false, code: "internal", message };
 }
 
+/**
+ * Codes of failures that heal by themselves (the platform down or slow, Redis, a platform not yet
+ * consistent): a dead letter of one of these was written because the job's attempts ran out, not
+ * because the platform refused the entity's desired state. Reconciliation syncs them again
+ * (src/sync/dead-letter-retry.ts). Refusals (`platform_conflict`, `attribute_type_clash`, …) and
+ * contract breaks (`platform_invalid_response`) are not among them: they wait for a fix and an
+ * admin's retry.
+ */
+const TRANSIENT_CODES: ReadonlySet<string> = new Set([
+  "platform_server",
+  "platform_timeout",
+  "platform_network",
+  "platform_rate_limited",
+  "platform_bulk_internal",
+  "platform_bulk_unconfirmed",
+  "platform_inconsistent",
+  "not_converging",
+  "internal",
+  REDIS_UNAVAILABLE,
+]);
+
+/** Whether a failure (dead letter) code is one of a failure that heals by itself. */
+export function isTransientFailureCode(code: string): boolean {
+  return TRANSIENT_CODES.has(code);
+}
+
 export function isPlatformFailure(err: unknown, failure: string): boolean {
   return isPlatformError(err) && err.failure === failure;
 }
