@@ -58,6 +58,8 @@ describe("faults-i: the next reconciliation after an outage longer than the atte
     const c = await scim.createUser("dl.c@example.com", withDept("R&D"));
     const d = await scim.createUser("dl.d@example.com", withDept("R&D"));
     const g = await scim.createGroup("DL Team", [a.id]);
+    const gone = await scim.createUser("dl.gone@example.com");
+    const goneGroup = await scim.createGroup("DL Gone", [c.id]);
     await h.waitForIdle();
     const dPid = h.platformUsers().get("dl.d@example.com")?.id as string;
 
@@ -78,8 +80,11 @@ describe("faults-i: the next reconciliation after an outage longer than the atte
     ).toBeLessThan(300);
     const team2 = await scim.createGroup("DL Team 2", [c.id]);
     expect((await rename(d.id, "D renamed")).status).toBe(200);
+    expect((await scim.deleteUser(gone.id)).status).toBe(204);
+    expect((await scim.deleteGroup(goneGroup.id)).status).toBe(204);
 
-    const refs = [n.id, a.id, b.id, g.id, team2.id, d.id];
+    // (The deleted user's deactivation waits in the lifecycle batch: no dead letter, it lands by itself.)
+    const refs = [n.id, a.id, b.id, g.id, team2.id, d.id, goneGroup.id];
     await waitFor(
       async () => {
         const items = (await h.admin().get("/dead-letters")).body.items as Array<{ ref: { id: string } }>;
@@ -115,6 +120,9 @@ describe("faults-i: the next reconciliation after an outage longer than the atte
       [users.get("dl.a@example.com")?.id, users.get("dl.b@example.com")?.id].sort(),
     );
     expect(memberIds(group("DL Team 2")?.members)).toEqual([users.get("dl.c@example.com")?.id]);
+    // Deleted at the source during the outage: deprovisioned by policy (deactivate), group gone.
+    expect(users.get("dl.gone@example.com")?.active).toBe(false);
+    expect(group("DL Gone")).toBeUndefined();
     const status = (await h.admin().get("/status")).body;
     expect(status, JSON.stringify(run)).toMatchObject({ idle: true, deadLetters: 0, pending: 0 });
     for (const id of refs.slice(0, 3).concat(d.id)) {
