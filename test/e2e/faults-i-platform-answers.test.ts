@@ -173,6 +173,37 @@ describe("faults-i: platform answers under faults", () => {
     expect(await status()).toMatchObject({ idle: true, deadLetters: 0 });
   }, 90_000);
 
+  /**
+   * RFC 9110 §15.5.9: a 408 says the server (or a load balancer in front of it) did not receive
+   * the whole request in time and closed the connection; the client may repeat the request. It
+   * says nothing about the entity: retried like a timeout, never a dead letter.
+   */
+  it("a 408 Request Timeout from the platform's load balancer is retried, not a dead letter", async () => {
+    const scim = h.scim("okta");
+    const u = await scim.createUser("req.timeout@example.com");
+    await h.waitForIdle();
+    const pid = h.platformUsers().get("req.timeout@example.com")?.id as string;
+    let hits = 0;
+    proxy.rule = (call) =>
+      call.method === "PATCH" && call.path.endsWith(pid) && hits++ < 3
+        ? {
+            kind: "answerRaw",
+            status: 408,
+            body: HTML.replaceAll("502 Bad Gateway", "408 Request Time-out"),
+            headers: { Connection: "close" },
+          }
+        : undefined;
+    expect(
+      (await scim.patchUser(u.id, [{ op: "replace", path: "displayName", value: "After 408" }])).status,
+    ).toBe(200);
+    await h.waitForIdle(30_000);
+    proxy.rule = undefined;
+    expect(hits).toBeGreaterThanOrEqual(3);
+    expect(h.platformUsers().get("req.timeout@example.com")?.displayName).toBe("After 408");
+    expect(await status()).toMatchObject({ idle: true, deadLetters: 0 });
+    expect((await h.admin().get(`/sources/okta/users/${u.id}`)).body.state).toBe("synced");
+  }, 60_000);
+
   it("connections reset in the middle of answers to reads: a reconciliation and a resync succeed", async () => {
     const scim = h.scim("okta");
     const u = await scim.createUser("reset.u@example.com");
