@@ -175,7 +175,16 @@ describe("faults-i: Redis slow for the store while BullMQ's connection works", (
     }
     const lettersWhileSlow = await r.state.countDeadLetters();
     r.proxy.latencyMs = 0;
+    // A change that lands while the entity's job waits for Redis (its deduplication still held):
+    // read by that job's next run, not lost (invariant 2).
+    await r.directory.updateUser("okta", a.resource.id, (c) => ({
+      ...c.resource,
+      displayName: "After the wait",
+    }));
     await r.waitForIdle(40_000);
+    expect(
+      r.emulator.state().users.find((u) => u["userName"] === "slow.a@example.com")?.["displayName"],
+    ).toBe("After the wait");
     return { refs, statuses, lettersWhileSlow };
   }
 
