@@ -1,6 +1,6 @@
 import { isRedisUnavailable } from "../directory/redis-failure.js";
 import { AppError, ServiceUnavailableError } from "../errors.js";
-import { isPlatformError } from "../platform/platform-error.js";
+import { type PlatformError, isPlatformError } from "../platform/platform-error.js";
 
 /**
  * The code of a sync that failed because Redis (the directory, the request budget, the sync state)
@@ -39,7 +39,7 @@ export interface FailureFate {
   operation?: string;
   /** Waiting for another entity (see SyncError.blocked). */
   blocked?: boolean;
-  /** The platform asked for a pause (429 after the client's own retries). */
+  /** The platform asked for a pause (429, or 503 with Retry-After, after the client's own retries). */
   rateLimitedForMs?: number;
   /** Redis could not serve (REDIS_UNAVAILABLE): transient, and no fault of the entity's. */
   redisUnavailable?: boolean;
@@ -73,7 +73,7 @@ export function classifyFailure(err: unknown): FailureFate {
       code: err.code,
       message: err.message,
       operation: err.operation,
-      rateLimitedForMs: err.failure === "rate_limited" ? (err.retryAfterMs ?? 1_000) : undefined,
+      rateLimitedForMs: askedForPause(err),
     };
   }
   const message = err instanceof Error ? err.message : String(err);
@@ -108,6 +108,17 @@ const TRANSIENT_CODES: ReadonlySet<string> = new Set([
 /** Whether a failure (dead letter) code is one of a failure that heals by itself. */
 export function isTransientFailureCode(code: string): boolean {
   return TRANSIENT_CODES.has(code);
+}
+
+/**
+ * The pause the platform asked for, when the failure is one: a 429 (1 s without a Retry-After), or
+ * a 503 with a Retry-After (the platform says when it serves again: maintenance). The queue waits
+ * it out without spending an attempt (docs/operations.md, "Platform rate limits").
+ */
+function askedForPause(err: PlatformError): number | undefined {
+  if (err.failure === "rate_limited") return err.retryAfterMs ?? 1_000;
+  if (err.httpStatus === 503 && err.retryAfterMs !== undefined) return err.retryAfterMs;
+  return undefined;
 }
 
 export function isPlatformFailure(err: unknown, failure: string): boolean {
