@@ -32,10 +32,8 @@ describe("faults-i: a 503 with a Retry-After longer than the client sleeps", () 
         maxPollMs: 50,
       });
       h = await startJobsHarness(name, {
-        // One attempt (the harness's producer takes it from tuning, not from sync.attempts): a
-        // paused run that spent it would end in a dead letter.
+        // One attempt: a paused run that spent it would end in a dead letter.
         sync: { attempts: 1 },
-        tuning: { attempts: 1 },
         maxRetryAfterMs: 500,
         platform: { maxRetries: 1 },
         budget,
