@@ -242,7 +242,7 @@ describe("faults-i: platform answers under faults", () => {
     expect(h.emulator.faults()).toEqual([]); // both resets fired
   }, 60_000);
 
-  it("writes applied whose answers come after the client's timeout: one user, the last change, no dead letter", async () => {
+  it("writes applied whose answers come after the client's timeout: one user and group, the last change, no dead letter", async () => {
     const scim = h.scim("okta");
     const late = new Set<string>();
     proxy.rule = (call) => {
@@ -262,6 +262,10 @@ describe("faults-i: platform answers under faults", () => {
         late.add(key);
         return { kind: "delayAnswer", ms: 1_500 };
       }
+      if (call.method === "POST" && call.path === "/api/scim/v2/Groups" && first) {
+        late.add(key);
+        return { kind: "delayAnswer", ms: 1_500 };
+      }
       if (call.method === "POST" && call.path === "/api/v1/users/bulk" && first) {
         late.add(key);
         return { kind: "delayAnswer", ms: 1_500 };
@@ -274,18 +278,26 @@ describe("faults-i: platform answers under faults", () => {
     expect(
       (await scim.patchUser(d.id, [{ op: "replace", path: "displayName", value: "Late first" }])).status,
     ).toBe(200);
-    await waitFor(() => late.size >= 2, { what: "the late PATCH" });
+    await waitFor(() => [...late].some((k) => k.startsWith("PATCH")), { what: "the late PATCH" });
+    const team = await scim.createGroup("Late Team", [c.id, d.id]);
     expect(
       (await scim.patchUser(d.id, [{ op: "replace", path: "displayName", value: "Late last" }])).status,
     ).toBe(200);
     expect((await scim.patchUser(c.id, [{ op: "replace", path: "active", value: false }])).status).toBe(200);
-    await waitFor(() => late.size >= 3, { what: "the late bulk call", timeoutMs: 20_000 });
+    await waitFor(() => [...late].some((k) => k.includes("/bulk")), {
+      what: "the late bulk call",
+      timeoutMs: 20_000,
+    });
     expect((await scim.patchUser(c.id, [{ op: "replace", path: "active", value: true }])).status).toBe(200);
     await h.waitForIdle(40_000);
     proxy.rule = undefined;
     const named = (n: string) => h.emulator.state().users.filter((u) => u["userName"] === n);
     expect(named("late.c@example.com").map((u) => u["active"])).toEqual([true]);
     expect(named("late.d@example.com").map((u) => u["displayName"])).toEqual(["Late last"]);
+    const groups = h.emulator.state().groups.filter((g) => g.displayName === "Late Team");
+    expect(groups).toHaveLength(1);
+    expect(groups[0]?.members).toHaveLength(2);
+    expect((await h.admin().get(`/sources/okta/groups/${team.id}`)).body.state).toBe("synced");
     expect(await status()).toMatchObject({ idle: true, deadLetters: 0 });
     expect(h.emulator.violations()).toEqual([]);
   }, 90_000);
