@@ -53,8 +53,21 @@ export interface FailureFate {
  * bug (WRONGTYPE, a script error) is not one.
  */
 export function isRedisFailure(err: unknown): boolean {
-  return err instanceof ServiceUnavailableError || isRedisUnavailable(err);
+  if (err instanceof ServiceUnavailableError) return true;
+  // The job layer's own errors carry another failure's message (a dead letter's reason may name
+  // a platform connection refused: "ECONNREFUSED"), never a Redis one.
+  if (err instanceof Error && JOB_CONTROL_ERRORS.has(err.name)) return false;
+  return isRedisUnavailable(err);
 }
+
+/** BullMQ's errors that end or move a job (UnrecoverableError, RateLimitError, DelayedError, …). */
+const JOB_CONTROL_ERRORS: ReadonlySet<string> = new Set([
+  "UnrecoverableError",
+  "RateLimitError",
+  "DelayedError",
+  "WaitingError",
+  "WaitingChildrenError",
+]);
 
 /** Decides a failure's fate once: permanent (dead letter) or transient (retry). */
 export function classifyFailure(err: unknown): FailureFate {
