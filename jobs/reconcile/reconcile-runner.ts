@@ -98,14 +98,22 @@ async function applyAndCount(
     recordDrift(deps.registry, "repaired", run.source, { orphans: applied.orphanDeactivations });
   }
   // Dead letters of transient failures (an outage longer than the jobs' attempts) are synced again
-  // too, drift or not (src/sync/dead-letter-retry.ts); not tracked as the run's repairs.
-  const deadLetters = await resyncTransientDeadLetters(
-    new RedisSyncStateStore(deps.redis, deps.config.redis.prefix),
-    run.source,
-    deps.requestResync,
-  );
-  if (deadLetters > 0) {
-    log.info({ deadLetters }, "reconcile: dead letters of transient failures are synced again");
+  // too, drift or not (src/sync/dead-letter-retry.ts); not tracked as the run's repairs, and a
+  // failure here does not fail the run (its repairs are applied; the next run tries again).
+  try {
+    const deadLetters = await resyncTransientDeadLetters(
+      new RedisSyncStateStore(deps.redis, deps.config.redis.prefix),
+      run.source,
+      deps.requestResync,
+    );
+    if (deadLetters > 0) {
+      log.info({ deadLetters }, "reconcile: dead letters of transient failures are synced again");
+    }
+  } catch (err) {
+    log.warn(
+      { err: err instanceof Error ? err.message : String(err) },
+      "reconcile: dead letters of transient failures could not be synced again; the next run tries",
+    );
   }
   return applied;
 }
