@@ -1,11 +1,16 @@
-import { type Job, type Queue, UnrecoverableError, Worker } from "bullmq";
+import { DelayedError, type Job, type Queue, UnrecoverableError, Worker } from "bullmq";
 import type { Logger } from "../src/observability/logger.js";
 import type { RequestBudget } from "../src/platform/client/request-budget.js";
 import { type WriteWatch, watchWrites } from "../src/platform/client/unanswered-writes.js";
 import type { EntityRef } from "../src/scim/scim-types.js";
 import { checkLateWrites } from "../src/sync/late-writes.js";
 import type { SyncContext, SyncOutcome, SyncProgress } from "../src/sync/sync-context.js";
-import { type FailureFate, classifyFailure } from "../src/sync/sync-error.js";
+import {
+  type FailureFate,
+  REDIS_UNAVAILABLE,
+  classifyFailure,
+  isRedisFailure,
+} from "../src/sync/sync-error.js";
 import { syncGroup } from "../src/sync/sync-group.js";
 import { syncUser } from "../src/sync/sync-user.js";
 import { type SyncJobData, isSyncJobData } from "./sync-job.js";
@@ -106,10 +111,16 @@ export async function rateLimited(deps: { queue: Queue }, ms: number): Promise<n
 export function createSyncProcessor(deps: SyncProcessorDeps) {
   const { ctx, metrics, logger } = deps;
   const maxLoops = deps.maxRateLimitLoops ?? 20;
-  return async (job: Job<SyncJobData>): Promise<string> => {
-    if (!isSyncJobData(job.data)) throw new UnrecoverableError("malformed sync job");
-    const ref: EntityRef = { source: job.data.source, kind: job.data.kind, id: job.data.id };
-    const [pausedUntil, resync] = await Promise.all([deps.budget.pausedUntil(), ctx.state.takeResync(ref)]);
+  const sync = async (job: Job<SyncJobData>, ref: EntityRef): Promise<string> => {
+    const [paused, taken] = await Promise.allSettled([deps.budget.pausedUntil(), ctx.state.takeResync(ref)]);
+    if (taken.status === "rejected") throw taken.reason;
+    const resync = taken.value;
+    if (paused.status === "rejected") {
+      // Redis failed under the budget: the resync request just taken goes back for the next run.
+      if (resync) await ctx.state.requestResync([ref]);
+      throw paused.reason;
+    }
+    const pausedUntil = paused.value;
     if (pausedUntil > Date.now()) {
       if (resync) await ctx.state.requestResync([ref]);
       return rateLimited(deps, pausedUntil - Date.now());
@@ -127,9 +138,11 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       );
     } catch (err) {
       stopTimer();
-      await checkLateWrites(ctx, [ref], writes);
       if (resync) await ctx.state.requestResync([ref]);
+      await checkLateWrites(ctx, [ref], writes);
       const fate = classifyFailure(err);
+      // Redis could not serve: no fault of the entity's (waitForRedis, below).
+      if (fate.redisUnavailable) throw err;
       const attempts = job.attemptsMade + 1;
       if (fate.code === "unknown_source" && progress.generation === undefined) {
         // A source taken out of the configuration (its dead letter retried, say): it failed before
@@ -212,4 +225,77 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
     if (outcome.result === "absent") await ctx.directory.markClean(ref, 0);
     return outcome.result;
   };
+  return async (job: Job<SyncJobData>, token?: string): Promise<string> => {
+    if (!isSyncJobData(job.data)) throw new UnrecoverableError("malformed sync job");
+    const ref: EntityRef = { source: job.data.source, kind: job.data.kind, id: job.data.id };
+    try {
+      return await sync(job, ref);
+    } catch (err) {
+      // Wherever in the sync Redis failed (reading the directory, the request budget, recording
+      // the outcome, even recording a dead letter), the job waits for it without spending an
+      // attempt. (Without a lock token the job cannot be moved: it fails as before.)
+      if (token === undefined || !isRedisFailure(err)) throw err;
+      return waitForRedis(deps, job, token, ref, err);
+    }
+  };
+}
+
+/** The longest a sync job waits for Redis before it tries again (the wait doubles up to it). */
+export const REDIS_WAIT_MAX_MS = 30_000;
+
+/**
+ * How long a job waits after its `waits`-th consecutive failure on Redis (0 for the first): the
+ * job's own backoff delay, doubled each time up to REDIS_WAIT_MAX_MS, with jitter (between half
+ * and all of it) so that the jobs an outage stopped do not all come back at once.
+ */
+export function redisWaitMs(
+  job: Pick<Job, "opts">,
+  waits: number,
+  random: () => number = Math.random,
+): number {
+  const backoff = job.opts.backoff;
+  const base = Math.max(1, (typeof backoff === "number" ? backoff : backoff?.delay) ?? 1_000);
+  const ceiling = Math.min(REDIS_WAIT_MAX_MS, base * 2 ** Math.min(Math.max(0, waits), 20));
+  return Math.max(1, Math.round(ceiling * (0.5 + random() / 2)));
+}
+
+/**
+ * A sync that failed because Redis could not serve (slow past the store client's command timeout,
+ * unreachable, loading) says nothing about its entity: the job goes back to the delayed set without
+ * spending an attempt (BullMQ's moveToDelayed + DelayedError) and runs again later, however long
+ * Redis takes, so that an outage of the store never dead-letters the entities it touched. The job
+ * keeps its id, so its deduplication holds: one sync per entity at a time (invariant 3), and a
+ * change that lands meanwhile is read by its next run, or by the follow-up BullMQ keeps for a
+ * change made while it was active (invariant 2). Visible (invariant 7): `sync_jobs_total{outcome=
+ * "redis_unavailable"}`, a `warn` line, and the entity's status `pending` with `lastError.code`
+ * `redis_unavailable` (written on the queue's connection, which still works when only the store's
+ * command timeout is exceeded; a status that cannot be written is left out).
+ */
+async function waitForRedis(
+  deps: SyncProcessorDeps,
+  job: Job<SyncJobData>,
+  token: string,
+  ref: EntityRef,
+  err: unknown,
+): Promise<never> {
+  // Starts of this job that spent no attempt before this one: its earlier waits (and rate limits).
+  const waits = Math.max(0, (job.attemptsStarted ?? 1) - job.attemptsMade - 1);
+  const delayMs = redisWaitMs(job, waits);
+  const fate = { code: REDIS_UNAVAILABLE, message: `Redis could not serve the sync: ${errorMessage(err)}` };
+  deps.metrics.jobs.inc({ kind: ref.kind, outcome: REDIS_UNAVAILABLE });
+  deps.logger.warn(
+    { ref, code: REDIS_UNAVAILABLE, err: errorMessage(err), waitMs: delayMs, waits: waits + 1 },
+    "Redis unavailable during the sync: the job waits, then runs again (no attempt spent)",
+  );
+  try {
+    await noteFailure(deps.ctx, ref, "pending", fate, job.attemptsMade);
+  } catch {
+    // The status is best effort here; the metric and the line above say it.
+  }
+  await job.moveToDelayed(Date.now() + delayMs, token);
+  throw new DelayedError();
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }

@@ -5,6 +5,8 @@ import { evaluateGuard } from "../../src/reconcile/deprovision-guard.js";
 import type { ReconcileRun } from "../../src/reconcile/reconcile-run.js";
 import { DRIFT_CLASSES } from "../../src/reconcile/reconcile-types.js";
 import { type RepairOutcome, type TrackedRun, startedOutcome } from "../../src/admin/repair-outcome.js";
+import { resyncTransientDeadLetters } from "../../src/sync/dead-letter-retry.js";
+import { RedisSyncStateStore } from "../../src/sync/redis-sync-state-store.js";
 import { type AdoptionCheck, applyRepairs } from "./apply-repairs.js";
 import type { ReconcileDeps } from "./reconcile-ports.js";
 import {
@@ -94,6 +96,24 @@ async function applyAndCount(
   });
   if (deps.registry) {
     recordDrift(deps.registry, "repaired", run.source, { orphans: applied.orphanDeactivations });
+  }
+  // Dead letters of transient failures (an outage longer than the jobs' attempts) are synced again
+  // too, drift or not (src/sync/dead-letter-retry.ts); not tracked as the run's repairs, and a
+  // failure here does not fail the run (its repairs are applied; the next run tries again).
+  try {
+    const deadLetters = await resyncTransientDeadLetters(
+      new RedisSyncStateStore(deps.redis, deps.config.redis.prefix),
+      run.source,
+      deps.requestResync,
+    );
+    if (deadLetters > 0) {
+      log.info({ deadLetters }, "reconcile: dead letters of transient failures are synced again");
+    }
+  } catch (err) {
+    log.warn(
+      { err: err instanceof Error ? err.message : String(err) },
+      "reconcile: dead letters of transient failures could not be synced again; the next run tries",
+    );
   }
   return applied;
 }

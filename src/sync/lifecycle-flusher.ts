@@ -176,10 +176,13 @@ async function unconfirmed(
   try {
     user = await ctx.platform.getUser(platformId);
   } catch (err) {
-    // A rate limit pauses the flush as the bulk call's would; any other failure of the read is
-    // this user's, retried and dead-lettered as one (it must not fail the others' flush for ever).
+    // A rate limit pauses the flush as the bulk call's would; any other failure of the read (but
+    // Redis's) is this user's, retried and dead-lettered as one (it must not fail the others' flush for ever).
     const fate = classifyFailure(err);
     if (fate.rateLimitedForMs !== undefined) throw err;
+    // Redis failing under the read (the request budget) says nothing about this user: the flush
+    // fails and runs again, the user's attempts unspent (else a slow Redis dead-letters it).
+    if (fate.redisUnavailable) throw err;
     return {
       userId: platformId,
       code: "UNCONFIRMED",

@@ -1,5 +1,14 @@
-import { AppError } from "../errors.js";
-import { isPlatformError } from "../platform/platform-error.js";
+import { isRedisUnavailable } from "../directory/redis-failure.js";
+import { AppError, ServiceUnavailableError } from "../errors.js";
+import { type PlatformError, isPlatformError } from "../platform/platform-error.js";
+
+/**
+ * The code of a sync that failed because Redis (the directory, the request budget, the sync state)
+ * could not serve: slow past the store client's command timeout, unreachable, or loading. Nothing
+ * is wrong with the entity: the job waits and runs again without spending an attempt, and never
+ * ends as a dead letter for it (jobs/sync-processor.ts).
+ */
+export const REDIS_UNAVAILABLE = "redis_unavailable";
 
 /**
  * A sync that cannot succeed until its input changes (permanent) or that should be retried
@@ -30,9 +39,35 @@ export interface FailureFate {
   operation?: string;
   /** Waiting for another entity (see SyncError.blocked). */
   blocked?: boolean;
-  /** The platform asked for a pause (429 after the client's own retries). */
+  /** The platform asked for a pause (429, or 503 with Retry-After, after the client's own retries). */
   rateLimitedForMs?: number;
+  /** Redis could not serve (REDIS_UNAVAILABLE): transient, and no fault of the entity's. */
+  redisUnavailable?: boolean;
 }
+
+/**
+ * Whether a failure says that Redis cannot serve right now: the directory store's 503
+ * (ServiceUnavailableError: a connection failure, a command timeout, a transient error reply, or
+ * too many concurrent writes to one entity), or a client library's connection failure or transient
+ * reply met outside the store (the request budget, the sync state). An error reply that means a
+ * bug (WRONGTYPE, a script error) is not one.
+ */
+export function isRedisFailure(err: unknown): boolean {
+  if (err instanceof ServiceUnavailableError) return true;
+  // The job layer's own errors carry another failure's message (a dead letter's reason may name
+  // a platform connection refused: "ECONNREFUSED"), never a Redis one.
+  if (err instanceof Error && JOB_CONTROL_ERRORS.has(err.name)) return false;
+  return isRedisUnavailable(err);
+}
+
+/** BullMQ's errors that end or move a job (UnrecoverableError, RateLimitError, DelayedError, …). */
+const JOB_CONTROL_ERRORS: ReadonlySet<string> = new Set([
+  "UnrecoverableError",
+  "RateLimitError",
+  "DelayedError",
+  "WaitingError",
+  "WaitingChildrenError",
+]);
 
 /** Decides a failure's fate once: permanent (dead letter) or transient (retry). */
 export function classifyFailure(err: unknown): FailureFate {
@@ -51,11 +86,52 @@ export function classifyFailure(err: unknown): FailureFate {
       code: err.code,
       message: err.message,
       operation: err.operation,
-      rateLimitedForMs: err.failure === "rate_limited" ? (err.retryAfterMs ?? 1_000) : undefined,
+      rateLimitedForMs: askedForPause(err),
     };
   }
-  // Redis hiccups and other unexpected errors: retry (bounded by the job's attempts).
-  return { permanent: false, code: "internal", message: err instanceof Error ? err.message : String(err) };
+  const message = err instanceof Error ? err.message : String(err);
+  if (isRedisFailure(err)) {
+    return { permanent: false, code: REDIS_UNAVAILABLE, message, redisUnavailable: true };
+  }
+  // Other unexpected errors (a bug, a Redis error reply): retry (bounded by the job's attempts).
+  return { permanent: false, code: "internal", message };
+}
+
+/**
+ * Codes of failures that heal by themselves (the platform down or slow, Redis, a platform not yet
+ * consistent): a dead letter of one of these was written because the job's attempts ran out, not
+ * because the platform refused the entity's desired state. Reconciliation syncs them again
+ * (src/sync/dead-letter-retry.ts). Refusals (`platform_conflict`, `attribute_type_clash`, …) and
+ * contract breaks (`platform_invalid_response`) are not among them: they wait for a fix and an
+ * admin's retry.
+ */
+const TRANSIENT_CODES: ReadonlySet<string> = new Set([
+  "platform_server",
+  "platform_timeout",
+  "platform_network",
+  "platform_rate_limited",
+  "platform_bulk_internal",
+  "platform_bulk_unconfirmed",
+  "platform_inconsistent",
+  "not_converging",
+  "internal",
+  REDIS_UNAVAILABLE,
+]);
+
+/** Whether a failure (dead letter) code is one of a failure that heals by itself. */
+export function isTransientFailureCode(code: string): boolean {
+  return TRANSIENT_CODES.has(code);
+}
+
+/**
+ * The pause the platform asked for, when the failure is one: a 429 (1 s without a Retry-After), or
+ * a 503 with a Retry-After (the platform says when it serves again: maintenance). The queue waits
+ * it out without spending an attempt (docs/operations.md, "Platform rate limits").
+ */
+function askedForPause(err: PlatformError): number | undefined {
+  if (err.failure === "rate_limited") return err.retryAfterMs ?? 1_000;
+  if (err.httpStatus === 503 && err.retryAfterMs !== undefined) return err.retryAfterMs;
+  return undefined;
 }
 
 export function isPlatformFailure(err: unknown, failure: string): boolean {

@@ -144,8 +144,8 @@ describe("probes-g: Redis slow, not down", () => {
  * few seconds right after a deactivation was acknowledged: its sync cannot read the directory.
  * Redis being slow says nothing about the user; the admin expects the deactivation on the platform
  * once Redis is fast again, not a dead letter that waits for an admin's retry. (A sync that fails
- * on Redis spends one of the job's attempts, five here: a slowdown of minutes would spend them
- * all and leave a dead letter for an admin to retry; not probed here.)
+ * on Redis waits for it without spending one of the job's attempts: a slowdown longer than the
+ * attempts last is test/integration/jobs/redis-store-slow-i.test.ts.)
  */
 describe("probes-g: Redis slow while a sync runs", () => {
   let redis: ThrowawayRedis;

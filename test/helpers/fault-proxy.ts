@@ -35,6 +35,8 @@ export type FaultProxyAction =
   | { kind: "forward" }
   /** Answered by the proxy; the platform never sees the call. */
   | { kind: "answer"; status: number; body?: unknown; headers?: Record<string, string> }
+  /** Answered by the proxy with a body as it is (an HTML error page of a gateway, say). */
+  | { kind: "answerRaw"; status: number; body: string; headers?: Record<string, string> }
   /** The connection is destroyed before the platform sees the call. */
   | { kind: "drop" }
   /** The platform applies the call, then the connection is destroyed (the answer is lost). */
@@ -138,6 +140,12 @@ export class FaultProxy {
           action.body ?? { error: { code: "INJECTED", message: "injected by the test's fault proxy" } },
         ),
       );
+      return;
+    }
+    if (action.kind === "answerRaw") {
+      call.status = action.status;
+      res.writeHead(action.status, { "Content-Type": "text/html; charset=utf-8", ...action.headers });
+      res.end(action.body);
       return;
     }
     if (action.kind === "delayRequest") await new Promise((r) => setTimeout(r, action.ms));

@@ -15,14 +15,17 @@ export interface FailureClass {
 
 /**
  * Classifies a non-2xx answer (by status) or a call without an answer.
- * 5xx, 429, timeouts and dropped connections are transient; every other 4xx is permanent
- * (409 included: the caller looks the object up and adopts it).
+ * 5xx, 429, 408, timeouts and dropped connections are transient; every other 4xx is permanent
+ * (409 included: the caller looks the object up and adopts it). A 408 (RFC 9110 §15.5.9: the
+ * server, or a load balancer before it, did not receive the whole request in time; the client may
+ * repeat it) is a timeout on the server's side: the request was not processed.
  */
 export function classifyFailure(input: number | NetworkFailure): FailureClass {
   if (input === "timeout") return { failure: "timeout", transient: true };
   if (input === "network") return { failure: "network", transient: true };
   const status = input;
   if (status === 429) return { failure: "rate_limited", transient: true };
+  if (status === 408) return { failure: "timeout", transient: true };
   if (status >= 500 && status <= 599) return { failure: "server", transient: true };
   if (status === 401) return { failure: "unauthorized", transient: false };
   if (status === 403) return { failure: "forbidden", transient: false };

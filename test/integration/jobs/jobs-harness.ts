@@ -85,7 +85,14 @@ export async function startJobsHarness(name: string, options: JobsHarnessOptions
     stalledIntervalMs: 1_000,
     ...options.tuning,
   };
-  const syncQueue = createSyncQueue({ connection: queueRedis, prefix, logger, ...tuning });
+  // Like the bridge (src/bridge.ts): the producer's jobs get config.sync.attempts (tuning may override).
+  const syncQueue = createSyncQueue({
+    connection: queueRedis,
+    prefix,
+    logger,
+    attempts: config.sync.attempts,
+    ...tuning,
+  });
   const directory = new RedisDirectoryStore({
     redis: storeRedis,
     prefix,

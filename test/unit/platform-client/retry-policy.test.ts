@@ -17,7 +17,7 @@ describe("classifyFailure", () => {
     [599, "server", true],
     [400, "bad_request", false],
     [422, "bad_request", false],
-    [408, "bad_request", false],
+    [408, "timeout", true],
     [401, "unauthorized", false],
     [403, "forbidden", false],
     [404, "not_found", false],

@@ -1,0 +1,159 @@
+/**
+ * Faults-i: Redis failing under the lifecycle (bulk) path. Redis slow or away says nothing about
+ * the users of a batch: no user's bulk attempts are spent on it, no dead letter, and the flush job
+ * does not spend its own attempts either; the deactivations land once Redis serves again.
+ */
+import type { Job } from "bullmq";
+import { afterEach, describe, expect, it } from "vitest";
+import { type RunningWorkers, startWorkers } from "../../../jobs/start-workers.js";
+import { syncMetrics } from "../../../jobs/sync-metrics.js";
+import type { SyncJobData } from "../../../jobs/sync-job.js";
+import { createSyncProcessor } from "../../../jobs/sync-processor.js";
+import { createLogger } from "../../../src/observability/logger.js";
+import { createMetricsRegistry } from "../../../src/observability/metrics.js";
+import { NoopRequestBudget } from "../../../src/platform/client/request-budget.js";
+import type { PlatformClient } from "../../../src/platform/platform-types.js";
+import type { EntityRef } from "../../../src/scim/scim-types.js";
+import { AttributeDefinitions } from "../../../src/sync/attribute-definitions.js";
+import { flushLifecycle } from "../../../src/sync/lifecycle-flusher.js";
+import type { SyncContext } from "../../../src/sync/sync-context.js";
+import { waitFor } from "../../helpers/redis-test-prefix.js";
+import { type JobsHarness, startJobsHarness } from "../jobs/jobs-harness.js";
+
+/** What ioredis rejects a command with when the store client's command timeout passes. */
+const redisTimeout = () => new Error("Command timed out");
+
+/** The platform client with some methods replaced. */
+function patched(platform: PlatformClient, overrides: Partial<PlatformClient>): PlatformClient {
+  return new Proxy(platform, {
+    get(target, key, receiver) {
+      if (key in overrides) return overrides[key as keyof PlatformClient];
+      const value = Reflect.get(target, key, receiver);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+describe("faults-i: Redis failing under the lifecycle path", () => {
+  let h: JobsHarness | undefined;
+  let workers: RunningWorkers | undefined;
+  afterEach(async () => {
+    await workers?.close();
+    workers = undefined;
+    await h?.close();
+    h = undefined;
+  });
+
+  /** A user synced, then deactivated at the source: its DEACTIVATE waits in the batch. */
+  async function queuedDeactivation(harness: JobsHarness, userName: string) {
+    const logger = createLogger("silent");
+    const ctx: SyncContext = {
+      config: harness.config,
+      directory: harness.directory,
+      platform: harness.platform,
+      state: harness.state,
+      attributes: new AttributeDefinitions(harness.platform),
+      logger,
+      scheduleLifecycle: async () => {},
+    };
+    const process = createSyncProcessor({
+      ctx,
+      queue: harness.syncQueue.queue,
+      budget: new NoopRequestBudget(),
+      metrics: syncMetrics(createMetricsRegistry({ defaultMetrics: false }), async () => ({})),
+      logger,
+    });
+    const run = (ref: EntityRef) =>
+      process({ data: { ...ref }, attemptsMade: 0, opts: { attempts: 8 } } as unknown as Job<SyncJobData>);
+    const u = await harness.directory.createUser("okta", harness.user(userName));
+    const ref: EntityRef = { source: "okta", kind: "user", id: u.resource.id };
+    expect(await run(ref)).toBe("clean");
+    await harness.directory.updateUser("okta", ref.id, (c) => ({ ...c.resource, active: false }));
+    expect(await run(ref)).toBe("lifecycle");
+    expect(await harness.state.countLifecycle()).toBe(1);
+    return { ctx, ref };
+  }
+
+  it("a bulk answer naming the user nowhere, whose read fails on Redis: the flush fails, the user's attempts unspent", async () => {
+    h = await startJobsHarness("lifecycle-redis-read", { workers: false });
+    const { ctx, ref } = await queuedDeactivation(h, "unconfirmed@redis.example");
+    let reads = 0;
+    const flushCtx: SyncContext = {
+      ...ctx,
+      platform: patched(h.platform, {
+        // The platform answers without naming the user (it did not apply it)…
+        bulkUsers: async () => ({ succeeded: [], failed: [] }),
+        // …and the read that should tell fails on the request budget's Redis.
+        getUser: async () => {
+          reads++;
+          throw redisTimeout();
+        },
+      }),
+    };
+    const letters: string[] = [];
+    const flush = () =>
+      flushLifecycle(flushCtx, {
+        windowMs: 0,
+        maxWaitMs: 0,
+        maxAttempts: 1,
+        stopping: () => false,
+        sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+        deadLetter: async ({ code }) => {
+          letters.push(code);
+        },
+      });
+    await expect(flush()).rejects.toThrow(/Command timed out/);
+    expect(reads).toBe(1);
+    expect(letters).toEqual([]);
+    const [entry] = await h.state.peekLifecycle(10);
+    expect(entry?.entry).toMatchObject({ ref, action: "DEACTIVATE", attempts: 0 });
+    // Redis serves again: the real flush lands the deactivation.
+    await flushLifecycle(ctx, {
+      windowMs: 0,
+      maxWaitMs: 0,
+      maxAttempts: 1,
+      stopping: () => false,
+      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+      deadLetter: async ({ code }) => {
+        letters.push(code);
+      },
+    });
+    expect(letters).toEqual([]);
+    expect(h.platformUsers().get("unconfirmed@redis.example")?.["active"]).toBe(false);
+  });
+
+  it("the flush job waits for Redis without spending its attempts", async () => {
+    h = await startJobsHarness("lifecycle-redis-job", { workers: false });
+    await queuedDeactivation(h, "flush@redis.example");
+    let failures = 3;
+    const registry = createMetricsRegistry({ defaultMetrics: false });
+    workers = await startWorkers({
+      config: h.config,
+      connection: h.queueRedis,
+      directory: h.directory,
+      platform: patched(h.platform, {
+        bulkUsers: async (action, ids) => {
+          if (failures-- > 0) throw redisTimeout();
+          return h!.platform.bulkUsers(action, ids);
+        },
+      }),
+      budget: new NoopRequestBudget(),
+      logger: createLogger("silent"),
+      registry,
+      tuning: { backoffMs: 20, lockDurationMs: 5_000, stalledIntervalMs: 1_000 },
+    });
+    await waitFor(() => h!.platformUsers().get("flush@redis.example")?.["active"] === false, {
+      timeoutMs: 30_000,
+      what: "the deactivation on the platform",
+    });
+    const jobs = await registry.getSingleMetric("jobs_total")?.get();
+    expect(
+      jobs?.values.filter(
+        (v) => String(v.labels.queue).includes("lifecycle") && v.labels.outcome === "retried",
+      ),
+    ).toEqual([]);
+    const waits = await registry.getSingleMetric("sync_jobs_total")?.get();
+    expect(waits?.values.find((v) => v.labels.outcome === "redis_unavailable")?.value).toBe(3);
+    expect(await h.state.countDeadLetters()).toBe(0);
+  }, 45_000);
+});
