@@ -151,6 +151,23 @@ describe("values as identity providers send them", () => {
     await expectClean();
   });
 
+  it("a PUT without the extension (Okta replaces the whole user) removes its values", async () => {
+    const userName = uniq("put");
+    const u = await h.scim("hr").createUser(userName, {
+      schemas: [USER_SCHEMA, ENT],
+      title: "yes",
+      [ENT]: { employeeNumber: "9", department: "Legal" },
+    });
+    await h.waitForIdle();
+    expect(values(userName)).toMatchObject({ empNo: 9, dept: "Legal", contractor: true });
+    const res = await h.scim("hr").put(`/Users/${u.id}`, { schemas: [USER_SCHEMA], userName, active: true });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    await h.waitForIdle();
+    expect(values(userName)).toEqual({});
+    await expectNoWritesOnResync(u.id);
+    await expectClean();
+  });
+
   it("a very long string lands whole", async () => {
     const userName = uniq("long");
     const long = "ä".repeat(5_000);
@@ -220,6 +237,34 @@ describe("drift and config changes", () => {
     await h.waitForIdle();
     expect(values(userName)["dept"]).toBe("Sales");
     expect((await reconcile(true)).counts).toMatchObject({ attributeValues: 0, changed: 0, missing: 0 });
+  });
+
+  it("a definition deleted and a value removed behind the bridge's back: counted by reconciliation, put back", async () => {
+    const userName = uniq("behind");
+    const other = uniq("behind.other");
+    await h
+      .scim("hr")
+      .createUser(userName, {
+        schemas: [USER_SCHEMA, ENT],
+        [ENT]: { costCenter: "CC-9", employeeNumber: "5" },
+      });
+    await h.scim("hr").createUser(other, { schemas: [USER_SCHEMA, ENT], [ENT]: { employeeNumber: "6" } });
+    await h.waitForIdle();
+    const defs = h.emulator.data.attributes.definitions;
+    const cost = [...defs.values()].find((d) => d.name === "cost")!;
+    defs.delete(cost.id);
+    for (const own of h.emulator.data.attributes.values.values()) own.delete(cost.id);
+    const empNo = [...defs.values()].find((d) => d.name === "empNo")!;
+    h.emulator.data.attributes.values.get(pid(other))?.delete(empNo.id);
+    const dry = await reconcile(true);
+    expect(dry.counts.attributeValues).toBeGreaterThanOrEqual(2);
+    await reconcile(false);
+    await h.waitForIdle();
+    expect(values(userName)).toMatchObject({ cost: "CC-9", empNo: 5 });
+    expect(values(other)).toMatchObject({ empNo: 6 });
+    expect([...defs.values()].find((d) => d.name === "cost")?.type).toBe("string");
+    expect((await reconcile(true)).counts).toMatchObject({ attributeValues: 0 });
+    await expectClean();
   });
 
   it("a rule's source path changed in config between runs: a reconciliation counts it, a resync moves the value", async () => {
