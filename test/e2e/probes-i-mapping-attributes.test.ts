@@ -242,12 +242,10 @@ describe("drift and config changes", () => {
   it("a definition deleted and a value removed behind the bridge's back: counted by reconciliation, put back", async () => {
     const userName = uniq("behind");
     const other = uniq("behind.other");
-    await h
-      .scim("hr")
-      .createUser(userName, {
-        schemas: [USER_SCHEMA, ENT],
-        [ENT]: { costCenter: "CC-9", employeeNumber: "5" },
-      });
+    await h.scim("hr").createUser(userName, {
+      schemas: [USER_SCHEMA, ENT],
+      [ENT]: { costCenter: "CC-9", employeeNumber: "5" },
+    });
     await h.scim("hr").createUser(other, { schemas: [USER_SCHEMA, ENT], [ENT]: { employeeNumber: "6" } });
     await h.waitForIdle();
     const defs = h.emulator.data.attributes.definitions;
@@ -330,5 +328,32 @@ describe("drift and config changes", () => {
       await changed.close();
       await h.start();
     }
+  });
+});
+
+describe("definitions under load", () => {
+  it("thirty users pushed at once, each rule's definition missing: one definition each, every value lands", async () => {
+    const before = new Set(h.emulator.data.attributes.list().map((d) => d.id));
+    // Last: the definitions the other probes created (and cached) are deleted behind the bridge's
+    // back, so every sync meets a missing definition, or a cached one that is gone, at once.
+    for (const id of before) h.emulator.data.attributes.definitions.delete(id);
+    const names = Array.from({ length: 30 }, (_, i) => uniq(`burst${i}`));
+    await Promise.all(
+      names.map((userName, i) =>
+        h.scim("hr").createUser(userName, {
+          schemas: [USER_SCHEMA, ENT],
+          title: i % 2 ? "true" : "false",
+          [ENT]: { employeeNumber: String(i), department: `D${i}` },
+        }),
+      ),
+    );
+    await h.waitForIdle();
+    const defs = h.emulator.data.attributes.list();
+    for (const name of ["empNo", "dept", "contractor"])
+      expect(defs.filter((d) => d.name === name)).toHaveLength(1);
+    names.forEach((userName, i) =>
+      expect(values(userName)).toMatchObject({ empNo: i, dept: `D${i}`, contractor: i % 2 === 1 }),
+    );
+    await expectClean();
   });
 });

@@ -8,7 +8,7 @@
  * converged state makes zero write calls (the emulator's call log).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type TestBridge, startTestBridge } from "../helpers/bridge-harness.js";
+import { PLATFORM_TOKEN, type TestBridge, startTestBridge } from "../helpers/bridge-harness.js";
 
 let h: TestBridge;
 
@@ -117,6 +117,60 @@ describe("tenant derived from the group name", () => {
     expect(members("hooli", `Hooli/Operations ${n}`)).toEqual([u.userName]);
     await expectResyncWritesNothing("portal");
     await expectClean();
+  });
+
+  it("a group moved by rename out of a tenant deleted behind the bridge's back lands in the new tenant with its members", async () => {
+    const portal = h.scim("portal");
+    const k = ++n;
+    const [a, b] = [await portal.createUser(uniq("gone.a")), await portal.createUser(uniq("gone.b"))];
+    const g = await portal.createGroup(`Vanish${k}/Team`, [a.id, b.id]);
+    await h.waitForIdle();
+    expect(members(`vanish${k}`, `Vanish${k}/Team`)).toEqual([a.userName, b.userName].sort());
+    const res = await fetch(`${h.platformUrl}/api/v1/embed-tenants/vanish${k}`, {
+      method: "DELETE",
+      headers: { Authorization: `Bearer ${PLATFORM_TOKEN}` },
+    });
+    expect(res.status).toBe(204);
+    await portal.patchGroup(g.id, [{ op: "replace", path: "displayName", value: `Landed${k}/Team` }]);
+    await h.waitForIdle();
+    expect(members(`landed${k}`, `Landed${k}/Team`)).toEqual([a.userName, b.userName].sort());
+    expect(tenants().find((t) => t.name === `vanish${k}`)).toBeUndefined();
+    await expectResyncWritesNothing("portal");
+    await expectClean();
+  });
+
+  it("a group moved to another tenant and back before it synced: one embed group, in the first tenant, with its members", async () => {
+    const portal = h.scim("portal");
+    const k = ++n;
+    const a = await portal.createUser(uniq("back"));
+    const g = await portal.createGroup(`Home${k}/Crew`, [a.id]);
+    await h.waitForIdle();
+    const id = tenantGroups(`home${k}`)[0]?.id;
+    await portal.patchGroup(g.id, [{ op: "replace", path: "displayName", value: `Away${k}/Crew` }]);
+    await portal.patchGroup(g.id, [{ op: "replace", path: "displayName", value: `Home${k}/Crew` }]);
+    await h.waitForIdle();
+    expect(tenantGroups(`home${k}`).map((x) => [x.name, x.members])).toEqual([
+      [`Home${k}/Crew`, [a.userName]],
+    ]);
+    expect(tenantGroups(`away${k}`)).toEqual([]);
+    expect(id).toBeDefined();
+    await expectClean();
+  });
+
+  it("a PATCH that changes nothing makes no write to the platform", async () => {
+    const portal = h.scim("portal");
+    const k = ++n;
+    const a = await portal.createUser(uniq("noop"), { externalId: `noop-${k}` });
+    const g = await portal.createGroup(`Noop${k}/G`, [a.id]);
+    await h.waitForIdle();
+    const before = writes();
+    await portal.patchGroup(g.id, [
+      { op: "replace", path: "displayName", value: `Noop${k}/G` },
+      { op: "add", path: "members", value: [{ value: a.id }] },
+    ]);
+    await portal.patchUser(a.id, [{ op: "replace", path: "active", value: true }]);
+    await h.waitForIdle();
+    expect(writes()).toBe(before);
   });
 
   it("tenant names at the contract's limit: 63 characters derived is a tenant, 64 a visible dead letter", async () => {
