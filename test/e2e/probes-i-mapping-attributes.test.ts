@@ -211,7 +211,29 @@ describe("values as identity providers send them", () => {
     await h.waitForIdle();
     expect(values(userName)["empNo"]).toBeUndefined();
     await expectNoWritesOnResync(u.id);
-    expect(await entity(u.id)).toMatchObject({ state: "synced" });
+    // Synced, the problem named on the entity (and in a warn line).
+    expect(await entity(u.id)).toMatchObject({
+      state: "synced",
+      lastError: { code: "attribute_value_invalid" },
+    });
+  });
+
+  it("a code that JavaScript reads as a hexadecimal number is no number", async () => {
+    const userName = uniq("hex");
+    const u = await h
+      .scim("hr")
+      .createUser(userName, {
+        schemas: [USER_SCHEMA, ENT],
+        nickName: "0b11",
+        [ENT]: { employeeNumber: "0x1A" },
+      });
+    await h.waitForIdle();
+    expect(values(userName)["empNo"]).toBeUndefined();
+    expect(values(userName)["levels"]).toBeUndefined();
+    expect(await entity(u.id)).toMatchObject({
+      state: "synced",
+      lastError: { code: "attribute_value_invalid" },
+    });
   });
 });
 
