@@ -209,6 +209,69 @@ describe("a fixed tenant", () => {
     await expectClean();
   });
 
+  it("an embed group renamed onto the name another group of the source is renaming away from converges", async () => {
+    const acme = h.scim("acme");
+    const k = ++n;
+    const [a, b] = [await acme.createUser(uniq("chain.a")), await acme.createUser(uniq("chain.b"))];
+    const x = await acme.createGroup(`Chain X ${k}`, [a.id]);
+    const y = await acme.createGroup(`Chain Y ${k}`, [b.id]);
+    await h.waitForIdle();
+    h.emulator.addFault({ type: "slow", delayMs: 800, count: 1, match: { operation: "updateEmbedGroup" } });
+    await acme.patchGroup(x.id, [{ op: "replace", path: "displayName", value: `Chain Z ${k}` }]);
+    // X's rename takes 800 ms: Y's rename onto X's old name meets a 409 first.
+    await new Promise((r) => setTimeout(r, 200));
+    await acme.patchGroup(y.id, [{ op: "replace", path: "displayName", value: `Chain X ${k}` }]);
+    await h.waitForIdle();
+    expect(members("acme", `Chain Z ${k}`)).toEqual([a.userName]);
+    expect(members("acme", `Chain X ${k}`)).toEqual([b.userName]);
+    expect(tenantGroups("acme").filter((g) => g.name === `Chain Y ${k}`)).toEqual([]);
+    await expectClean();
+  });
+
+  it("an embed group created under the name another group of the source is renaming away from converges", async () => {
+    const acme = h.scim("acme");
+    const k = ++n;
+    const [a, b] = [await acme.createUser(uniq("hand.a")), await acme.createUser(uniq("hand.b"))];
+    const x = await acme.createGroup(`Handed ${k}`, [a.id]);
+    await h.waitForIdle();
+    const id = tenantGroups("acme").find((g) => g.name === `Handed ${k}`)?.id;
+    h.emulator.addFault({ type: "slow", delayMs: 800, count: 1, match: { operation: "updateEmbedGroup" } });
+    await acme.patchGroup(x.id, [{ op: "replace", path: "displayName", value: `Moved ${k}` }]);
+    await new Promise((r) => setTimeout(r, 200));
+    await acme.createGroup(`Handed ${k}`, [b.id]);
+    await h.waitForIdle();
+    expect(tenantGroups("acme").find((g) => g.name === `Moved ${k}`)?.id).toBe(id);
+    expect(members("acme", `Moved ${k}`)).toEqual([a.userName]);
+    expect(members("acme", `Handed ${k}`)).toEqual([b.userName]);
+    await expectClean();
+  });
+
+  it("a rename onto another source's embed group name in the shared tenant is a visible conflict, not a wait; renamed back it lands", async () => {
+    const acme = h.scim("acme");
+    const k = ++n;
+    const a = await acme.createUser(uniq("theirs.a"));
+    await acme.createGroup(`Ours ${k}`, [a.id]);
+    const c = await h.scim("hr").createUser(uniq("theirs.c"));
+    const theirs = await h.scim("hr").createGroup(`Theirs ${k}`, [c.id]);
+    await h.waitForIdle();
+    await h.scim("hr").patchGroup(theirs.id, [{ op: "replace", path: "displayName", value: `Ours ${k}` }]);
+    await h.waitForIdle();
+    expect((await h.admin().get(`/sources/hr/groups/${theirs.id}`)).body).toMatchObject({
+      state: "dead",
+      lastError: { code: "platform_conflict" },
+    });
+    // Nothing of acme's was written by hr.
+    expect(members("acme", `Ours ${k}`)).toEqual([a.userName]);
+    expect(members("acme", `Theirs ${k}`)).toEqual([c.userName]);
+    await h
+      .scim("hr")
+      .patchGroup(theirs.id, [{ op: "replace", path: "displayName", value: `Theirs ${k} again` }]);
+    await h.waitForIdle();
+    expect(members("acme", `Theirs ${k} again`)).toEqual([c.userName]);
+    expect(members("acme", `Ours ${k}`)).toEqual([a.userName]);
+    await expectClean();
+  });
+
   it("two sources in one tenant: a user deleted at one leaves that source's groups only, the other's keep the person", async () => {
     const x = `shared-${++n}`;
     const a = await h.scim("acme").createUser(uniq("iso"), { externalId: x });
