@@ -228,6 +228,23 @@ describe("a fixed tenant", () => {
     await expectClean();
   });
 
+  it("an embed group renamed onto the name of a group being deleted (the delete slow) converges", async () => {
+    const acme = h.scim("acme");
+    const k = ++n;
+    const [a, b] = [await acme.createUser(uniq("del.a")), await acme.createUser(uniq("del.b"))];
+    const gone = await acme.createGroup(`Going ${k}`, [a.id]);
+    const mover = await acme.createGroup(`Mover ${k}`, [b.id]);
+    await h.waitForIdle();
+    h.emulator.addFault({ type: "slow", delayMs: 800, count: 1, match: { operation: "deleteEmbedGroup" } });
+    expect((await acme.deleteGroup(gone.id)).status).toBe(204);
+    await new Promise((r) => setTimeout(r, 200));
+    await acme.patchGroup(mover.id, [{ op: "replace", path: "displayName", value: `Going ${k}` }]);
+    await h.waitForIdle();
+    expect(members("acme", `Going ${k}`)).toEqual([b.userName]);
+    expect(tenantGroups("acme").filter((g) => g.name === `Mover ${k}`)).toEqual([]);
+    await expectClean();
+  });
+
   it("an embed group created under the name another group of the source is renaming away from converges", async () => {
     const acme = h.scim("acme");
     const k = ++n;
