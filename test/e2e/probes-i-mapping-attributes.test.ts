@@ -32,6 +32,12 @@ const RULES = {
   contractor: { from: "title", type: "boolean" },
   levels: { from: "nickName", type: "number_array" },
   locale: { from: "locale", type: "string" },
+  // RFC 7644 §3.10: a core attribute may be named with its schema URN too.
+  family: { from: "urn:ietf:params:scim:schemas:core:2.0:User:name.familyName", type: "string" },
+  homeMail: {
+    from: 'urn:ietf:params:scim:schemas:core:2.0:User:emails[type eq "home"].value',
+    type: "string",
+  },
 } as const;
 
 beforeAll(async () => {
@@ -104,6 +110,7 @@ describe("values as identity providers send them", () => {
       dept: "Ünïcødé",
       depts: ["Retail"],
       workMail: userName,
+      homeMail: `home.${userName}`,
       allMail: [`home.${userName}`, userName],
       contractor: true,
       levels: [7],
@@ -168,6 +175,24 @@ describe("values as identity providers send them", () => {
     await expectClean();
   });
 
+  it("core attributes named with their schema URN (RFC 7644 §3.10) are read like the short paths", async () => {
+    const userName = uniq("urn");
+    const u = await h.scim("hr").createUser(userName, {
+      name: { givenName: "Ada", familyName: "Łukasiewicz" },
+      emails: [
+        { value: userName, type: "work", primary: true },
+        { value: `home.${userName}`, type: "home" },
+      ],
+    });
+    await h.waitForIdle();
+    expect(values(userName)).toMatchObject({ family: "Łukasiewicz", homeMail: `home.${userName}` });
+    await h.scim("hr").patchUser(u.id, [{ op: "remove", path: "name.familyName" }]);
+    await h.waitForIdle();
+    expect(values(userName)["family"]).toBeUndefined();
+    await expectNoWritesOnResync(u.id);
+    await expectClean();
+  });
+
   it("a very long string lands whole", async () => {
     const userName = uniq("long");
     const long = "ä".repeat(5_000);
@@ -220,13 +245,11 @@ describe("values as identity providers send them", () => {
 
   it("a code that JavaScript reads as a hexadecimal number is no number", async () => {
     const userName = uniq("hex");
-    const u = await h
-      .scim("hr")
-      .createUser(userName, {
-        schemas: [USER_SCHEMA, ENT],
-        nickName: "0b11",
-        [ENT]: { employeeNumber: "0x1A" },
-      });
+    const u = await h.scim("hr").createUser(userName, {
+      schemas: [USER_SCHEMA, ENT],
+      nickName: "0b11",
+      [ENT]: { employeeNumber: "0x1A" },
+    });
     await h.waitForIdle();
     expect(values(userName)["empNo"]).toBeUndefined();
     expect(values(userName)["levels"]).toBeUndefined();
