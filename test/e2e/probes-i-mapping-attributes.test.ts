@@ -396,9 +396,9 @@ describe("definitions under load", () => {
     const defs = h.emulator.data.attributes.list();
     for (const name of ["empNo", "dept", "contractor"])
       expect(defs.filter((d) => d.name === name)).toHaveLength(1);
-    names.forEach((userName, i) =>
-      expect(values(userName)).toMatchObject({ empNo: i, dept: `D${i}`, contractor: i % 2 === 1 }),
-    );
+    for (const [i, userName] of names.entries()) {
+      expect(values(userName)).toMatchObject({ empNo: i, dept: `D${i}`, contractor: i % 2 === 1 });
+    }
     await expectClean();
   });
 });
