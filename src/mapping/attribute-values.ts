@@ -44,7 +44,8 @@ function withoutBlanks(raw: Json | undefined): Json | undefined {
 
 /**
  * The platform attribute values a user should have, from the source's rules. A value that
- * cannot be coerced to the rule's type is reported as a problem and left out.
+ * cannot be coerced to the rule's type is reported as a problem and is no value (null: the
+ * platform's value is removed, not left as it was).
  */
 export function desiredAttributeValues(
   user: JsonObject,
@@ -71,6 +72,9 @@ export function desiredAttributeValues(
         code: "attribute_value_invalid",
         message: `attribute ${name}: value is ${coerced.reason} (type ${rule.type})`,
       });
+      // The source holds no value of the rule's type: the platform holds none either. A value
+      // synced before (employeeNumber "12", then "E-12") would otherwise stay, stale, for good.
+      values[name] = { type: rule.type, value: null };
       continue;
     }
     values[name] = { type: rule.type, value: coerced.value };

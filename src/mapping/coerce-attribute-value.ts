@@ -19,10 +19,17 @@ function toStringValue(v: Json): string | undefined {
   return undefined;
 }
 
+/**
+ * A number written in decimal, as JSON writes numbers (a leading +, or a bare leading or trailing
+ * point, allowed): "42", " 7 ", "4.5e1", "-0.5". JavaScript's Number() also reads "0x1A", "0b11"
+ * and "0o17", which no identity provider means as a number (a cost center "0x1A" is a code).
+ */
+const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+
 function toNumberValue(v: Json): number | undefined {
   if (typeof v === "number") return Number.isFinite(v) ? v : undefined;
   if (typeof v === "boolean") return v ? 1 : 0;
-  if (typeof v === "string" && v.trim() !== "") {
+  if (typeof v === "string" && DECIMAL.test(v.trim())) {
     const n = Number(v.trim());
     return Number.isFinite(n) ? n : undefined;
   }

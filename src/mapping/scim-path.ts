@@ -133,11 +133,18 @@ export function matchesValueFilter(element: Json, filter: ValueFilter): boolean 
   }
 }
 
+/**
+ * A core schema's URN (`urn:ietf:params:scim:schemas:core:2.0:User`): RFC 7644 §3.10 lets a path
+ * name a core attribute with it, and the core attributes sit at the top of the resource, not
+ * under that URN as an extension's do.
+ */
+const CORE_SCHEMA_URN = /^urn:ietf:params:scim:schemas:core:2\.0:[A-Za-z]+$/i;
+
 /** The value at `path`, or undefined. Filtered or plain multi-valued reads give an array. */
 export function readScimPath(resource: JsonObject, path: string | ParsedScimPath): Json | undefined {
   const parsed = typeof path === "string" ? parseScimPath(path) : path;
   let base: Json | undefined = resource;
-  if (parsed.urn) base = getCaseInsensitive(resource, parsed.urn);
+  if (parsed.urn && !CORE_SCHEMA_URN.test(parsed.urn)) base = getCaseInsensitive(resource, parsed.urn);
   if (!isObject(base)) return undefined;
   let value = getCaseInsensitive(base, parsed.attribute);
   if (value === undefined || value === null) return undefined;

@@ -15,6 +15,7 @@ import {
   claimOwnership,
   isAnotherCreate,
   settleCreate,
+  waitForNameHolder,
 } from "./ownership.js";
 import type { SyncContext, SyncOutcome } from "./sync-context.js";
 import { SyncError, isPlatformFailure } from "./sync-error.js";
@@ -151,6 +152,22 @@ export async function syncEmbedGroup(
         await ctx.state.putApplied(ref, applied);
       }
     } catch (err) {
+      if (isPlatformFailure(err, "conflict") && desired && !badName) {
+        // 409 on a rename: wait (blocked, not a dead letter) while another group of this source
+        // that holds the name is moving away from it (renamed or deleted, not applied yet); a
+        // true swap, or a holder of another source or of none, stays the visible conflict.
+        const holder = await findByName(ctx, tenant, desired.name);
+        if (holder && holder.id !== platformId) {
+          await waitForNameHolder(
+            ctx,
+            "embed",
+            embedKey(tenant, holder.id),
+            ref,
+            "updateEmbedGroup",
+            (other) => embedNameOf(target, prefix, other) === `${tenant}/${applied?.name ?? ""}`,
+          );
+        }
+      }
       if (!isPlatformFailure(err, "not_found")) throw err;
       // Gone behind our back (its tenant with it, maybe): owned no more (invariant 6).
       await ctx.state.releaseOwner("embed", embedKey(tenant, platformId), ref);
@@ -164,6 +181,13 @@ export async function syncEmbedGroup(
     code: "not_converging",
     permanent: false,
   });
+}
+
+/** `<tenant>/<name>` of the embed group a group of the source (its SCIM resource) maps to; "" for none. */
+function embedNameOf(target: EmbedTarget, prefix: string, group: Record<string, unknown>): string {
+  const displayName = String(group["displayName"] ?? "");
+  const tenant = resolveEmbedTenant(target, displayName);
+  return tenant ? `${tenant}/${prefix}${displayName}` : "";
 }
 
 function nameTooLong(): SyncError {

@@ -106,6 +106,8 @@ describe("desiredAttributeValues", () => {
       admin: { type: "boolean", value: true },
       tags: { type: "string_array", value: ["a", "b"] },
       missing: { type: "string", value: null },
+      // Uncoercible: no value (the platform's is removed, not left stale), and reported.
+      bad: { type: "number", value: null },
     });
     expect(problems).toHaveLength(1);
     expect(problems[0]?.code).toBe("attribute_value_invalid");
