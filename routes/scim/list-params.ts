@@ -56,8 +56,13 @@ export function listQueryOf(req: Request): Record<string, unknown> {
   return query;
 }
 
-/** What a form encoder (WHATWG, Java URLEncoder, .NET, Python, PHP) leaves unescaped, and `+`. */
-const FORM_ENCODED = /^[A-Za-z0-9*\-._%+]*$/;
+/**
+ * What some form encoder leaves unescaped, and `+`: letters, digits and `-._` (all of them), `*`
+ * (WHATWG, Java URLEncoder, Ruby), `!()*` (.NET's WebUtility and HttpUtility), `~` (Go's url.Values,
+ * Python's quote_plus), `'` (kept to be safe). A value holding any other raw character (`@`, `"`,
+ * `:`, `/`, `,` ...) was not written by a form encoder.
+ */
+const FORM_ENCODED = /^[A-Za-z0-9\-._*!()~'%+]*$/;
 
 /**
  * The raw value of a `filter` query parameter, percent-decoded, with each `+` read by where it

@@ -574,26 +574,29 @@ const DEAD_LETTER_PAGE = 500;
 /**
  * Every dead letter (of a source), page by page: the admin API answers at most 500 at a time, and an
  * operator asking what failed must see all of it, not the oldest 500 under a total of thousands.
- * Letters retried or added while the pages are read may shift the offsets: a letter seen twice is
- * listed once (by reference), and `total` is the last page's.
+ * The list is oldest first; it is read from the newest end down, so a letter that goes meanwhile
+ * (its entity synced, or retried) only shifts letters already read, never one still to read, and
+ * letters added meanwhile land at the newest end, already passed. Printed oldest first.
  */
 async function allDeadLetters(
   api: Client,
   source: string | undefined,
 ): Promise<{ total: number; items: DeadLetterLine[] }> {
   const filter = source ? `source=${seg(source)}&` : "";
-  const byRef = new Map<string, DeadLetterLine>();
-  let total = 0;
-  for (let offset = 0; ; offset += DEAD_LETTER_PAGE) {
-    const path = `/dead-letters?${filter}offset=${offset}&limit=${DEAD_LETTER_PAGE}`;
+  const read = async (offset: number, limit: number) => {
+    const path = `/dead-letters?${filter}offset=${offset}&limit=${limit}`;
     const page = expectShape(await api.call("GET", path), "/dead-letters", PAGE);
-    const items = (page.items ?? []) as DeadLetterLine[];
-    total = Number(page.total ?? 0);
-    for (const d of items) byRef.set(`${d.ref.source}/${d.ref.kind}/${d.ref.id}`, d);
-    // A page may come back short when a letter is retried between its two reads: go by `total`.
-    if (items.length === 0 || offset + DEAD_LETTER_PAGE >= total) break;
+    return { total: Number(page.total ?? 0), items: (page.items ?? []) as DeadLetterLine[] };
+  };
+  const first = await read(0, 1);
+  const pages: DeadLetterLine[][] = [];
+  for (let end = first.total; end > 0; end -= DEAD_LETTER_PAGE) {
+    const offset = Math.max(0, end - DEAD_LETTER_PAGE);
+    pages.unshift((await read(offset, end - offset)).items);
   }
-  return { total: Math.max(total, byRef.size), items: [...byRef.values()] };
+  const byRef = new Map<string, DeadLetterLine>();
+  for (const d of pages.flat()) byRef.set(`${d.ref.source}/${d.ref.kind}/${d.ref.id}`, d);
+  return { total: byRef.size, items: [...byRef.values()] };
 }
 
 async function deadLetters(api: Client, io: CliIo, values: Values, positionals: string[]): Promise<number> {

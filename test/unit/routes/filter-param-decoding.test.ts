@@ -11,6 +11,12 @@ describe("decodeFilterParam", () => {
     expect(decodeFilterParam("displayName+eq+%22Sales+EMEA%22")).toBe('displayName eq "Sales EMEA"');
     const go = new URLSearchParams({ filter: 'id eq "g1" and members eq "u1"' }).toString().slice(7);
     expect(decodeFilterParam(go)).toBe('id eq "g1" and members eq "u1"');
+    // .NET's WebUtility.UrlEncode leaves ! ( ) * as they are; Go's url.QueryEscape and Python's
+    // quote_plus leave ~: still form-encoded, every + a space.
+    expect(decodeFilterParam("(displayName+eq+%22Sales+(EMEA)%22)")).toBe('(displayName eq "Sales (EMEA)")');
+    expect(decodeFilterParam("displayName+eq+%22Rock+%26+Roll!%22")).toBe('displayName eq "Rock & Roll!"');
+    expect(decodeFilterParam("userName+eq+%22ann~x+y%22")).toBe('userName eq "ann~x y"');
+    expect(decodeFilterParam("displayName+eq+%22O'Brien+Team%22")).toBe(`displayName eq "O'Brien Team"`);
   });
 
   it("values not form-encoded (a %20, or a raw character a form encoder escapes): a + inside a string is a plus", () => {
