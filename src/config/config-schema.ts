@@ -95,7 +95,36 @@ export const sourceSchema = z
       .strict()
       .default({ requestsPerSecond: 1000 }),
   })
-  .strict();
+  .strict()
+  .superRefine((source, ctx) => {
+    // The platform knows one definition per name, whatever its case: `dept` and `Dept` would
+    // write one value in turn, and every resync would flip it.
+    const seen = new Map<string, string>();
+    for (const name of Object.keys(source.attributes)) {
+      const other = seen.get(name.toLowerCase());
+      if (other !== undefined) {
+        ctx.addIssue({
+          code: "custom",
+          message: `"${name}" and "${other}" are one platform attribute (names are compared ignoring case): keep one`,
+          path: ["attributes", name],
+          input: name,
+        });
+      }
+      seen.set(name.toLowerCase(), name);
+    }
+    // Attribute values belong to workspace users; an embed-tenant source's users are embed users
+    // only (ARCHITECTURE.md), so the rules would be ignored without a word.
+    const names = Object.keys(source.attributes);
+    if (source.target !== "workspace" && names.length > 0) {
+      ctx.addIssue({
+        code: "custom",
+        message:
+          "attribute values are set on workspace users; this source's users are embed users (target is an embed tenant): remove its attributes",
+        path: ["attributes"],
+        input: names,
+      });
+    }
+  });
 
 const PROCESSES_ERROR = 'must be a whole number of processes, 1 or more, or "auto"';
 /**

@@ -50,6 +50,40 @@ describe("config: bad source ids and attribute names", () => {
     expect(problems.join("\n")).not.toContain("Invalid key in record");
   });
 
+  it("refuses two attribute names that differ only in case (one platform definition, flipped by every resync)", () => {
+    const problems = problemsOf({
+      platform,
+      sources: {
+        okta: {
+          tokens: ["t1"],
+          attributes: {
+            dept: { from: "title", type: "string" },
+            Dept: { from: "department", type: "string" },
+          },
+        },
+        entra: { tokens: ["t2"], attributes: { Dept: { from: "title", type: "string" } } },
+      },
+    });
+    expect(problems).toEqual([
+      expect.stringMatching(/^sources\.okta\.attributes\.Dept: "Dept" and "dept" are one platform attribute/),
+    ]);
+  });
+
+  it("refuses attribute rules on an embed-tenant source (its users are embed users; they would be ignored)", () => {
+    for (const target of [{ embedTenant: "acme" }, { embedTenantFromGroup: { pattern: "^(\\w+)-" } }]) {
+      const problems = problemsOf({
+        platform,
+        sources: {
+          hr: { tokens: ["t1"], target, attributes: { dept: { from: "title", type: "string" } } },
+          plain: { tokens: ["t2"], target },
+        },
+      });
+      expect(problems).toEqual([
+        expect.stringMatching(/^sources\.hr\.attributes: attribute values are set on workspace users/),
+      ]);
+    }
+  });
+
   it("still accepts good ids and names, and still refuses a sources value that is no mapping", () => {
     const config = buildConfig({
       platform,
