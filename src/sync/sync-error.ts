@@ -100,10 +100,13 @@ export function classifyFailure(err: unknown): FailureFate {
 /**
  * Codes of failures that heal by themselves (the platform down or slow, Redis, a platform not yet
  * consistent): a dead letter of one of these was written because the job's attempts ran out, not
- * because the platform refused the entity's desired state. Reconciliation syncs them again
+ * because the platform refused the entity's desired state. Reconciliation syncs them again, once
  * (src/sync/dead-letter-retry.ts). Refusals (`platform_conflict`, `attribute_type_clash`, …) and
  * contract breaks (`platform_invalid_response`) are not among them: they wait for a fix and an
- * admin's retry.
+ * admin's retry. Nor are `internal` (a bug, or a Redis error reply such as WRONGTYPE or a script
+ * error: nothing a wait repairs) and `not_converging` (a sync that found the platform differing
+ * from its plan round after round, through all its attempts: a value the platform keeps
+ * rewriting, not an outage).
  */
 const TRANSIENT_CODES: ReadonlySet<string> = new Set([
   "platform_server",
@@ -113,8 +116,6 @@ const TRANSIENT_CODES: ReadonlySet<string> = new Set([
   "platform_bulk_internal",
   "platform_bulk_unconfirmed",
   "platform_inconsistent",
-  "not_converging",
-  "internal",
   REDIS_UNAVAILABLE,
 ]);
 
