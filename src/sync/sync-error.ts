@@ -1,5 +1,5 @@
-import { isRedisUnavailable } from "../directory/redis-failure.js";
-import { AppError, ServiceUnavailableError } from "../errors.js";
+import { isRedisWaitable } from "../directory/redis-failure.js";
+import { AppError } from "../errors.js";
 import { type PlatformError, isPlatformError } from "../platform/platform-error.js";
 
 /**
@@ -50,14 +50,16 @@ export interface FailureFate {
  * (ServiceUnavailableError: a connection failure, a command timeout, a transient error reply, or
  * too many concurrent writes to one entity), or a client library's connection failure or transient
  * reply met outside the store (the request budget, the sync state). An error reply that means a
- * bug (WRONGTYPE, a script error) is not one.
+ * bug (WRONGTYPE, a script error) is not one, nor a MOVED/ASK reply (a Redis Cluster talked to
+ * without cluster mode: no wait repairs it), nor an unexpected error `guarded` wrapped as a 503
+ * (judged by its cause: src/directory/redis-failure.ts, isRedisWaitable).
  */
 export function isRedisFailure(err: unknown): boolean {
-  if (err instanceof ServiceUnavailableError) return true;
   // The job layer's own errors carry another failure's message (a dead letter's reason may name
   // a platform connection refused: "ECONNREFUSED"), never a Redis one.
   if (err instanceof Error && JOB_CONTROL_ERRORS.has(err.name)) return false;
-  return isRedisUnavailable(err);
+  // Only what waiting repairs; the others are `internal` (attempts, then a dead letter).
+  return isRedisWaitable(err);
 }
 
 /** BullMQ's errors that end or move a job (UnrecoverableError, RateLimitError, DelayedError, …). */
