@@ -113,20 +113,33 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
   const maxLoops = deps.maxRateLimitLoops ?? 20;
   /**
    * One run of the sync. `waiting`: a Redis failure makes the job wait (the caller's waitForRedis)
-   * instead of spending an attempt.
+   * instead of spending an attempt. `flag` follows the resync request this run takes: once put
+   * back (`returned`), it is no longer this run's to keep.
    */
-  const sync = async (job: Job<SyncJobData>, ref: EntityRef, waiting: boolean): Promise<string> => {
+  const sync = async (
+    job: Job<SyncJobData>,
+    ref: EntityRef,
+    waiting: boolean,
+    flag: { taken: boolean; returned: boolean },
+  ): Promise<string> => {
     const [paused, taken] = await Promise.allSettled([deps.budget.pausedUntil(), ctx.state.takeResync(ref)]);
     if (taken.status === "rejected") throw taken.reason;
-    const resync = taken.value;
+    // A request an earlier run of this job took and could not put back rides in the job's data.
+    const resync = taken.value || resyncCarried(job);
+    flag.taken = resync;
+    const putBack = async () => {
+      if (!resync) return;
+      await ctx.state.requestResync([ref]);
+      flag.returned = true;
+    };
     if (paused.status === "rejected") {
       // Redis failed under the budget: the resync request just taken goes back for the next run.
-      if (resync) await ctx.state.requestResync([ref]);
+      await putBack();
       throw paused.reason;
     }
     const pausedUntil = paused.value;
     if (pausedUntil > Date.now()) {
-      if (resync) await ctx.state.requestResync([ref]);
+      await putBack();
       return rateLimited(deps, pausedUntil - Date.now());
     }
 
@@ -142,7 +155,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       );
     } catch (err) {
       stopTimer();
-      if (resync) await ctx.state.requestResync([ref]);
+      await putBack();
       await checkLateWrites(ctx, [ref], writes);
       const fate = classifyFailure(err);
       // Redis could not serve: no fault of the entity's (waitForRedis, below), unless the job has
@@ -235,9 +248,14 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
     const ref: EntityRef = { source: job.data.source, kind: job.data.kind, id: job.data.id };
     // Without a lock token the job cannot be moved: a Redis failure spends an attempt.
     const waiting = token !== undefined && !redisWaitOver(job);
+    const flag = { taken: false, returned: false };
     try {
-      return await sync(job, ref, waiting);
+      return await sync(job, ref, waiting, flag);
     } catch (err) {
+      // Redis failed with a resync request taken and not put back (putting it back failed too):
+      // the job carries it, so that its next run reads the platform instead of trusting the
+      // applied record. (Best effort: the job's own connection failing too loses it.)
+      const carry = flag.taken && !flag.returned && !resyncCarried(job);
       // Wherever in the sync Redis failed (reading the directory, the request budget, recording
       // the outcome, even recording a dead letter), the job waits for it without spending an
       // attempt, for REDIS_WAIT_LIMIT_MS at most.
@@ -248,11 +266,20 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
           what: "sync",
           count: () => metrics.jobs.inc({ kind: ref.kind, outcome: REDIS_UNAVAILABLE }),
           note: (fate) => noteFailure(ctx, ref, "pending", fate, job.attemptsMade),
+          data: carry ? { [RESYNC_CARRIED]: true } : {},
         });
       }
+      if (carry) await job.updateData({ ...job.data, [RESYNC_CARRIED]: true } as SyncJobData).catch(() => {});
       throw err;
     }
   };
+}
+
+/** The job data's field for a resync request the job took and could not put back. */
+const RESYNC_CARRIED = "resync";
+
+function resyncCarried(job: Pick<Job, "data">): boolean {
+  return (job.data as Record<string, unknown> | undefined)?.[RESYNC_CARRIED] === true;
 }
 
 /** The longest a job waits for Redis before it tries again (the wait doubles up to it). */
@@ -313,6 +340,8 @@ export interface RedisWaitReport {
   count(): void;
   /** Records the wait on the entity's status (best effort). */
   note?(fate: Pick<FailureFate, "code" | "message">): Promise<void>;
+  /** More fields to keep in the job's data. */
+  data?: Record<string, unknown>;
 }
 
 /**
@@ -360,7 +389,10 @@ export async function waitForRedis(
   } catch {
     // The status is best effort here; the metric and the line above say it.
   }
-  if (since === undefined) await job.updateData({ ...job.data, [REDIS_WAIT_SINCE]: now });
+  const extra = report.data ?? {};
+  if (since === undefined || Object.keys(extra).length > 0) {
+    await job.updateData({ ...job.data, [REDIS_WAIT_SINCE]: since ?? now, ...extra });
+  }
   await job.moveToDelayed(now + delayMs, token);
   throw new DelayedError();
 }

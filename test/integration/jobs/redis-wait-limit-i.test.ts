@@ -1,5 +1,6 @@
 /**
- * Faults-i (review): the sync's wait for Redis is bounded. The processor runs here on a job of its own (its
+ * Faults-i (review): the sync's wait for Redis is bounded, and a resync request it took is not lost
+ * when putting it back fails on Redis too. The processor runs here on a job of its own (its
  * moveToDelayed and updateData recorded), over the harness's real directory, state and platform.
  */
 import { DelayedError, type Job, UnrecoverableError } from "bullmq";
@@ -117,5 +118,42 @@ describe("faults-i: the sync's wait for Redis", () => {
     const jobs = (await registry.getSingleMetric("sync_jobs_total")?.get())?.values ?? [];
     const count = (outcome: string) => jobs.find((v) => v.labels.outcome === outcome)?.value;
     expect([count("redis_unavailable"), count("retry"), count("dead")]).toEqual([2, 1, 1]);
+  });
+
+  it("a resync request taken by a run that fails on Redis, and that cannot be put back, rides in the job", async () => {
+    h = await startJobsHarness("redis-wait-resync", { workers: false });
+    const u = await h.directory.createUser("okta", h.user("flag@limit.example", { displayName: "Real" }));
+    const ref: EntityRef = { source: "okta", kind: "user", id: u.resource.id };
+    const synced = contextOf(h);
+    expect(await runAs(synced.process, jobOf(ref))).toBe("clean");
+    const pid = h.platformUsers().get("flag@limit.example")?.["id"] as string;
+    // Changed on the platform behind the bridge's back; a reconciliation asks for a resync.
+    await h.platform.patchUser(pid, [{ op: "replace", path: "displayName", value: "Drifted" }]);
+    await h.state.requestResync([ref]);
+
+    // The run takes the request, its read fails on Redis, and so does putting the request back.
+    let reads = 0;
+    const directory = new Proxy(h.directory, {
+      get(target, key, receiver) {
+        if (key === "snapshotUser" && reads++ === 0) return async () => Promise.reject(storeTimeout());
+        const value = Reflect.get(target, key, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const state = new Proxy(h.state, {
+      get(target, key, receiver) {
+        if (key === "requestResync") return async () => Promise.reject(new Error("Command timed out"));
+        const value = Reflect.get(target, key, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const failing = contextOf(h, { directory, state });
+    const job = jobOf(ref);
+    await expect(runAs(failing.process, job)).rejects.toBeInstanceOf(DelayedError);
+    expect(await h.state.isResyncRequested(ref)).toBe(false);
+
+    // Redis serves again: the job's next run reads the platform and repairs the drift.
+    expect(await runAs(synced.process, job)).toBe("clean");
+    expect(h.platformUsers().get("flag@limit.example")?.["displayName"]).toBe("Real");
   });
 });
