@@ -1,4 +1,4 @@
-import { DelayedError, type Job, type Queue } from "bullmq";
+import type { Job, Queue } from "bullmq";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "../src/observability/logger.js";
 import type { RequestBudget } from "../src/platform/client/request-budget.js";
@@ -6,7 +6,7 @@ import { flushLifecycle } from "../src/sync/lifecycle-flusher.js";
 import type { SyncContext } from "../src/sync/sync-context.js";
 import { REDIS_UNAVAILABLE, classifyFailure, isRedisFailure } from "../src/sync/sync-error.js";
 import type { SyncMetrics } from "./sync-metrics.js";
-import { rateLimited, recordDeadLetter, redisWaitMs } from "./sync-processor.js";
+import { rateLimited, recordDeadLetter, redisWaitOver, waitForRedis } from "./sync-processor.js";
 
 export interface LifecycleProcessorDeps {
   ctx: SyncContext;
@@ -22,25 +22,28 @@ export interface LifecycleProcessorDeps {
 /** The lifecycle flush job: drains the batch into bulk calls (src/sync/lifecycle-flusher.ts). */
 export function createLifecycleProcessor(deps: LifecycleProcessorDeps) {
   const { ctx, metrics, logger } = deps;
-  /** Redis could not serve: the flush waits for it without spending one of its attempts. */
-  const waitForRedis = async (job: Job, token: string, err: unknown): Promise<never> => {
-    const waits = Math.max(0, (job.attemptsStarted ?? 1) - job.attemptsMade - 1);
-    const delayMs = redisWaitMs(job, waits);
-    metrics.jobs.inc({ kind: "user", outcome: REDIS_UNAVAILABLE });
-    logger.warn(
-      { code: REDIS_UNAVAILABLE, err: err instanceof Error ? err.message : String(err), waitMs: delayMs },
-      "Redis unavailable during the lifecycle flush: the flush waits, then runs again (no attempt spent)",
-    );
-    // The batch's entries stay in Redis: they are flushed once it serves again.
-    await job.moveToDelayed(Date.now() + delayMs, token);
-    throw new DelayedError();
-  };
+  /**
+   * Redis could not serve: the flush waits for it without spending one of its attempts (for
+   * REDIS_WAIT_LIMIT_MS from its first wait; then it spends them). The batch's entries stay in
+   * Redis: they are flushed once it serves again. Counted as the flush job's own wait,
+   * `sync_jobs_total{kind="lifecycle",outcome="redis_unavailable"}`, not as a user's sync.
+   */
+  const waitsForRedis = (job: Job | undefined, token: string | undefined, err: unknown) =>
+    job !== undefined && token !== undefined && !redisWaitOver(job) && isRedisFailure(err)
+      ? waitForRedis(job, token, err, {
+          logger,
+          fields: {},
+          what: "lifecycle flush",
+          count: () => metrics.jobs.inc({ kind: "lifecycle", outcome: REDIS_UNAVAILABLE }),
+        })
+      : undefined;
   return async (job?: Job, token?: string): Promise<number> => {
     let pausedUntil: number;
     try {
       pausedUntil = await deps.budget.pausedUntil();
     } catch (err) {
-      if (job && token !== undefined && isRedisFailure(err)) return waitForRedis(job, token, err);
+      const waiting = waitsForRedis(job, token, err);
+      if (waiting) return waiting;
       throw err;
     }
     if (pausedUntil > Date.now()) return rateLimited(deps, pausedUntil - Date.now());
@@ -74,7 +77,8 @@ export function createLifecycleProcessor(deps: LifecycleProcessorDeps) {
         );
         return rateLimited(deps, fate.rateLimitedForMs);
       }
-      if (fate.redisUnavailable && job && token !== undefined) return waitForRedis(job, token, err);
+      const waiting = waitsForRedis(job, token, err);
+      if (waiting) return waiting;
       logger.warn({ code: fate.code }, "lifecycle flush failed, will retry");
       throw err;
     }

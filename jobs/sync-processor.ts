@@ -111,18 +111,35 @@ export async function rateLimited(deps: { queue: Queue }, ms: number): Promise<n
 export function createSyncProcessor(deps: SyncProcessorDeps) {
   const { ctx, metrics, logger } = deps;
   const maxLoops = deps.maxRateLimitLoops ?? 20;
-  const sync = async (job: Job<SyncJobData>, ref: EntityRef): Promise<string> => {
+  /**
+   * One run of the sync. `waiting`: a Redis failure makes the job wait (the caller's waitForRedis)
+   * instead of spending an attempt. `flag` follows the resync request this run takes: once put
+   * back (`returned`), it is no longer this run's to keep.
+   */
+  const sync = async (
+    job: Job<SyncJobData>,
+    ref: EntityRef,
+    waiting: boolean,
+    flag: { taken: boolean; returned: boolean },
+  ): Promise<string> => {
     const [paused, taken] = await Promise.allSettled([deps.budget.pausedUntil(), ctx.state.takeResync(ref)]);
     if (taken.status === "rejected") throw taken.reason;
-    const resync = taken.value;
+    // A request an earlier run of this job took and could not put back rides in the job's data.
+    const resync = taken.value || resyncCarried(job);
+    flag.taken = resync;
+    const putBack = async () => {
+      if (!resync) return;
+      await ctx.state.requestResync([ref]);
+      flag.returned = true;
+    };
     if (paused.status === "rejected") {
       // Redis failed under the budget: the resync request just taken goes back for the next run.
-      if (resync) await ctx.state.requestResync([ref]);
+      await putBack();
       throw paused.reason;
     }
     const pausedUntil = paused.value;
     if (pausedUntil > Date.now()) {
-      if (resync) await ctx.state.requestResync([ref]);
+      await putBack();
       return rateLimited(deps, pausedUntil - Date.now());
     }
 
@@ -138,11 +155,12 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       );
     } catch (err) {
       stopTimer();
-      if (resync) await ctx.state.requestResync([ref]);
+      await putBack();
       await checkLateWrites(ctx, [ref], writes);
       const fate = classifyFailure(err);
-      // Redis could not serve: no fault of the entity's (waitForRedis, below).
-      if (fate.redisUnavailable) throw err;
+      // Redis could not serve: no fault of the entity's (waitForRedis, below), unless the job has
+      // waited for it for REDIS_WAIT_LIMIT_MS already: then it spends an attempt like any failure.
+      if (fate.redisUnavailable && waiting) throw err;
       const attempts = job.attemptsMade + 1;
       if (fate.code === "unknown_source" && progress.generation === undefined) {
         // A source taken out of the configuration (its dead letter retried, say): it failed before
@@ -228,20 +246,72 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
   return async (job: Job<SyncJobData>, token?: string): Promise<string> => {
     if (!isSyncJobData(job.data)) throw new UnrecoverableError("malformed sync job");
     const ref: EntityRef = { source: job.data.source, kind: job.data.kind, id: job.data.id };
+    // Without a lock token the job cannot be moved: a Redis failure spends an attempt.
+    const waiting = token !== undefined && !redisWaitOver(job);
+    const flag = { taken: false, returned: false };
     try {
-      return await sync(job, ref);
+      return await sync(job, ref, waiting, flag);
     } catch (err) {
+      // Redis failed with a resync request taken and not put back (putting it back failed too):
+      // the job carries it, so that its next run reads the platform instead of trusting the
+      // applied record. (Best effort: the job's own connection failing too loses it.)
+      const carry = flag.taken && !flag.returned && !resyncCarried(job);
       // Wherever in the sync Redis failed (reading the directory, the request budget, recording
       // the outcome, even recording a dead letter), the job waits for it without spending an
-      // attempt. (Without a lock token the job cannot be moved: it fails as before.)
-      if (token === undefined || !isRedisFailure(err)) throw err;
-      return waitForRedis(deps, job, token, ref, err);
+      // attempt, for REDIS_WAIT_LIMIT_MS at most.
+      if (waiting && token !== undefined && isRedisFailure(err)) {
+        return waitForRedis(job, token, err, {
+          logger,
+          fields: { ref },
+          what: "sync",
+          count: () => metrics.jobs.inc({ kind: ref.kind, outcome: REDIS_UNAVAILABLE }),
+          note: (fate) => noteFailure(ctx, ref, "pending", fate, job.attemptsMade),
+          data: carry ? { [RESYNC_CARRIED]: true } : {},
+        });
+      }
+      if (carry) await job.updateData({ ...job.data, [RESYNC_CARRIED]: true } as SyncJobData).catch(() => {});
+      throw err;
     }
   };
 }
 
-/** The longest a sync job waits for Redis before it tries again (the wait doubles up to it). */
+/** The job data's field for a resync request the job took and could not put back. */
+const RESYNC_CARRIED = "resync";
+
+function resyncCarried(job: Pick<Job, "data">): boolean {
+  return (job.data as Record<string, unknown> | undefined)?.[RESYNC_CARRIED] === true;
+}
+
+/** The longest a job waits for Redis before it tries again (the wait doubles up to it). */
 export const REDIS_WAIT_MAX_MS = 30_000;
+
+/**
+ * How long a job (a sync, the lifecycle flush) keeps waiting for Redis, counted from its first
+ * wait: 10 minutes. Past it, a Redis failure spends one of the job's attempts like any transient
+ * failure, so that a failure that never heals (one entity's read that always outlasts the store
+ * client's command timeout, say) ends as a visible dead letter (`redis_unavailable`) instead of
+ * waiting for ever. Longer than the Redis outages the bridge rides out (a restart, a failover).
+ */
+export const REDIS_WAIT_LIMIT_MS = 10 * 60_000;
+
+/** The job data's field for when the job first waited for Redis (ms since the epoch). */
+const REDIS_WAIT_SINCE = "redisWaitSince";
+
+/** When the job first waited for Redis, if it has. */
+export function redisWaitSince(job: Pick<Job, "data">): number | undefined {
+  const since = (job.data as Record<string, unknown> | undefined)?.[REDIS_WAIT_SINCE];
+  return typeof since === "number" ? since : undefined;
+}
+
+/** Whether the job has waited for Redis for REDIS_WAIT_LIMIT_MS already (it waits no more). */
+export function redisWaitOver(
+  job: Pick<Job, "data">,
+  now: number = Date.now(),
+  limitMs: number = REDIS_WAIT_LIMIT_MS,
+): boolean {
+  const since = redisWaitSince(job);
+  return since !== undefined && now - since >= limitMs;
+}
 
 /**
  * How long a job waits after its `waits`-th consecutive failure on Redis (0 for the first): the
@@ -259,40 +329,71 @@ export function redisWaitMs(
   return Math.max(1, Math.round(ceiling * (0.5 + random() / 2)));
 }
 
+/** What a job that waits for Redis reports, and where (waitForRedis). */
+export interface RedisWaitReport {
+  logger: Logger;
+  /** Fields of the warn line (the entity's ref for a sync). */
+  fields: Record<string, unknown>;
+  /** What waits, in the warn line: "sync", "lifecycle flush". */
+  what: string;
+  /** Counts the wait in the job's own metric. */
+  count(): void;
+  /** Records the wait on the entity's status (best effort). */
+  note?(fate: Pick<FailureFate, "code" | "message">): Promise<void>;
+  /** More fields to keep in the job's data. */
+  data?: Record<string, unknown>;
+}
+
 /**
- * A sync that failed because Redis could not serve (slow past the store client's command timeout,
+ * A job that failed because Redis could not serve (slow past the store client's command timeout,
  * unreachable, loading) says nothing about its entity: the job goes back to the delayed set without
- * spending an attempt (BullMQ's moveToDelayed + DelayedError) and runs again later, however long
- * Redis takes, so that an outage of the store never dead-letters the entities it touched. The job
- * keeps its id, so its deduplication holds: one sync per entity at a time (invariant 3), and a
- * change that lands meanwhile is read by its next run, or by the follow-up BullMQ keeps for a
- * change made while it was active (invariant 2). Visible (invariant 7): `sync_jobs_total{outcome=
- * "redis_unavailable"}`, a `warn` line, and the entity's status `pending` with `lastError.code`
- * `redis_unavailable` (written on the queue's connection, which still works when only the store's
- * command timeout is exceeded; a status that cannot be written is left out).
+ * spending an attempt (BullMQ's moveToDelayed + DelayedError) and runs again later, so that an
+ * outage of the store does not dead-letter the entities it touched, for REDIS_WAIT_LIMIT_MS from
+ * its first wait (kept in the job's data; the caller stops calling this past it). The job keeps
+ * its id, so its deduplication holds: one sync per entity at a time (invariant 3), and a change
+ * that lands meanwhile is read by its next run, or by the follow-up BullMQ keeps for a change made
+ * while it was active (invariant 2). Visible (invariant 7): the caller's metric
+ * (`sync_jobs_total{outcome="redis_unavailable"}`), a `warn` line, and for a sync the entity's
+ * status `pending` with `lastError.code` `redis_unavailable` (written on the queue's connection,
+ * which still works when only the store's command timeout is exceeded; a status that cannot be
+ * written is left out).
  */
-async function waitForRedis(
-  deps: SyncProcessorDeps,
-  job: Job<SyncJobData>,
+export async function waitForRedis(
+  job: Job,
   token: string,
-  ref: EntityRef,
   err: unknown,
+  report: RedisWaitReport,
 ): Promise<never> {
+  const now = Date.now();
+  const since = redisWaitSince(job);
   // Starts of this job that spent no attempt before this one: its earlier waits (and rate limits).
   const waits = Math.max(0, (job.attemptsStarted ?? 1) - job.attemptsMade - 1);
   const delayMs = redisWaitMs(job, waits);
-  const fate = { code: REDIS_UNAVAILABLE, message: `Redis could not serve the sync: ${errorMessage(err)}` };
-  deps.metrics.jobs.inc({ kind: ref.kind, outcome: REDIS_UNAVAILABLE });
-  deps.logger.warn(
-    { ref, code: REDIS_UNAVAILABLE, err: errorMessage(err), waitMs: delayMs, waits: waits + 1 },
-    "Redis unavailable during the sync: the job waits, then runs again (no attempt spent)",
+  report.count();
+  report.logger.warn(
+    {
+      ...report.fields,
+      code: REDIS_UNAVAILABLE,
+      err: errorMessage(err),
+      waitMs: delayMs,
+      waits: waits + 1,
+      waitingForMs: since === undefined ? 0 : now - since,
+    },
+    `Redis unavailable during the ${report.what}: the job waits, then runs again (no attempt spent)`,
   );
   try {
-    await noteFailure(deps.ctx, ref, "pending", fate, job.attemptsMade);
+    await report.note?.({
+      code: REDIS_UNAVAILABLE,
+      message: `Redis could not serve the ${report.what}: ${errorMessage(err)}`,
+    });
   } catch {
     // The status is best effort here; the metric and the line above say it.
   }
-  await job.moveToDelayed(Date.now() + delayMs, token);
+  const extra = report.data ?? {};
+  if (since === undefined || Object.keys(extra).length > 0) {
+    await job.updateData({ ...job.data, [REDIS_WAIT_SINCE]: since ?? now, ...extra });
+  }
+  await job.moveToDelayed(now + delayMs, token);
   throw new DelayedError();
 }
 

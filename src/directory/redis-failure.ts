@@ -42,6 +42,28 @@ export function isRedisUnavailable(err: unknown): boolean {
   return CONNECTION_FAILURE.test(`${err.name} ${typeof code === "string" ? code : ""} ${err.message}`);
 }
 
+/**
+ * Error replies that name another node of a cluster (MOVED, ASK): the bridge talks to a Redis
+ * Cluster without cluster mode, a configuration that no wait repairs. Still a 503 for a client of
+ * the API (toStoreError), but no reason for a sync to wait for Redis (src/sync/sync-error.ts).
+ */
+const MISROUTED_REPLIES = /^(MOVED|ASK)\b/;
+
+/**
+ * Whether a failure while talking to Redis is one that waiting repairs: a connection failure or
+ * command timeout (CONNECTION_FAILURE), or a transient error reply other than MOVED/ASK. A
+ * ServiceUnavailableError from `guarded` is judged by its cause: an error it wrapped that is
+ * neither (an unexpected client error) is not; one with no cause (the store's own 503, too many
+ * concurrent writes to one entity) is.
+ */
+export function isRedisWaitable(err: unknown): boolean {
+  if (err instanceof ServiceUnavailableError) {
+    return err.cause === undefined || isRedisWaitable(err.cause);
+  }
+  if (!isRedisUnavailable(err)) return false;
+  return !((err as Error).name === "ReplyError" && MISROUTED_REPLIES.test((err as Error).message));
+}
+
 function isProgrammingError(err: Error): boolean {
   return (
     err instanceof TypeError ||

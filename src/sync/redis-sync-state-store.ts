@@ -33,6 +33,19 @@ const DROP_MANAGER_DEPENDENTS = luaScript<number>(
   DROP_MANAGER_DEPENDENTS_SCRIPT,
 );
 
+/**
+ * Replaces a dead letter only if it still holds what was read (a compare-and-set that never
+ * creates one). KEYS: dead hash. ARGV: refKey, the letter as read, the new letter.
+ */
+const REPLACE_DEAD_LETTER = luaScript<number>(
+  "scimSyncReplaceDeadLetter",
+  `
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+return 1
+`,
+);
+
 /** A dead letter read, kept with the string it was read from. */
 function storedDeadLetter(stored: string): StoredDeadLetter {
   return { letter: JSON.parse(stored) as DeadLetter, stored };
@@ -244,15 +257,38 @@ export class RedisSyncStateStore implements SyncStateReader {
 
   // --- dead letters ---
 
+  /**
+   * Writes the entity's dead letter (replacing its previous one). The previous letter's
+   * `autoRetriedAt` is kept: a letter written again after a reconciliation handed it to a sync is
+   * not handed over again (src/sync/dead-letter-retry.ts).
+   */
   async addDeadLetter(letter: DeadLetter): Promise<void> {
     const key = refKey(letter.ref);
     const at = Date.parse(letter.at) || Date.now();
+    const autoRetriedAt =
+      letter.autoRetriedAt ?? (await this.getDeadLetter(letter.ref))?.letter.autoRetriedAt;
+    const written = autoRetriedAt === undefined ? letter : { ...letter, autoRetriedAt };
     await this.redis
       .multi()
-      .hset(syncKeys.dead(this.prefix), key, JSON.stringify(letter))
+      .hset(syncKeys.dead(this.prefix), key, JSON.stringify(written))
       .zadd(syncKeys.deadOrder(this.prefix), at, key)
       .zadd(syncKeys.deadOrder(this.prefix, letter.ref.source), at, key)
       .exec();
+  }
+
+  /**
+   * Notes on a dead letter read before that a reconciliation handed it to a sync (`autoRetriedAt`),
+   * unless a sync has written another one since or the entity synced (its letter gone): true if
+   * it did.
+   */
+  async markDeadLetterAutoRetried(read: StoredDeadLetter, at: string): Promise<boolean> {
+    const marked = JSON.stringify({ ...read.letter, autoRetriedAt: at });
+    const done = await REPLACE_DEAD_LETTER.run(
+      this.redis,
+      [syncKeys.dead(this.prefix)],
+      [refKey(read.letter.ref), read.stored, marked],
+    );
+    return done === 1;
   }
 
   /** Removes the dead letter (and the rate-limit loop count) of an entity that synced. */

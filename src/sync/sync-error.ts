@@ -1,5 +1,5 @@
-import { isRedisUnavailable } from "../directory/redis-failure.js";
-import { AppError, ServiceUnavailableError } from "../errors.js";
+import { isRedisWaitable } from "../directory/redis-failure.js";
+import { AppError } from "../errors.js";
 import { type PlatformError, isPlatformError } from "../platform/platform-error.js";
 
 /**
@@ -50,14 +50,16 @@ export interface FailureFate {
  * (ServiceUnavailableError: a connection failure, a command timeout, a transient error reply, or
  * too many concurrent writes to one entity), or a client library's connection failure or transient
  * reply met outside the store (the request budget, the sync state). An error reply that means a
- * bug (WRONGTYPE, a script error) is not one.
+ * bug (WRONGTYPE, a script error) is not one, nor a MOVED/ASK reply (a Redis Cluster talked to
+ * without cluster mode: no wait repairs it), nor an unexpected error `guarded` wrapped as a 503
+ * (judged by its cause: src/directory/redis-failure.ts, isRedisWaitable).
  */
 export function isRedisFailure(err: unknown): boolean {
-  if (err instanceof ServiceUnavailableError) return true;
   // The job layer's own errors carry another failure's message (a dead letter's reason may name
   // a platform connection refused: "ECONNREFUSED"), never a Redis one.
   if (err instanceof Error && JOB_CONTROL_ERRORS.has(err.name)) return false;
-  return isRedisUnavailable(err);
+  // Only what waiting repairs; the others are `internal` (attempts, then a dead letter).
+  return isRedisWaitable(err);
 }
 
 /** BullMQ's errors that end or move a job (UnrecoverableError, RateLimitError, DelayedError, …). */
@@ -100,10 +102,13 @@ export function classifyFailure(err: unknown): FailureFate {
 /**
  * Codes of failures that heal by themselves (the platform down or slow, Redis, a platform not yet
  * consistent): a dead letter of one of these was written because the job's attempts ran out, not
- * because the platform refused the entity's desired state. Reconciliation syncs them again
+ * because the platform refused the entity's desired state. Reconciliation syncs them again, once
  * (src/sync/dead-letter-retry.ts). Refusals (`platform_conflict`, `attribute_type_clash`, …) and
  * contract breaks (`platform_invalid_response`) are not among them: they wait for a fix and an
- * admin's retry.
+ * admin's retry. Nor are `internal` (a bug, or a Redis error reply such as WRONGTYPE or a script
+ * error: nothing a wait repairs) and `not_converging` (a sync that found the platform differing
+ * from its plan round after round, through all its attempts: a value the platform keeps
+ * rewriting, not an outage).
  */
 const TRANSIENT_CODES: ReadonlySet<string> = new Set([
   "platform_server",
@@ -113,8 +118,6 @@ const TRANSIENT_CODES: ReadonlySet<string> = new Set([
   "platform_bulk_internal",
   "platform_bulk_unconfirmed",
   "platform_inconsistent",
-  "not_converging",
-  "internal",
   REDIS_UNAVAILABLE,
 ]);
 

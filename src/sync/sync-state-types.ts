@@ -37,6 +37,12 @@ export interface DeadLetter {
   operation?: string;
   at: string;
   attempts: number;
+  /**
+   * When a reconciliation handed this letter to a sync again (src/sync/dead-letter-retry.ts). A
+   * letter written again for the entity keeps it (the sync it was handed to failed too): it is not
+   * handed over again, it waits for an admin. Gone with the letter once the entity syncs.
+   */
+  autoRetriedAt?: string;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { resyncTransientDeadLetters } from "../../../src/sync/dead-letter-retry.js";
 import { RedisSyncStateStore } from "../../../src/sync/redis-sync-state-store.js";
 import { TEST_REDIS_URL, deleteKeys, testPrefix } from "../../helpers/redis-test-prefix.js";
 
@@ -74,5 +75,53 @@ describe("RedisSyncStateStore lifecycle batch", () => {
     expect((await store.getLifecycle("p-lc"))?.entry.blocked).toBeUndefined();
     await store.dropLifecycle("p-lc");
     expect(await store.countLifecycle()).toBe(0);
+  });
+});
+
+describe("RedisSyncStateStore dead letters handed over by a reconciliation", () => {
+  const letter = (id: string, code: string, reason = "platform down") => ({
+    ref: { source: "dl-once", kind: "user" as const, id },
+    reason,
+    code,
+    at: new Date().toISOString(),
+    attempts: 3,
+  });
+  const handOver = async () => {
+    const got: string[] = [];
+    await resyncTransientDeadLetters(store, "dl-once", async (refs) => {
+      got.push(...refs.map((r) => r.id));
+    });
+    return got.sort();
+  };
+
+  it("hands each letter over once; a letter written again after it is left for an admin", async () => {
+    await store.addDeadLetter(letter("a", "platform_server"));
+    await store.addDeadLetter(letter("b", "internal", "WRONGTYPE Operation against a key"));
+    await store.addDeadLetter(letter("c", "not_converging"));
+    await store.addDeadLetter(letter("d", "platform_timeout"));
+    expect(await handOver()).toEqual(["a", "d"]);
+    // The next scheduled run, the syncs not run yet: nothing again.
+    expect(await handOver()).toEqual([]);
+    // a's sync failed again (the platform still down): its letter, written again, keeps the mark.
+    await store.addDeadLetter(letter("a", "platform_server", "still down"));
+    const again = await store.getDeadLetter(letter("a", "x").ref);
+    expect(again?.letter).toMatchObject({ reason: "still down", autoRetriedAt: expect.any(String) });
+    expect(await handOver()).toEqual([]);
+    // d synced (its letter gone); a later outage dead-letters it again: a new letter, handed over once.
+    await store.removeDeadLetter(letter("d", "x").ref);
+    await store.addDeadLetter(letter("d", "platform_network"));
+    expect(await handOver()).toEqual(["d"]);
+  });
+
+  it("marks only the letter as read: never one written since, never one removed", async () => {
+    await store.addDeadLetter(letter("e", "platform_server"));
+    const read = await store.getDeadLetter(letter("e", "x").ref);
+    await store.addDeadLetter(letter("e", "platform_server", "newer"));
+    expect(await store.markDeadLetterAutoRetried(read!, new Date().toISOString())).toBe(false);
+    expect((await store.getDeadLetter(letter("e", "x").ref))?.letter.autoRetriedAt).toBeUndefined();
+    const current = await store.getDeadLetter(letter("e", "x").ref);
+    await store.removeDeadLetter(letter("e", "x").ref);
+    expect(await store.markDeadLetterAutoRetried(current!, new Date().toISOString())).toBe(false);
+    expect(await store.getDeadLetter(letter("e", "x").ref)).toBeNull();
   });
 });

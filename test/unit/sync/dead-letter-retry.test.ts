@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { EntityRef } from "../../../src/scim/scim-types.js";
-import { resyncTransientDeadLetters } from "../../../src/sync/dead-letter-retry.js";
+import {
+  type DeadLetterRetryState,
+  resyncTransientDeadLetters,
+} from "../../../src/sync/dead-letter-retry.js";
 import { isTransientFailureCode } from "../../../src/sync/sync-error.js";
 import type { DeadLetter } from "../../../src/sync/sync-state-types.js";
 
@@ -15,11 +18,24 @@ function letters(codes: string[]): DeadLetter[] {
   }));
 }
 
-function store(list: DeadLetter[]) {
+/** The store's dead letters of `list`, read and marked as RedisSyncStateStore does. */
+function store(list: DeadLetter[]): DeadLetterRetryState {
   return {
-    async listDeadLetters(o: { source?: string; offset: number; limit: number }) {
+    async listStoredDeadLetters(o: { source?: string; offset: number; limit: number }) {
       const mine = list.filter((l) => l.ref.source === o.source);
-      return { total: mine.length, items: o.limit <= 0 ? [] : mine.slice(o.offset, o.offset + o.limit) };
+      const items = o.limit <= 0 ? [] : mine.slice(o.offset, o.offset + o.limit);
+      return {
+        total: mine.length,
+        items: items.map((letter) => ({ letter, stored: JSON.stringify(letter) })),
+      };
+    },
+    async markDeadLetterAutoRetried(read, at) {
+      const i = list.findIndex(
+        (l) => l.ref.id === read.letter.ref.id && l.ref.source === read.letter.ref.source,
+      );
+      if (i < 0 || JSON.stringify(list[i]) !== read.stored) return false;
+      list[i] = { ...list[i]!, autoRetriedAt: at };
+      return true;
     },
   };
 }
@@ -76,11 +92,35 @@ describe("resyncTransientDeadLetters", () => {
     expect(got).toEqual([{ source: "okta", kind: "user", id: "u0" }]);
   });
 
+  it("hands a letter over once: not again, nor when the sync it went to wrote it again", async () => {
+    const list = letters(["platform_server", "platform_timeout"]);
+    const handOver = async () => {
+      const got: string[] = [];
+      await resyncTransientDeadLetters(store(list), "okta", async (refs) => {
+        got.push(...refs.map((r) => r.id));
+      });
+      return got.sort();
+    };
+    expect(await handOver()).toEqual(["u0", "u1"]);
+    expect(list.every((l) => l.autoRetriedAt !== undefined)).toBe(true);
+    // The next run, before the syncs ran: nothing handed over again.
+    expect(await handOver()).toEqual([]);
+    // u0's sync failed again: its letter written again keeps the mark (the store's addDeadLetter).
+    list[0] = { ...list[0]!, reason: "again", at: new Date(5_000).toISOString() };
+    expect(await handOver()).toEqual([]);
+    // A new failure after the entity synced (its letter gone, a new one without the mark): once more.
+    list.push({ ...letters(["platform_network"])[0]!, ref: { source: "okta", kind: "user", id: "u9" } });
+    expect(await handOver()).toEqual(["u9"]);
+  });
+
   it("classifies codes", () => {
-    for (const code of ["platform_server", "platform_rate_limited", "internal", "not_converging"]) {
+    for (const code of ["platform_server", "platform_rate_limited", "redis_unavailable"]) {
       expect(isTransientFailureCode(code), code).toBe(true);
     }
     for (const code of [
+      // A bug or a Redis error reply, and a sync that never converged: left for an admin.
+      "internal",
+      "not_converging",
       "platform_forbidden",
       "platform_bad_request",
       "ownership_conflict",

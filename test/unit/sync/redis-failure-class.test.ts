@@ -1,5 +1,6 @@
 import { DelayedError, UnrecoverableError, Worker } from "bullmq";
 import { describe, expect, it } from "vitest";
+import { toStoreError } from "../../../src/directory/redis-failure.js";
 import { ServiceUnavailableError } from "../../../src/errors.js";
 import { PlatformError } from "../../../src/platform/platform-error.js";
 import { REDIS_UNAVAILABLE, classifyFailure, isRedisFailure } from "../../../src/sync/sync-error.js";
@@ -45,5 +46,31 @@ describe("isRedisFailure / classifyFailure: Redis could not serve", () => {
     );
     expect(isRedisFailure(reply)).toBe(false);
     expect(classifyFailure(reply).code).toBe("internal");
+  });
+
+  it("what the store wrapped as a 503 counts by its cause: a timeout is, MOVED/ASK and unexpected errors are not", () => {
+    const reply = (message: string) => Object.assign(new Error(message), { name: "ReplyError" });
+    const wait = [
+      toStoreError(new Error("Command timed out")),
+      toStoreError(reply("LOADING Redis is loading the dataset in memory")),
+      toStoreError(reply("READONLY You can't write against a read only replica.")),
+      // The store's own 503 (too many concurrent writes to one entity): no cause, a wait.
+      new ServiceUnavailableError("Too many concurrent writes to this user; retry"),
+    ];
+    for (const err of wait) expect(isRedisFailure(err), String(err.cause ?? err.message)).toBe(true);
+    const notWait = [
+      reply("MOVED 3999 127.0.0.1:6381"),
+      reply("ASK 3999 127.0.0.1:6381"),
+      toStoreError(reply("MOVED 3999 127.0.0.1:6381")),
+      toStoreError(reply("ASK 3999 127.0.0.1:6381")),
+      // Any other error a client library throws inside `guarded`: a 503 to the API, not a wait.
+      toStoreError(new Error("unexpected reply shape")),
+    ];
+    for (const err of notWait) {
+      expect(isRedisFailure(err), String(err.cause ?? err.message)).toBe(false);
+      expect(classifyFailure(err).code).toBe("internal");
+    }
+    // The API's answer is unchanged: the store still maps them to a 503.
+    expect(toStoreError(reply("MOVED 3999 127.0.0.1:6381"))).toBeInstanceOf(ServiceUnavailableError);
   });
 });

@@ -1,0 +1,159 @@
+/**
+ * Faults-i (review): the sync's wait for Redis is bounded, and a resync request it took is not lost
+ * when putting it back fails on Redis too. The processor runs here on a job of its own (its
+ * moveToDelayed and updateData recorded), over the harness's real directory, state and platform.
+ */
+import { DelayedError, type Job, UnrecoverableError } from "bullmq";
+import { afterEach, describe, expect, it } from "vitest";
+import { syncMetrics } from "../../../jobs/sync-metrics.js";
+import type { SyncJobData } from "../../../jobs/sync-job.js";
+import { REDIS_WAIT_LIMIT_MS, createSyncProcessor } from "../../../jobs/sync-processor.js";
+import { toStoreError } from "../../../src/directory/redis-failure.js";
+import { createLogger } from "../../../src/observability/logger.js";
+import { createMetricsRegistry } from "../../../src/observability/metrics.js";
+import { NoopRequestBudget } from "../../../src/platform/client/request-budget.js";
+import type { EntityRef } from "../../../src/scim/scim-types.js";
+import { AttributeDefinitions } from "../../../src/sync/attribute-definitions.js";
+import type { SyncContext } from "../../../src/sync/sync-context.js";
+import { type JobsHarness, startJobsHarness } from "./jobs-harness.js";
+
+/** What the store answers when its client's command timeout passes (`guarded`). */
+const storeTimeout = () => toStoreError(new Error("Command timed out"));
+
+/** A job as a worker hands it over, recording what the processor does with it. */
+function jobOf(ref: EntityRef, attempts = 2) {
+  const job = {
+    data: { ...ref } as Record<string, unknown>,
+    attemptsMade: 0,
+    attemptsStarted: 1,
+    opts: { attempts, backoff: { type: "exponential", delay: 1_000 } },
+    movedTo: [] as number[],
+    async moveToDelayed(at: number, token?: string) {
+      expect(token).toBe("token");
+      job.movedTo.push(at);
+    },
+    async updateData(data: Record<string, unknown>) {
+      job.data = data;
+    },
+  };
+  return job;
+}
+
+/** One run of the job by a worker (lock token "token"); its next start counted. */
+async function runAs(process: ReturnType<typeof createSyncProcessor>, job: ReturnType<typeof jobOf>) {
+  try {
+    return await process(job as unknown as Job<SyncJobData>, "token");
+  } finally {
+    job.attemptsStarted++;
+  }
+}
+
+describe("faults-i: the sync's wait for Redis", () => {
+  let h: JobsHarness | undefined;
+  afterEach(async () => {
+    await h?.close();
+    h = undefined;
+  });
+
+  function contextOf(harness: JobsHarness, overrides: Partial<SyncContext> = {}) {
+    const logger = createLogger("silent");
+    const ctx: SyncContext = {
+      config: harness.config,
+      directory: harness.directory,
+      platform: harness.platform,
+      state: harness.state,
+      attributes: new AttributeDefinitions(harness.platform),
+      logger,
+      scheduleLifecycle: async () => {},
+      ...overrides,
+    };
+    const registry = createMetricsRegistry({ defaultMetrics: false });
+    const process = createSyncProcessor({
+      ctx,
+      queue: harness.syncQueue.queue,
+      budget: new NoopRequestBudget(),
+      metrics: syncMetrics(registry, async () => ({})),
+      logger,
+    });
+    return { process, registry };
+  }
+
+  it("a read that always times out waits for REDIS_WAIT_LIMIT_MS at most, then ends as a redis_unavailable dead letter", async () => {
+    h = await startJobsHarness("redis-wait-limit", { workers: false });
+    const u = await h.directory.createUser("okta", h.user("heavy@limit.example"));
+    const ref: EntityRef = { source: "okta", kind: "user", id: u.resource.id };
+    // This one entity's read always outlasts the store client's command timeout; Redis is fine.
+    const directory = new Proxy(h.directory, {
+      get(target, key, receiver) {
+        if (key === "snapshotUser") return async () => Promise.reject(storeTimeout());
+        const value = Reflect.get(target, key, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const { process, registry } = contextOf(h, { directory });
+    const job = jobOf(ref, 2);
+
+    // First failure: the job waits (moved back to delayed, no attempt), the wait's start kept.
+    await expect(runAs(process, job)).rejects.toBeInstanceOf(DelayedError);
+    expect(job.movedTo).toHaveLength(1);
+    const since = job.data["redisWaitSince"];
+    expect(typeof since).toBe("number");
+    await expect(runAs(process, job)).rejects.toBeInstanceOf(DelayedError);
+    expect(job.data["redisWaitSince"]).toBe(since);
+
+    // Ten minutes of waits later: the failure spends an attempt like any other.
+    job.data["redisWaitSince"] = Date.now() - REDIS_WAIT_LIMIT_MS - 1;
+    await expect(runAs(process, job)).rejects.toThrow(/unavailable/);
+    expect(job.movedTo).toHaveLength(2);
+    expect(await h.state.getStatus(ref)).toMatchObject({
+      state: "retrying",
+      lastError: { code: "redis_unavailable" },
+    });
+    // The last attempt: a visible dead letter.
+    job.attemptsMade = 1;
+    await expect(runAs(process, job)).rejects.toBeInstanceOf(UnrecoverableError);
+    expect(job.movedTo).toHaveLength(2);
+    expect((await h.state.getDeadLetter(ref))?.letter).toMatchObject({ code: "redis_unavailable" });
+    expect(await h.state.getStatus(ref)).toMatchObject({ state: "dead" });
+    const jobs = (await registry.getSingleMetric("sync_jobs_total")?.get())?.values ?? [];
+    const count = (outcome: string) => jobs.find((v) => v.labels.outcome === outcome)?.value;
+    expect([count("redis_unavailable"), count("retry"), count("dead")]).toEqual([2, 1, 1]);
+  });
+
+  it("a resync request taken by a run that fails on Redis, and that cannot be put back, rides in the job", async () => {
+    h = await startJobsHarness("redis-wait-resync", { workers: false });
+    const u = await h.directory.createUser("okta", h.user("flag@limit.example", { displayName: "Real" }));
+    const ref: EntityRef = { source: "okta", kind: "user", id: u.resource.id };
+    const synced = contextOf(h);
+    expect(await runAs(synced.process, jobOf(ref))).toBe("clean");
+    const pid = h.platformUsers().get("flag@limit.example")?.["id"] as string;
+    // Changed on the platform behind the bridge's back; a reconciliation asks for a resync.
+    await h.platform.patchUser(pid, [{ op: "replace", path: "displayName", value: "Drifted" }]);
+    await h.state.requestResync([ref]);
+
+    // The run takes the request, its read fails on Redis, and so does putting the request back.
+    let reads = 0;
+    const directory = new Proxy(h.directory, {
+      get(target, key, receiver) {
+        if (key === "snapshotUser" && reads++ === 0) return async () => Promise.reject(storeTimeout());
+        const value = Reflect.get(target, key, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const state = new Proxy(h.state, {
+      get(target, key, receiver) {
+        if (key === "requestResync") return async () => Promise.reject(new Error("Command timed out"));
+        const value = Reflect.get(target, key, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const failing = contextOf(h, { directory, state });
+    const job = jobOf(ref);
+    await expect(runAs(failing.process, job)).rejects.toBeInstanceOf(DelayedError);
+    expect(await h.state.isResyncRequested(ref)).toBe(false);
+
+    // Redis serves again: the job's next run reads the platform and repairs the drift.
+    expect(await runAs(synced.process, job)).toBe("clean");
+    expect(h.platformUsers().get("flag@limit.example")?.["displayName"]).toBe("Real");
+  });
+});
