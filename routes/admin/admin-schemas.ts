@@ -145,6 +145,10 @@ export const deadLetterSchema = z.object({
   operation: z.string().optional(),
   at: z.string(),
   attempts: z.number().int(),
+  autoRetriedAt: z
+    .string()
+    .optional()
+    .describe("When a reconciliation handed this letter to a sync once (transient failures only); not again"),
 });
 
 export const auditEntrySchema = z.object({

@@ -409,6 +409,13 @@ describe("admin API (/admin/v1) against real Redis", () => {
     ]);
     expect(res.body.paths["/reconcile-runs/{runId}/confirm"].post["x-required-role"]).toBe("admin");
     expect(res.body.paths["/dead-letters/{source}/{kind}/{id}"].delete).toBeDefined();
+    // Every field a letter is listed with is described, the reconciliation's once-only mark too.
+    const letters =
+      res.body.paths["/dead-letters"].get.responses["200"].content["application/json"].schema.properties
+        .items;
+    expect(Object.keys(letters.items.properties)).toEqual(
+      expect.arrayContaining(["ref", "code", "reason", "operation", "at", "attempts", "autoRetriedAt"]),
+    );
   });
 
   it("a discarded dead letter shows on the entity's status, and the CLI points to a resync, not a retry", async () => {
