@@ -575,8 +575,9 @@ const DEAD_LETTER_PAGE = 500;
  * Every dead letter (of a source), page by page: the admin API answers at most 500 at a time, and an
  * operator asking what failed must see all of it, not the oldest 500 under a total of thousands.
  * The list is oldest first; it is read from the newest end down, so a letter that goes meanwhile
- * (its entity synced, or retried) only shifts letters already read, never one still to read, and
- * letters added meanwhile land at the newest end, already passed. Printed oldest first.
+ * (its entity synced, or retried) only shifts letters already read, never one still to read. A
+ * letter added or written again meanwhile lands at the newest end, already passed: that end is read
+ * again, down to the newest letter the first reading began with. Printed oldest first.
  */
 async function allDeadLetters(
   api: Client,
@@ -588,14 +589,32 @@ async function allDeadLetters(
     const page = expectShape(await api.call("GET", path), "/dead-letters", PAGE);
     return { total: Number(page.total ?? 0), items: (page.items ?? []) as DeadLetterLine[] };
   };
-  const first = await read(0, 1);
-  const pages: DeadLetterLine[][] = [];
-  for (let end = first.total; end > 0; end -= DEAD_LETTER_PAGE) {
-    const offset = Math.max(0, end - DEAD_LETTER_PAGE);
-    pages.unshift((await read(offset, end - offset)).items);
-  }
+  const walk = async (stopAt?: string) => {
+    const pages: DeadLetterLine[][] = [];
+    const { total } = await read(0, 1);
+    for (let end = total; end > 0; end -= DEAD_LETTER_PAGE) {
+      const offset = Math.max(0, end - DEAD_LETTER_PAGE);
+      const items = (await read(offset, end - offset)).items;
+      pages.unshift(items);
+      if (stopAt !== undefined && items.some((d) => d.at <= stopAt)) break;
+    }
+    return pages.flat();
+  };
+  const all = await walk();
+  // A letter written again meanwhile (its entity failed again) moved to the newest end, already
+  // read: the letters newer than the newest the walk began with are read again from that end.
+  const newest =
+    all
+      .map((d) => d.at)
+      .sort()
+      .at(-1) ?? "";
+  const since = all.length > 0 ? await walk(newest) : [];
   const byRef = new Map<string, DeadLetterLine>();
-  for (const d of pages.flat()) byRef.set(`${d.ref.source}/${d.ref.kind}/${d.ref.id}`, d);
+  for (const d of [...all, ...since]) {
+    const key = `${d.ref.source}/${d.ref.kind}/${d.ref.id}`;
+    byRef.delete(key); // its latest reading, in its latest place
+    byRef.set(key, d);
+  }
   return { total: byRef.size, items: [...byRef.values()] };
 }
 

@@ -160,7 +160,7 @@ describe("runAdminCommand", () => {
     expect(text).toContain("1234 dead letter(s)");
     expect(text).toContain("okta/user/u0  platform_conflict");
     expect(text).toContain("okta/user/u1233  platform_conflict");
-    expect(calls).toHaveLength(4); // the total, then three pages
+    expect(calls).toHaveLength(6); // the total, three pages, then the newest end again (total, a page)
 
     // Letters go while the pages are read (their entities synced): none of the rest is skipped.
     const stored = letters.slice(0, 1_200);
@@ -172,6 +172,11 @@ describe("runAdminCommand", () => {
         const body = { total: stored.length, items: stored.slice(offset, offset + limit) };
         if (limit > 1 && pagesRead++ === 0) stored.splice(10, 1); // one of the oldest goes
         if (pagesRead === 2) stored.splice(1_000, 1); // one of the newest, already read, goes
+        if (pagesRead === 2 && offset > 0) {
+          // One of the oldest, not read yet, fails again: written anew, it moves to the newest end.
+          const [moved] = stored.splice(5, 1);
+          if (moved) stored.push({ ...moved, at: "2026-11-27T01:00:00.000Z" });
+        }
         return { status: 200, body };
       },
     });
@@ -179,8 +184,9 @@ describe("runAdminCommand", () => {
     const listed = JSON.parse(json.out.join("")) as { total: number; items: Array<{ ref: { id: string } }> };
     const ids = listed.items.map((d) => d.ref.id);
     expect(new Set(ids).size).toBe(ids.length);
-    // Every letter still there at the end is listed, oldest first.
+    // Every letter still there at the end is listed, oldest first (the one written again last).
     expect(ids.filter((id) => stored.some((d) => d.ref.id === id))).toEqual(stored.map((d) => d.ref.id));
+    expect(ids.at(-1)).toBe("u5");
   });
 
   it("status prints every queue's depth by state in its human form", async () => {
