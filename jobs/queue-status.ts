@@ -93,8 +93,10 @@ export function createQueueStatus(options: {
     async deadLettersBySource(sources) {
       const sizeOf = async (source: string) =>
         (await state.listDeadLetters({ source, offset: 0, limit: 0 })).total;
-      const counts: Record<string, number> = {};
-      for (const source of sources) counts[source] = await sizeOf(source);
+      const sizes = await Promise.all(sources.map(sizeOf));
+      const counts: Record<string, number> = Object.fromEntries(
+        sources.map((source, index) => [source, sizes[index] ?? 0]),
+      );
       // Letters of sources no longer configured (kept, listed and counted in /status) are counted
       // too; they are looked for only when the configured sources' counts leave some unaccounted.
       const known = Object.values(counts).reduce((sum, n) => sum + n, 0);

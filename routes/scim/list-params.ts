@@ -69,9 +69,11 @@ const FORM_ENCODED = /^[A-Za-z0-9\-._*!()~'%+]*$/;
  * stands: outside the filter's string literals it is a space (it separates the tokens: nothing
  * else in a filter's grammar outside a string has a `+`); inside one it is a space only when the
  * whole value is form-encoded, and a plus otherwise. The value is taken as not form-encoded when
- * it holds a `%20` (a form encoder writes a space as `+`) or a character a form encoder would have
- * escaped (`@`, `"`, `~`, ...): `userName+eq+%22a+b@example.com%22` is the user "a+b@example.com",
- * `userName+eq+%22Ann+Lee%22` the user "Ann Lee". Undefined when the value is not valid
+ * it holds a `%20` (a form encoder writes a space as `+`) or a character every form encoder
+ * escapes (`@`, `"`, `:`, `/`, `,` ...): `userName+eq+%22a+b@example.com%22` is the user
+ * "a+b@example.com", `userName+eq+%22Ann+Lee%22` the user "Ann Lee". The one reading this cannot
+ * tell apart: a value pasted unencoded whose only characters are also a form encoder's
+ * (`displayName+eq+%22R+D(EU)%22` is read "R D(EU)"). Undefined when the value is not valid
  * percent-encoding of UTF-8, or holds characters outside ASCII.
  */
 export function decodeFilterParam(raw: string): string | undefined {
