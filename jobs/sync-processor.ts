@@ -269,7 +269,13 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
           data: carry ? { [RESYNC_CARRIED]: true } : {},
         });
       }
-      if (carry) await job.updateData({ ...job.data, [RESYNC_CARRIED]: true } as SyncJobData).catch(() => {});
+      const data = {
+        ...(carry ? { [RESYNC_CARRIED]: true } : {}),
+        ...(isRedisFailure(err) ? redisWaitGoesOn(job) : {}),
+      };
+      if (Object.keys(data).length > 0) {
+        await job.updateData({ ...job.data, ...data } as SyncJobData).catch(() => {});
+      }
       throw err;
     }
   };
@@ -297,15 +303,39 @@ export const REDIS_WAIT_LIMIT_MS = 10 * 60_000;
 /** The job data's field for when the job first waited for Redis (ms since the epoch). */
 const REDIS_WAIT_SINCE = "redisWaitSince";
 
-/** When the job first waited for Redis, if it has. */
-export function redisWaitSince(job: Pick<Job, "data">): number | undefined {
-  const since = (job.data as Record<string, unknown> | undefined)?.[REDIS_WAIT_SINCE];
-  return typeof since === "number" ? since : undefined;
+/** The job data's field for the start (attemptsStarted) of the job's run that last waited. */
+const REDIS_WAIT_RUN = "redisWaitRun";
+
+/**
+ * When the job's current wait for Redis began: the first of the waits that ended the job's runs
+ * since, one after the other. A run that did something else in between (spent an attempt, was
+ * rate limited, stalled) ends that wait: a Redis failure after it starts a new one, so that the
+ * limit bounds consecutive waiting only, not a blip long after an earlier one. (Told by the
+ * job's starts, BullMQ's attemptsStarted, one per run: the last wait's run is the one before.)
+ */
+export function redisWaitSince(job: Pick<Job, "data" | "attemptsStarted">): number | undefined {
+  const data = job.data as Record<string, unknown> | undefined;
+  const since = data?.[REDIS_WAIT_SINCE];
+  if (typeof since !== "number") return undefined;
+  const run = data?.[REDIS_WAIT_RUN];
+  if (typeof run === "number" && typeof job.attemptsStarted === "number" && job.attemptsStarted !== run + 1) {
+    return undefined;
+  }
+  return since;
+}
+
+/**
+ * The job data's fields that keep a wait for Redis going across a run that met Redis failing past
+ * the limit and spent an attempt instead: the failures are still consecutive, and the job's next
+ * run does not wait again (none when the job is not waiting).
+ */
+export function redisWaitGoesOn(job: Pick<Job, "data" | "attemptsStarted">): Record<string, unknown> {
+  return redisWaitSince(job) === undefined ? {} : { [REDIS_WAIT_RUN]: job.attemptsStarted };
 }
 
 /** Whether the job has waited for Redis for REDIS_WAIT_LIMIT_MS already (it waits no more). */
 export function redisWaitOver(
-  job: Pick<Job, "data">,
+  job: Pick<Job, "data" | "attemptsStarted">,
   now: number = Date.now(),
   limitMs: number = REDIS_WAIT_LIMIT_MS,
 ): boolean {
@@ -349,7 +379,8 @@ export interface RedisWaitReport {
  * unreachable, loading) says nothing about its entity: the job goes back to the delayed set without
  * spending an attempt (BullMQ's moveToDelayed + DelayedError) and runs again later, so that an
  * outage of the store does not dead-letter the entities it touched, for REDIS_WAIT_LIMIT_MS from
- * its first wait (kept in the job's data; the caller stops calling this past it). The job keeps
+ * the first of its consecutive waits (kept in the job's data, redisWaitSince; the caller stops
+ * calling this past it). The job keeps
  * its id, so its deduplication holds: one sync per entity at a time (invariant 3), and a change
  * that lands meanwhile is read by its next run, or by the follow-up BullMQ keeps for a change made
  * while it was active (invariant 2). Visible (invariant 7): the caller's metric
@@ -389,10 +420,13 @@ export async function waitForRedis(
   } catch {
     // The status is best effort here; the metric and the line above say it.
   }
-  const extra = report.data ?? {};
-  if (since === undefined || Object.keys(extra).length > 0) {
-    await job.updateData({ ...job.data, [REDIS_WAIT_SINCE]: since ?? now, ...extra });
-  }
+  // Kept at every wait: the wait's start, and which run waited (redisWaitSince).
+  await job.updateData({
+    ...job.data,
+    [REDIS_WAIT_SINCE]: since ?? now,
+    [REDIS_WAIT_RUN]: job.attemptsStarted,
+    ...(report.data ?? {}),
+  });
   await job.moveToDelayed(now + delayMs, token);
   throw new DelayedError();
 }
