@@ -34,6 +34,8 @@ export async function recordDeadLetter(
   fate: Pick<FailureFate, "code" | "message" | "operation">,
   attempts: number,
   generation: number | undefined,
+  /** Told once the letter itself is written (what fails after it leaves the letter in place). */
+  written?: { deadLettered: boolean },
 ): Promise<void> {
   const at = new Date().toISOString();
   const { state } = deps.ctx;
@@ -45,12 +47,15 @@ export async function recordDeadLetter(
     at,
     attempts,
   });
-  await noteFailure(deps.ctx, ref, "dead", fate, attempts, at);
+  if (written) written.deadLettered = true;
+  // Counted and logged as soon as the letter is there: a status or marker that cannot be written
+  // next does not hide it.
   deps.metrics.countDeadLetter({ source: ref.source, code: fate.code, kind: ref.kind });
   deps.logger.error(
     { ref, code: fate.code, operation: fate.operation, attempts },
     "sync failed for good: dead letter",
   );
+  await noteFailure(deps.ctx, ref, "dead", fate, attempts, at);
   // A dead letter does not hold the bridge busy; a later change or an admin retry syncs it again.
   if (generation !== undefined) await deps.ctx.directory.markClean(ref, generation);
 }
@@ -114,14 +119,10 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
   /**
    * One run of the sync. `waiting`: a Redis failure makes the job wait (the caller's waitForRedis)
    * instead of spending an attempt. `flag` follows the resync request this run takes: once put
-   * back (`returned`), it is no longer this run's to keep.
+   * back (`returned`), it is no longer this run's to keep; and whether the run wrote its dead
+   * letter, and the generation it read (for the caller's last-resort dead letter).
    */
-  const sync = async (
-    job: Job<SyncJobData>,
-    ref: EntityRef,
-    waiting: boolean,
-    flag: { taken: boolean; returned: boolean },
-  ): Promise<string> => {
+  const sync = async (job: Job<SyncJobData>, ref: EntityRef, waiting: boolean, flag: SyncRun): Promise<string> => {
     const [paused, taken] = await Promise.allSettled([deps.budget.pausedUntil(), ctx.state.takeResync(ref)]);
     if (taken.status === "rejected") throw taken.reason;
     // A request an earlier run of this job took and could not put back rides in the job's data.
@@ -133,8 +134,9 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       flag.returned = true;
     };
     if (paused.status === "rejected") {
-      // Redis failed under the budget: the resync request just taken goes back for the next run.
-      await putBack();
+      // Redis failed under the budget: the resync request just taken goes back for the next run
+      // (or, that failing too, rides in the job: the caller). The budget's failure is the one told.
+      await putBack().catch(() => {});
       throw paused.reason;
     }
     const pausedUntil = paused.value;
@@ -144,7 +146,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
     }
 
     const stopTimer = metrics.duration.startTimer({ kind: ref.kind });
-    const progress: SyncProgress = {};
+    const progress: SyncProgress = flag.progress;
     let outcome: SyncOutcome;
     const writes: WriteWatch = {};
     try {
@@ -155,7 +157,9 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       );
     } catch (err) {
       stopTimer();
-      await putBack();
+      // Putting the request back failing (on Redis, say) must not hide the sync's own failure: the
+      // request then rides in the job (the caller).
+      await putBack().catch(() => {});
       await checkLateWrites(ctx, [ref], writes);
       const fate = classifyFailure(err);
       // Redis could not serve: no fault of the entity's (waitForRedis, below), unless the job has
@@ -203,7 +207,8 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         (await desiredStateMoved(ctx, ref, progress.generation));
       if ((fate.permanent && !superseded) || lastAttempt) {
         metrics.jobs.inc({ kind: ref.kind, outcome: "dead" });
-        await recordDeadLetter(deps, ref, fate, attempts, progress.generation);
+        flag.deadLetterTried = true;
+        await recordDeadLetter(deps, ref, fate, attempts, progress.generation, flag);
         throw new UnrecoverableError(`${fate.code}: ${fate.message}`);
       }
       metrics.jobs.inc({ kind: ref.kind, outcome: "retry" });
@@ -248,7 +253,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
     const ref: EntityRef = { source: job.data.source, kind: job.data.kind, id: job.data.id };
     // Without a lock token the job cannot be moved: a Redis failure spends an attempt.
     const waiting = token !== undefined && !redisWaitOver(job);
-    const flag = { taken: false, returned: false };
+    const flag: SyncRun = { taken: false, returned: false, progress: {}, deadLetterTried: false, deadLettered: false };
     try {
       return await sync(job, ref, waiting, flag);
     } catch (err) {
@@ -276,9 +281,51 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       if (Object.keys(data).length > 0) {
         await job.updateData({ ...job.data, ...data } as SyncJobData).catch(() => {});
       }
+      const attempts = job.attemptsMade + 1;
+      if (attempts >= (job.opts.attempts ?? 1) && !isJobControl(err) && !flag.deadLettered) {
+        // The job's last attempt failed where the sync's own handling did not see it (the request
+        // budget's or the resync request's read, its status note, …): the failure is visible all
+        // the same (invariant 7), on the sync state's connection (the queue's: it may serve when the
+        // store does not); the dirty marker is dropped when the store serves (best effort).
+        const fate = classifyFailure(err);
+        if (!flag.deadLetterTried) metrics.jobs.inc({ kind: ref.kind, outcome: "dead" });
+        try {
+          await recordDeadLetter(deps, ref, fate, attempts, flag.progress.generation, flag);
+        } catch (recordErr) {
+          logger.error(
+            { ref, code: fate.code, attempts, err: errorMessage(recordErr), deadLetter: flag.deadLettered },
+            flag.deadLettered
+              ? "sync failed for good: its dead letter is written, its status or dirty marker could not be"
+              : "sync failed for good: its dead letter could not be written",
+          );
+        }
+        if (flag.deadLettered) throw new UnrecoverableError(`${fate.code}: ${fate.message}`);
+      }
       throw err;
     }
   };
+}
+
+/** What one run of a sync did that its caller needs to know (createSyncProcessor). */
+interface SyncRun {
+  /** A resync request taken, and put back. */
+  taken: boolean;
+  returned: boolean;
+  /** What the sync read (the entity's generation). */
+  progress: SyncProgress;
+  /** The sync's own failure handling went for a dead letter (counted); and the letter is written. */
+  deadLetterTried: boolean;
+  deadLettered: boolean;
+}
+
+/** BullMQ's errors that end or move a job (the processor's own, not failures). */
+function isJobControl(err: unknown): boolean {
+  return (
+    err instanceof Error &&
+    ["UnrecoverableError", "RateLimitError", "DelayedError", "WaitingError", "WaitingChildrenError"].includes(
+      err.name,
+    )
+  );
 }
 
 /** The job data's field for a resync request the job took and could not put back. */

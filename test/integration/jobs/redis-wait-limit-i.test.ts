@@ -193,4 +193,49 @@ describe("faults-i: the sync's wait for Redis", () => {
       lastError: { code: "redis_unavailable" },
     });
   });
+
+  it("past the limit, a Redis failure outside the sync's own handling still ends as a dead letter on the last attempt", async () => {
+    h = await startJobsHarness("redis-wait-budget", { workers: false });
+    const u = await h.directory.createUser("okta", h.user("budget@limit.example"));
+    const ref: EntityRef = { source: "okta", kind: "user", id: u.resource.id };
+    // The request budget shares the store's slow client: its read fails before the sync's try.
+    const budget = new NoopRequestBudget();
+    budget.pausedUntil = async () => Promise.reject(new Error("Command timed out"));
+    const { process, registry } = contextOf(h, {}, budget);
+    const job = jobOf(ref, 2);
+    // Waited for ten minutes already, one attempt spent past them: the last attempt.
+    job.attemptsMade = 1;
+    job.attemptsStarted = 5;
+    job.data["redisWaitSince"] = Date.now() - REDIS_WAIT_LIMIT_MS - 1;
+    job.data["redisWaitRun"] = 4;
+    await expect(runAs(process, job)).rejects.toBeInstanceOf(UnrecoverableError);
+    expect(job.movedTo).toHaveLength(0);
+    // Before: the job failed for good with the client's error, no dead letter, the user `pending`.
+    expect((await h.state.getDeadLetter(ref))?.letter).toMatchObject({ code: "redis_unavailable", attempts: 2 });
+    expect(await h.state.getStatus(ref)).toMatchObject({ state: "dead", lastError: { code: "redis_unavailable" } });
+    const letters = (await registry.getSingleMetric("dead_letters_total")?.get())?.values ?? [];
+    expect(letters.find((v) => v.labels.code === "redis_unavailable")?.value).toBe(1);
+  });
+
+  it("a resync request that cannot be put back does not hide the sync's own failure", async () => {
+    h = await startJobsHarness("redis-wait-putback", { workers: false });
+    const u = await h.directory.createUser("okta", h.user("hidden@limit.example"));
+    const ref: EntityRef = { source: "okta", kind: "user", id: u.resource.id };
+    await h.state.requestResync([ref]);
+    // A bug in the sync (not Redis's fault), and putting the taken request back fails on Redis.
+    const directory = failingReads(h, () => new TypeError("Cannot read properties of undefined"));
+    const state = new Proxy(h.state, {
+      get(target, key, receiver) {
+        if (key === "requestResync") return async () => Promise.reject(new Error("Command timed out"));
+        const value = Reflect.get(target, key, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const { process } = contextOf(h, { directory, state });
+    const job = jobOf(ref, 1);
+    // Before: the put-back's Redis failure was thrown instead, and the job waited for Redis.
+    await expect(runAs(process, job)).rejects.toBeInstanceOf(UnrecoverableError);
+    expect(job.movedTo).toHaveLength(0);
+    expect((await h.state.getDeadLetter(ref))?.letter).toMatchObject({ code: "internal" });
+  });
 });
