@@ -6,7 +6,13 @@ import { flushLifecycle } from "../src/sync/lifecycle-flusher.js";
 import type { SyncContext } from "../src/sync/sync-context.js";
 import { REDIS_UNAVAILABLE, classifyFailure, isRedisFailure } from "../src/sync/sync-error.js";
 import type { SyncMetrics } from "./sync-metrics.js";
-import { rateLimited, recordDeadLetter, redisWaitGoesOn, redisWaitOver, waitForRedis } from "./sync-processor.js";
+import {
+  rateLimited,
+  recordDeadLetter,
+  redisWaitGoesOn,
+  redisWaitOver,
+  waitForRedis,
+} from "./sync-processor.js";
 
 export interface LifecycleProcessorDeps {
   ctx: SyncContext;

@@ -122,7 +122,12 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
    * back (`returned`), it is no longer this run's to keep; and whether the run wrote its dead
    * letter, and the generation it read (for the caller's last-resort dead letter).
    */
-  const sync = async (job: Job<SyncJobData>, ref: EntityRef, waiting: boolean, flag: SyncRun): Promise<string> => {
+  const sync = async (
+    job: Job<SyncJobData>,
+    ref: EntityRef,
+    waiting: boolean,
+    flag: SyncRun,
+  ): Promise<string> => {
     const [paused, taken] = await Promise.allSettled([deps.budget.pausedUntil(), ctx.state.takeResync(ref)]);
     if (taken.status === "rejected") throw taken.reason;
     // A request an earlier run of this job took and could not put back rides in the job's data.
@@ -253,7 +258,13 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
     const ref: EntityRef = { source: job.data.source, kind: job.data.kind, id: job.data.id };
     // Without a lock token the job cannot be moved: a Redis failure spends an attempt.
     const waiting = token !== undefined && !redisWaitOver(job);
-    const flag: SyncRun = { taken: false, returned: false, progress: {}, deadLetterTried: false, deadLettered: false };
+    const flag: SyncRun = {
+      taken: false,
+      returned: false,
+      progress: {},
+      deadLetterTried: false,
+      deadLettered: false,
+    };
     try {
       return await sync(job, ref, waiting, flag);
     } catch (err) {

@@ -211,8 +211,14 @@ describe("faults-i: the sync's wait for Redis", () => {
     await expect(runAs(process, job)).rejects.toBeInstanceOf(UnrecoverableError);
     expect(job.movedTo).toHaveLength(0);
     // Before: the job failed for good with the client's error, no dead letter, the user `pending`.
-    expect((await h.state.getDeadLetter(ref))?.letter).toMatchObject({ code: "redis_unavailable", attempts: 2 });
-    expect(await h.state.getStatus(ref)).toMatchObject({ state: "dead", lastError: { code: "redis_unavailable" } });
+    expect((await h.state.getDeadLetter(ref))?.letter).toMatchObject({
+      code: "redis_unavailable",
+      attempts: 2,
+    });
+    expect(await h.state.getStatus(ref)).toMatchObject({
+      state: "dead",
+      lastError: { code: "redis_unavailable" },
+    });
     const letters = (await registry.getSingleMetric("dead_letters_total")?.get())?.values ?? [];
     expect(letters.find((v) => v.labels.code === "redis_unavailable")?.value).toBe(1);
   });
