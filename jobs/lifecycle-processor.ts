@@ -6,7 +6,13 @@ import { flushLifecycle } from "../src/sync/lifecycle-flusher.js";
 import type { SyncContext } from "../src/sync/sync-context.js";
 import { REDIS_UNAVAILABLE, classifyFailure, isRedisFailure } from "../src/sync/sync-error.js";
 import type { SyncMetrics } from "./sync-metrics.js";
-import { rateLimited, recordDeadLetter, redisWaitOver, waitForRedis } from "./sync-processor.js";
+import {
+  rateLimited,
+  recordDeadLetter,
+  redisWaitGoesOn,
+  redisWaitOver,
+  waitForRedis,
+} from "./sync-processor.js";
 
 export interface LifecycleProcessorDeps {
   ctx: SyncContext;
@@ -24,26 +30,32 @@ export function createLifecycleProcessor(deps: LifecycleProcessorDeps) {
   const { ctx, metrics, logger } = deps;
   /**
    * Redis could not serve: the flush waits for it without spending one of its attempts (for
-   * REDIS_WAIT_LIMIT_MS from its first wait; then it spends them). The batch's entries stay in
+   * REDIS_WAIT_LIMIT_MS from the first of its consecutive waits; then it spends them, the failures
+   * still counted as consecutive: redisWaitGoesOn). The batch's entries stay in
    * Redis: they are flushed once it serves again. Counted as the flush job's own wait,
    * `sync_jobs_total{kind="lifecycle",outcome="redis_unavailable"}`, not as a user's sync.
    */
-  const waitsForRedis = (job: Job | undefined, token: string | undefined, err: unknown) =>
-    job !== undefined && token !== undefined && !redisWaitOver(job) && isRedisFailure(err)
-      ? waitForRedis(job, token, err, {
-          logger,
-          fields: {},
-          what: "lifecycle flush",
-          count: () => metrics.jobs.inc({ kind: "lifecycle", outcome: REDIS_UNAVAILABLE }),
-        })
-      : undefined;
+  const waitsForRedis = async (job: Job | undefined, token: string | undefined, err: unknown) => {
+    if (job === undefined || !isRedisFailure(err)) return undefined;
+    if (token !== undefined && !redisWaitOver(job)) {
+      return waitForRedis(job, token, err, {
+        logger,
+        fields: {},
+        what: "lifecycle flush",
+        count: () => metrics.jobs.inc({ kind: "lifecycle", outcome: REDIS_UNAVAILABLE }),
+      });
+    }
+    // Past the limit: this run spends an attempt, and the next one does not wait again.
+    const goesOn = redisWaitGoesOn(job);
+    if (Object.keys(goesOn).length > 0) await job.updateData({ ...job.data, ...goesOn }).catch(() => {});
+    return undefined;
+  };
   return async (job?: Job, token?: string): Promise<number> => {
     let pausedUntil: number;
     try {
       pausedUntil = await deps.budget.pausedUntil();
     } catch (err) {
-      const waiting = waitsForRedis(job, token, err);
-      if (waiting) return waiting;
+      await waitsForRedis(job, token, err);
       throw err;
     }
     if (pausedUntil > Date.now()) return rateLimited(deps, pausedUntil - Date.now());
@@ -77,8 +89,7 @@ export function createLifecycleProcessor(deps: LifecycleProcessorDeps) {
         );
         return rateLimited(deps, fate.rateLimitedForMs);
       }
-      const waiting = waitsForRedis(job, token, err);
-      if (waiting) return waiting;
+      await waitsForRedis(job, token, err);
       logger.warn({ code: fate.code }, "lifecycle flush failed, will retry");
       throw err;
     }

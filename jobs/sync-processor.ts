@@ -34,6 +34,8 @@ export async function recordDeadLetter(
   fate: Pick<FailureFate, "code" | "message" | "operation">,
   attempts: number,
   generation: number | undefined,
+  /** Told once the letter itself is written (what fails after it leaves the letter in place). */
+  written?: { deadLettered: boolean },
 ): Promise<void> {
   const at = new Date().toISOString();
   const { state } = deps.ctx;
@@ -45,12 +47,15 @@ export async function recordDeadLetter(
     at,
     attempts,
   });
-  await noteFailure(deps.ctx, ref, "dead", fate, attempts, at);
+  if (written) written.deadLettered = true;
+  // Counted and logged as soon as the letter is there: a status or marker that cannot be written
+  // next does not hide it.
   deps.metrics.countDeadLetter({ source: ref.source, code: fate.code, kind: ref.kind });
   deps.logger.error(
     { ref, code: fate.code, operation: fate.operation, attempts },
     "sync failed for good: dead letter",
   );
+  await noteFailure(deps.ctx, ref, "dead", fate, attempts, at);
   // A dead letter does not hold the bridge busy; a later change or an admin retry syncs it again.
   if (generation !== undefined) await deps.ctx.directory.markClean(ref, generation);
 }
@@ -114,13 +119,14 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
   /**
    * One run of the sync. `waiting`: a Redis failure makes the job wait (the caller's waitForRedis)
    * instead of spending an attempt. `flag` follows the resync request this run takes: once put
-   * back (`returned`), it is no longer this run's to keep.
+   * back (`returned`), it is no longer this run's to keep; and whether the run wrote its dead
+   * letter, and the generation it read (for the caller's last-resort dead letter).
    */
   const sync = async (
     job: Job<SyncJobData>,
     ref: EntityRef,
     waiting: boolean,
-    flag: { taken: boolean; returned: boolean },
+    flag: SyncRun,
   ): Promise<string> => {
     const [paused, taken] = await Promise.allSettled([deps.budget.pausedUntil(), ctx.state.takeResync(ref)]);
     if (taken.status === "rejected") throw taken.reason;
@@ -133,8 +139,9 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       flag.returned = true;
     };
     if (paused.status === "rejected") {
-      // Redis failed under the budget: the resync request just taken goes back for the next run.
-      await putBack();
+      // Redis failed under the budget: the resync request just taken goes back for the next run
+      // (or, that failing too, rides in the job: the caller). The budget's failure is the one told.
+      await putBack().catch(() => {});
       throw paused.reason;
     }
     const pausedUntil = paused.value;
@@ -144,7 +151,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
     }
 
     const stopTimer = metrics.duration.startTimer({ kind: ref.kind });
-    const progress: SyncProgress = {};
+    const progress: SyncProgress = flag.progress;
     let outcome: SyncOutcome;
     const writes: WriteWatch = {};
     try {
@@ -155,7 +162,9 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       );
     } catch (err) {
       stopTimer();
-      await putBack();
+      // Putting the request back failing (on Redis, say) must not hide the sync's own failure: the
+      // request then rides in the job (the caller).
+      await putBack().catch(() => {});
       await checkLateWrites(ctx, [ref], writes);
       const fate = classifyFailure(err);
       // Redis could not serve: no fault of the entity's (waitForRedis, below), unless the job has
@@ -203,7 +212,8 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         (await desiredStateMoved(ctx, ref, progress.generation));
       if ((fate.permanent && !superseded) || lastAttempt) {
         metrics.jobs.inc({ kind: ref.kind, outcome: "dead" });
-        await recordDeadLetter(deps, ref, fate, attempts, progress.generation);
+        flag.deadLetterTried = true;
+        await recordDeadLetter(deps, ref, fate, attempts, progress.generation, flag);
         throw new UnrecoverableError(`${fate.code}: ${fate.message}`);
       }
       metrics.jobs.inc({ kind: ref.kind, outcome: "retry" });
@@ -248,7 +258,13 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
     const ref: EntityRef = { source: job.data.source, kind: job.data.kind, id: job.data.id };
     // Without a lock token the job cannot be moved: a Redis failure spends an attempt.
     const waiting = token !== undefined && !redisWaitOver(job);
-    const flag = { taken: false, returned: false };
+    const flag: SyncRun = {
+      taken: false,
+      returned: false,
+      progress: {},
+      deadLetterTried: false,
+      deadLettered: false,
+    };
     try {
       return await sync(job, ref, waiting, flag);
     } catch (err) {
@@ -269,10 +285,58 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
           data: carry ? { [RESYNC_CARRIED]: true } : {},
         });
       }
-      if (carry) await job.updateData({ ...job.data, [RESYNC_CARRIED]: true } as SyncJobData).catch(() => {});
+      const data = {
+        ...(carry ? { [RESYNC_CARRIED]: true } : {}),
+        ...(isRedisFailure(err) ? redisWaitGoesOn(job) : {}),
+      };
+      if (Object.keys(data).length > 0) {
+        await job.updateData({ ...job.data, ...data } as SyncJobData).catch(() => {});
+      }
+      const attempts = job.attemptsMade + 1;
+      if (attempts >= (job.opts.attempts ?? 1) && !isJobControl(err) && !flag.deadLettered) {
+        // The job's last attempt failed where the sync's own handling did not see it (the request
+        // budget's or the resync request's read, its status note, …): the failure is visible all
+        // the same (invariant 7), on the sync state's connection (the queue's: it may serve when the
+        // store does not); the dirty marker is dropped when the store serves (best effort).
+        const fate = classifyFailure(err);
+        if (!flag.deadLetterTried) metrics.jobs.inc({ kind: ref.kind, outcome: "dead" });
+        try {
+          await recordDeadLetter(deps, ref, fate, attempts, flag.progress.generation, flag);
+        } catch (recordErr) {
+          logger.error(
+            { ref, code: fate.code, attempts, err: errorMessage(recordErr), deadLetter: flag.deadLettered },
+            flag.deadLettered
+              ? "sync failed for good: its dead letter is written, its status or dirty marker could not be"
+              : "sync failed for good: its dead letter could not be written",
+          );
+        }
+        if (flag.deadLettered) throw new UnrecoverableError(`${fate.code}: ${fate.message}`);
+      }
       throw err;
     }
   };
+}
+
+/** What one run of a sync did that its caller needs to know (createSyncProcessor). */
+interface SyncRun {
+  /** A resync request taken, and put back. */
+  taken: boolean;
+  returned: boolean;
+  /** What the sync read (the entity's generation). */
+  progress: SyncProgress;
+  /** The sync's own failure handling went for a dead letter (counted); and the letter is written. */
+  deadLetterTried: boolean;
+  deadLettered: boolean;
+}
+
+/** BullMQ's errors that end or move a job (the processor's own, not failures). */
+function isJobControl(err: unknown): boolean {
+  return (
+    err instanceof Error &&
+    ["UnrecoverableError", "RateLimitError", "DelayedError", "WaitingError", "WaitingChildrenError"].includes(
+      err.name,
+    )
+  );
 }
 
 /** The job data's field for a resync request the job took and could not put back. */
@@ -297,15 +361,39 @@ export const REDIS_WAIT_LIMIT_MS = 10 * 60_000;
 /** The job data's field for when the job first waited for Redis (ms since the epoch). */
 const REDIS_WAIT_SINCE = "redisWaitSince";
 
-/** When the job first waited for Redis, if it has. */
-export function redisWaitSince(job: Pick<Job, "data">): number | undefined {
-  const since = (job.data as Record<string, unknown> | undefined)?.[REDIS_WAIT_SINCE];
-  return typeof since === "number" ? since : undefined;
+/** The job data's field for the start (attemptsStarted) of the job's run that last waited. */
+const REDIS_WAIT_RUN = "redisWaitRun";
+
+/**
+ * When the job's current wait for Redis began: the first of the waits that ended the job's runs
+ * since, one after the other. A run that did something else in between (spent an attempt, was
+ * rate limited, stalled) ends that wait: a Redis failure after it starts a new one, so that the
+ * limit bounds consecutive waiting only, not a blip long after an earlier one. (Told by the
+ * job's starts, BullMQ's attemptsStarted, one per run: the last wait's run is the one before.)
+ */
+export function redisWaitSince(job: Pick<Job, "data" | "attemptsStarted">): number | undefined {
+  const data = job.data as Record<string, unknown> | undefined;
+  const since = data?.[REDIS_WAIT_SINCE];
+  if (typeof since !== "number") return undefined;
+  const run = data?.[REDIS_WAIT_RUN];
+  if (typeof run === "number" && typeof job.attemptsStarted === "number" && job.attemptsStarted !== run + 1) {
+    return undefined;
+  }
+  return since;
+}
+
+/**
+ * The job data's fields that keep a wait for Redis going across a run that met Redis failing past
+ * the limit and spent an attempt instead: the failures are still consecutive, and the job's next
+ * run does not wait again (none when the job is not waiting).
+ */
+export function redisWaitGoesOn(job: Pick<Job, "data" | "attemptsStarted">): Record<string, unknown> {
+  return redisWaitSince(job) === undefined ? {} : { [REDIS_WAIT_RUN]: job.attemptsStarted };
 }
 
 /** Whether the job has waited for Redis for REDIS_WAIT_LIMIT_MS already (it waits no more). */
 export function redisWaitOver(
-  job: Pick<Job, "data">,
+  job: Pick<Job, "data" | "attemptsStarted">,
   now: number = Date.now(),
   limitMs: number = REDIS_WAIT_LIMIT_MS,
 ): boolean {
@@ -349,7 +437,8 @@ export interface RedisWaitReport {
  * unreachable, loading) says nothing about its entity: the job goes back to the delayed set without
  * spending an attempt (BullMQ's moveToDelayed + DelayedError) and runs again later, so that an
  * outage of the store does not dead-letter the entities it touched, for REDIS_WAIT_LIMIT_MS from
- * its first wait (kept in the job's data; the caller stops calling this past it). The job keeps
+ * the first of its consecutive waits (kept in the job's data, redisWaitSince; the caller stops
+ * calling this past it). The job keeps
  * its id, so its deduplication holds: one sync per entity at a time (invariant 3), and a change
  * that lands meanwhile is read by its next run, or by the follow-up BullMQ keeps for a change made
  * while it was active (invariant 2). Visible (invariant 7): the caller's metric
@@ -389,10 +478,13 @@ export async function waitForRedis(
   } catch {
     // The status is best effort here; the metric and the line above say it.
   }
-  const extra = report.data ?? {};
-  if (since === undefined || Object.keys(extra).length > 0) {
-    await job.updateData({ ...job.data, [REDIS_WAIT_SINCE]: since ?? now, ...extra });
-  }
+  // Kept at every wait: the wait's start, and which run waited (redisWaitSince).
+  await job.updateData({
+    ...job.data,
+    [REDIS_WAIT_SINCE]: since ?? now,
+    [REDIS_WAIT_RUN]: job.attemptsStarted,
+    ...(report.data ?? {}),
+  });
   await job.moveToDelayed(now + delayMs, token);
   throw new DelayedError();
 }

@@ -22,12 +22,15 @@ export function toStoreError(err: unknown): Error {
 }
 
 /**
- * ioredis's own words for "no connection to Redis now": refused, reset or timed-out connections, a
- * connection closed under a command, a client without an offline queue, a command that ran out of
- * reconnection attempts. Matched against the error's name, code and message.
+ * ioredis's and Node's own words for "no connection to Redis now": refused, reset or timed-out
+ * connections, a host that does not resolve (ENOTFOUND, EAI_AGAIN: a failover's DNS switch) or
+ * cannot be reached, a connection closed under a command (a pipeline or MULTI partly sent when it
+ * closed: AbortError "Command aborted due to connection close"), a socket timeout, a client without
+ * an offline queue, a command that ran out of reconnection attempts. Matched against the error's
+ * name, code and message.
  */
 const CONNECTION_FAILURE =
-  /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|Connection is closed|Stream isn't writeable|enableOfflineQueue|Command timed out|max retries per request|MaxRetriesPerRequest/i;
+  /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|Connection is closed|connection close|Socket timeout|Stream isn't writeable|enableOfflineQueue|Command timed out|max retries per request|MaxRetriesPerRequest/i;
 
 /**
  * Whether `err`, a client library's error (an AppError carries its own status), says that Redis
@@ -52,16 +55,38 @@ const MISROUTED_REPLIES = /^(MOVED|ASK)\b/;
 /**
  * Whether a failure while talking to Redis is one that waiting repairs: a connection failure or
  * command timeout (CONNECTION_FAILURE), or a transient error reply other than MOVED/ASK. A
- * ServiceUnavailableError from `guarded` is judged by its cause: an error it wrapped that is
- * neither (an unexpected client error) is not; one with no cause (the store's own 503, too many
- * concurrent writes to one entity) is.
+ * ServiceUnavailableError from `guarded` is judged by its cause (isWrappedWaitable): what `guarded`
+ * wraps is a failure to talk to Redis, a wait unless it is a MOVED/ASK reply (or an error that
+ * should not have been wrapped: a programming error, an error reply that means a bug); one with no
+ * cause (the store's own 503, too many concurrent writes to one entity) is a wait.
  */
 export function isRedisWaitable(err: unknown): boolean {
   if (err instanceof ServiceUnavailableError) {
-    return err.cause === undefined || isRedisWaitable(err.cause);
+    return err.cause === undefined || isWrappedWaitable(err.cause);
   }
   if (!isRedisUnavailable(err)) return false;
-  return !((err as Error).name === "ReplyError" && MISROUTED_REPLIES.test((err as Error).message));
+  return !isMisrouted(err as Error);
+}
+
+/**
+ * Whether an error `guarded` wrapped as a 503 is one that waiting repairs. Inverted rule: the
+ * client's words for a failure vary (ioredis's AbortError for a pipeline cut by a failover, a
+ * resolver's or socket's code, …) and no list keeps up with them, so every wrapped failure waits
+ * (for REDIS_WAIT_LIMIT_MS at most, then attempts and a dead letter) except those no wait repairs:
+ * MOVED/ASK replies, other error replies that are not transient (a bug in a command), programming
+ * errors (TypeError and the like), and an AppError.
+ */
+function isWrappedWaitable(cause: unknown): boolean {
+  if (cause instanceof ServiceUnavailableError) return isRedisWaitable(cause);
+  if (isAppError(cause)) return false;
+  if (!(cause instanceof Error)) return true;
+  if (isProgrammingError(cause)) return false;
+  if (cause.name === "ReplyError") return TRANSIENT_REPLIES.test(cause.message) && !isMisrouted(cause);
+  return true;
+}
+
+function isMisrouted(err: Error): boolean {
+  return err.name === "ReplyError" && MISROUTED_REPLIES.test(err.message);
 }
 
 function isProgrammingError(err: Error): boolean {

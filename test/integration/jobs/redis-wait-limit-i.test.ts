@@ -11,7 +11,7 @@ import { REDIS_WAIT_LIMIT_MS, createSyncProcessor } from "../../../jobs/sync-pro
 import { toStoreError } from "../../../src/directory/redis-failure.js";
 import { createLogger } from "../../../src/observability/logger.js";
 import { createMetricsRegistry } from "../../../src/observability/metrics.js";
-import { NoopRequestBudget } from "../../../src/platform/client/request-budget.js";
+import { NoopRequestBudget, type RequestBudget } from "../../../src/platform/client/request-budget.js";
 import type { EntityRef } from "../../../src/scim/scim-types.js";
 import { AttributeDefinitions } from "../../../src/sync/attribute-definitions.js";
 import type { SyncContext } from "../../../src/sync/sync-context.js";
@@ -55,7 +55,11 @@ describe("faults-i: the sync's wait for Redis", () => {
     h = undefined;
   });
 
-  function contextOf(harness: JobsHarness, overrides: Partial<SyncContext> = {}) {
+  function contextOf(
+    harness: JobsHarness,
+    overrides: Partial<SyncContext> = {},
+    budget: RequestBudget = new NoopRequestBudget(),
+  ) {
     const logger = createLogger("silent");
     const ctx: SyncContext = {
       config: harness.config,
@@ -71,7 +75,7 @@ describe("faults-i: the sync's wait for Redis", () => {
     const process = createSyncProcessor({
       ctx,
       queue: harness.syncQueue.queue,
-      budget: new NoopRequestBudget(),
+      budget,
       metrics: syncMetrics(registry, async () => ({})),
       logger,
     });
@@ -155,5 +159,89 @@ describe("faults-i: the sync's wait for Redis", () => {
     // Redis serves again: the job's next run reads the platform and repairs the drift.
     expect(await runAs(synced.process, job)).toBe("clean");
     expect(h.platformUsers().get("flag@limit.example")?.["displayName"]).toBe("Real");
+  });
+
+  /** The directory with this entity's read failing as `fail` says. */
+  function failingReads(harness: JobsHarness, fail: () => Error) {
+    return new Proxy(harness.directory, {
+      get(target, key, receiver) {
+        if (key === "snapshotUser") return async () => Promise.reject(fail());
+        const value = Reflect.get(target, key, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+  }
+
+  it("the limit bounds consecutive waits only: a blip long after a wait the job recovered from waits again", async () => {
+    h = await startJobsHarness("redis-wait-consecutive", { workers: false });
+    const u = await h.directory.createUser("okta", h.user("blip@limit.example"));
+    const ref: EntityRef = { source: "okta", kind: "user", id: u.resource.id };
+    const { process } = contextOf(h, { directory: failingReads(h, storeTimeout) });
+    const job = jobOf(ref, 2);
+    // 09:00: a wait of a few seconds.
+    await expect(runAs(process, job)).rejects.toBeInstanceOf(DelayedError);
+    const longAgo = Date.now() - REDIS_WAIT_LIMIT_MS - 2 * 60_000;
+    job.data["redisWaitSince"] = longAgo;
+    // Then a run that did something else (rate limited by the platform: no attempt spent).
+    job.attemptsStarted++;
+    // 09:12: a blip. It waits (no attempt spent), from now; it spent an attempt at once before.
+    await expect(runAs(process, job)).rejects.toBeInstanceOf(DelayedError);
+    expect(job.movedTo).toHaveLength(2);
+    expect(job.data["redisWaitSince"]).toBeGreaterThan(longAgo + REDIS_WAIT_LIMIT_MS);
+    expect(await h.state.getStatus(ref)).toMatchObject({
+      state: "pending",
+      lastError: { code: "redis_unavailable" },
+    });
+  });
+
+  it("past the limit, a Redis failure outside the sync's own handling still ends as a dead letter on the last attempt", async () => {
+    h = await startJobsHarness("redis-wait-budget", { workers: false });
+    const u = await h.directory.createUser("okta", h.user("budget@limit.example"));
+    const ref: EntityRef = { source: "okta", kind: "user", id: u.resource.id };
+    // The request budget shares the store's slow client: its read fails before the sync's try.
+    const budget = new NoopRequestBudget();
+    budget.pausedUntil = async () => Promise.reject(new Error("Command timed out"));
+    const { process, registry } = contextOf(h, {}, budget);
+    const job = jobOf(ref, 2);
+    // Waited for ten minutes already, one attempt spent past them: the last attempt.
+    job.attemptsMade = 1;
+    job.attemptsStarted = 5;
+    job.data["redisWaitSince"] = Date.now() - REDIS_WAIT_LIMIT_MS - 1;
+    job.data["redisWaitRun"] = 4;
+    await expect(runAs(process, job)).rejects.toBeInstanceOf(UnrecoverableError);
+    expect(job.movedTo).toHaveLength(0);
+    // Before: the job failed for good with the client's error, no dead letter, the user `pending`.
+    expect((await h.state.getDeadLetter(ref))?.letter).toMatchObject({
+      code: "redis_unavailable",
+      attempts: 2,
+    });
+    expect(await h.state.getStatus(ref)).toMatchObject({
+      state: "dead",
+      lastError: { code: "redis_unavailable" },
+    });
+    const letters = (await registry.getSingleMetric("dead_letters_total")?.get())?.values ?? [];
+    expect(letters.find((v) => v.labels.code === "redis_unavailable")?.value).toBe(1);
+  });
+
+  it("a resync request that cannot be put back does not hide the sync's own failure", async () => {
+    h = await startJobsHarness("redis-wait-putback", { workers: false });
+    const u = await h.directory.createUser("okta", h.user("hidden@limit.example"));
+    const ref: EntityRef = { source: "okta", kind: "user", id: u.resource.id };
+    await h.state.requestResync([ref]);
+    // A bug in the sync (not Redis's fault), and putting the taken request back fails on Redis.
+    const directory = failingReads(h, () => new TypeError("Cannot read properties of undefined"));
+    const state = new Proxy(h.state, {
+      get(target, key, receiver) {
+        if (key === "requestResync") return async () => Promise.reject(new Error("Command timed out"));
+        const value = Reflect.get(target, key, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const { process } = contextOf(h, { directory, state });
+    const job = jobOf(ref, 1);
+    // Before: the put-back's Redis failure was thrown instead, and the job waited for Redis.
+    await expect(runAs(process, job)).rejects.toBeInstanceOf(UnrecoverableError);
+    expect(job.movedTo).toHaveLength(0);
+    expect((await h.state.getDeadLetter(ref))?.letter).toMatchObject({ code: "internal" });
   });
 });

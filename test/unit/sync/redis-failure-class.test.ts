@@ -48,7 +48,7 @@ describe("isRedisFailure / classifyFailure: Redis could not serve", () => {
     expect(classifyFailure(reply).code).toBe("internal");
   });
 
-  it("what the store wrapped as a 503 counts by its cause: a timeout is, MOVED/ASK and unexpected errors are not", () => {
+  it("what the store wrapped as a 503 counts by its cause: a timeout is, MOVED/ASK are not", () => {
     const reply = (message: string) => Object.assign(new Error(message), { name: "ReplyError" });
     const wait = [
       toStoreError(new Error("Command timed out")),
@@ -63,8 +63,6 @@ describe("isRedisFailure / classifyFailure: Redis could not serve", () => {
       reply("ASK 3999 127.0.0.1:6381"),
       toStoreError(reply("MOVED 3999 127.0.0.1:6381")),
       toStoreError(reply("ASK 3999 127.0.0.1:6381")),
-      // Any other error a client library throws inside `guarded`: a 503 to the API, not a wait.
-      toStoreError(new Error("unexpected reply shape")),
     ];
     for (const err of notWait) {
       expect(isRedisFailure(err), String(err.cause ?? err.message)).toBe(false);
@@ -72,5 +70,48 @@ describe("isRedisFailure / classifyFailure: Redis could not serve", () => {
     }
     // The API's answer is unchanged: the store still maps them to a 503.
     expect(toStoreError(reply("MOVED 3999 127.0.0.1:6381"))).toBeInstanceOf(ServiceUnavailableError);
+  });
+
+  it("a failover's words wait: a pipeline aborted by the connection's close, resolver and socket failures", () => {
+    const coded = (code: string, message: string) => Object.assign(new Error(message), { code });
+    const failover = [
+      // ioredis rejects the rest of a partly sent pipeline or MULTI (the directory's snapshot reads).
+      Object.assign(new Error("Command aborted due to connection close"), { name: "AbortError" }),
+      coded("ENOTFOUND", "getaddrinfo ENOTFOUND redis.internal"),
+      coded("EAI_AGAIN", "getaddrinfo EAI_AGAIN redis.internal"),
+      coded("EHOSTUNREACH", "connect EHOSTUNREACH 10.0.0.7:6379"),
+      coded("ENETUNREACH", "connect ENETUNREACH 10.0.0.7:6379"),
+      coded("ECONNRESET", "read ECONNRESET"),
+      coded("EPIPE", "write EPIPE"),
+      coded("ETIMEDOUT", "connect ETIMEDOUT"),
+      new Error("Socket timeout. Expecting data, but didn't receive any in 5000ms."),
+      new Error("Connection is closed."),
+      new Error("Stream isn't writeable and enableOfflineQueue options is false"),
+    ];
+    for (const err of failover) {
+      // Met outside the store (the request budget, the sync state) and wrapped by `guarded`.
+      for (const seen of [err, toStoreError(err)]) {
+        expect(isRedisFailure(seen), err.message).toBe(true);
+        expect(classifyFailure(seen).code, err.message).toBe(REDIS_UNAVAILABLE);
+      }
+    }
+  });
+
+  it("whatever else `guarded` wrapped waits, but MOVED/ASK and programming errors do not", () => {
+    // The client's words vary; a failure to talk to Redis that no list names still waits (bounded).
+    expect(isRedisFailure(toStoreError(new Error("unexpected reply shape")))).toBe(true);
+    expect(isRedisFailure(new ServiceUnavailableError("unavailable", "a string"))).toBe(true);
+    const reply = (message: string) => Object.assign(new Error(message), { name: "ReplyError" });
+    for (const cause of [
+      reply("MOVED 3999 127.0.0.1:6381"),
+      reply("ASK 3999 127.0.0.1:6381"),
+      reply("WRONGTYPE Operation against a key holding the wrong kind of value"),
+      new TypeError("Cannot read properties of undefined (reading 'id')"),
+      new RangeError("Invalid array length"),
+    ]) {
+      const wrapped = new ServiceUnavailableError("The directory store (Redis) is unavailable", cause);
+      expect(isRedisFailure(wrapped), cause.message).toBe(false);
+      expect(classifyFailure(wrapped).code, cause.message).toBe("internal");
+    }
   });
 });
