@@ -4,8 +4,13 @@ import type { StoredDeadLetter, SyncStateReader } from "./sync-state-types.js";
 
 /** What resyncTransientDeadLetters reads and marks (RedisSyncStateStore). */
 export interface DeadLetterRetryState extends Pick<SyncStateReader, "listStoredDeadLetters"> {
-  /** Notes `autoRetriedAt` on a letter unless it changed since it was read: true if it did. */
-  markDeadLetterAutoRetried(read: StoredDeadLetter, at: string): Promise<boolean>;
+  /** The entities' current generations in the directory (0 for one it does not hold), in order. */
+  entityGenerations(refs: readonly EntityRef[]): Promise<number[]>;
+  /**
+   * Notes `autoRetriedAt` (and the entity's generation at the hand-over) on a letter unless it
+   * changed since it was read: true if it did.
+   */
+  markDeadLetterAutoRetried(read: StoredDeadLetter, at: string, generation: number): Promise<boolean>;
 }
 
 /**
@@ -17,11 +22,16 @@ export interface DeadLetterRetryState extends Pick<SyncStateReader, "listStoredD
  * outside the run's slice) and would keep their letters for ever. Refusals are left for an admin
  * (isTransientFailureCode).
  *
- * Once only: a letter handed over is marked (`autoRetriedAt`), and a letter written again after
- * it (the sync failed again) keeps the mark (RedisSyncStateStore.addDeadLetter): it is left for an
- * admin, so that a failure that does not heal is not dead-lettered again (dead_letters_total, an
- * `error` line) at every scheduled run. The mark is written after the hand-over, only on the letter
- * as read: a letter that changed meanwhile is not marked (at worst handed over once more later).
+ * Once only: a letter handed over is marked (`autoRetriedAt`), with the entity's generation read
+ * before the hand-over, and a letter written again for that same generation (the sync handed over
+ * failed again) keeps the mark (RedisSyncStateStore.addDeadLetter): it is left for an admin, so
+ * that a failure that does not heal is not dead-lettered again (dead_letters_total, an `error`
+ * line) at every scheduled run. A letter of a newer change of the entity (a rename days later, in
+ * another outage) does not keep it: it is handed over once in turn. The mark is written after the
+ * hand-over, only on the letter as read: a letter that changed meanwhile is not marked (at worst
+ * handed over once more later). The generation is read before the hand-over so that an error goes
+ * the same way: an entity changed between that reading and the sync's own reading leaves a letter
+ * that drops the mark (handed over once more), never a newer change's letter that keeps it.
  *
  * Reads the source's letters a page at a time from the newest end down, so that letters removed
  * meanwhile (their entities synced) never shift a page not yet read. Answers how many entities
@@ -45,10 +55,13 @@ export async function resyncTransientDeadLetters(
         letter.autoRetriedAt === undefined,
     );
     if (due.length === 0) continue;
-    await requestResync(due.map(({ letter }) => letter.ref));
+    const refs = due.map(({ letter }) => letter.ref);
+    // Read before the hand-over: the syncs handed over plan from this generation or a later one.
+    const generations = await state.entityGenerations(refs);
+    await requestResync(refs);
     requested += due.length;
     const at = new Date().toISOString();
-    await Promise.all(due.map((read) => state.markDeadLetterAutoRetried(read, at)));
+    await Promise.all(due.map((read, i) => state.markDeadLetterAutoRetried(read, at, generations[i] ?? 0)));
   }
   return requested;
 }

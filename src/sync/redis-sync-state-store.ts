@@ -1,4 +1,5 @@
 import type { Redis } from "ioredis";
+import { entityKey, sourceBase } from "../directory/directory-keys.js";
 import { luaScript } from "../lua-script.js";
 import type { AppliedEmbedMember } from "../mapping/plan-types.js";
 import { type EntityKind, type EntityRef, parseRefKey, refKey } from "../scim/scim-types.js";
@@ -43,6 +44,39 @@ const REPLACE_DEAD_LETTER = luaScript<number>(
 if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
 return 1
+`,
+);
+
+/**
+ * Writes an entity's dead letter (and its place in both orders), keeping the reconciliation's mark
+ * of the letter it replaces (`autoRetriedAt`, `autoRetriedGeneration`) only while the entity is
+ * still at the generation the mark was made at: a letter of the sync the reconciliation handed over
+ * (the same desired state) is left for an admin, a letter of a newer change of the entity is not
+ * (it is handed over once in turn). Read and written in one script, so a mark landing meanwhile is
+ * never lost. KEYS: dead hash, dead order, dead order of the source, the entity's directory hash.
+ * ARGV: refKey, the letter's JSON (an object without the mark), its order score, '1' to keep a
+ * mark ('' when the letter brings its own). Returns 1 when the mark was kept.
+ */
+const ADD_DEAD_LETTER = luaScript<number>(
+  "scimSyncAddDeadLetter",
+  `
+local written = ARGV[2]
+local kept = 0
+local previous = ARGV[4] == '1' and redis.call('HGET', KEYS[1], ARGV[1])
+if previous then
+  local ok, old = pcall(cjson.decode, previous)
+  if ok and type(old) == 'table' and type(old['autoRetriedAt']) == 'string'
+    and type(old['autoRetriedGeneration']) == 'number'
+    and tonumber(redis.call('HGET', KEYS[4], 'gen') or '0') == old['autoRetriedGeneration'] then
+    written = string.sub(written, 1, -2) .. ',"autoRetriedAt":' .. cjson.encode(old['autoRetriedAt'])
+      .. ',"autoRetriedGeneration":' .. string.format('%d', old['autoRetriedGeneration']) .. '}'
+    kept = 1
+  end
+end
+redis.call('HSET', KEYS[1], ARGV[1], written)
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
+redis.call('ZADD', KEYS[3], ARGV[3], ARGV[1])
+return kept
 `,
 );
 
@@ -258,37 +292,65 @@ export class RedisSyncStateStore implements SyncStateReader {
   // --- dead letters ---
 
   /**
-   * Writes the entity's dead letter (replacing its previous one). The previous letter's
-   * `autoRetriedAt` is kept: a letter written again after a reconciliation handed it to a sync is
-   * not handed over again (src/sync/dead-letter-retry.ts).
+   * Writes the entity's dead letter (replacing its previous one). The previous letter's mark
+   * (`autoRetriedAt`) is kept only while the entity is at the generation the reconciliation handed
+   * it over at: a letter the handed-over sync wrote again (the same desired state) is not handed
+   * over again, a letter of a newer change of the entity is (src/sync/dead-letter-retry.ts). A
+   * letter given with its own `autoRetriedAt` is written as given. True when a mark was kept.
    */
-  async addDeadLetter(letter: DeadLetter): Promise<void> {
+  async addDeadLetter(letter: DeadLetter): Promise<boolean> {
     const key = refKey(letter.ref);
     const at = Date.parse(letter.at) || Date.now();
-    const autoRetriedAt =
-      letter.autoRetriedAt ?? (await this.getDeadLetter(letter.ref))?.letter.autoRetriedAt;
-    const written = autoRetriedAt === undefined ? letter : { ...letter, autoRetriedAt };
-    await this.redis
-      .multi()
-      .hset(syncKeys.dead(this.prefix), key, JSON.stringify(written))
-      .zadd(syncKeys.deadOrder(this.prefix), at, key)
-      .zadd(syncKeys.deadOrder(this.prefix, letter.ref.source), at, key)
-      .exec();
+    // The mark's two fields go together: a letter without its own mark brings no generation either.
+    const { autoRetriedGeneration: _, ...unmarked } = letter;
+    const written = letter.autoRetriedAt === undefined ? unmarked : letter;
+    const kept = await ADD_DEAD_LETTER.run(
+      this.redis,
+      [
+        syncKeys.dead(this.prefix),
+        syncKeys.deadOrder(this.prefix),
+        syncKeys.deadOrder(this.prefix, letter.ref.source),
+        this.entityHash(letter.ref),
+      ],
+      [key, JSON.stringify(written), at, letter.autoRetriedAt === undefined ? "1" : ""],
+    );
+    return kept === 1;
   }
 
   /**
-   * Notes on a dead letter read before that a reconciliation handed it to a sync (`autoRetriedAt`),
-   * unless a sync has written another one since or the entity synced (its letter gone): true if
-   * it did.
+   * The entities' current generations in the directory (0 for one it does not hold), in their
+   * order: what a reconciliation reads before it hands dead letters over.
    */
-  async markDeadLetterAutoRetried(read: StoredDeadLetter, at: string): Promise<boolean> {
-    const marked = JSON.stringify({ ...read.letter, autoRetriedAt: at });
+  async entityGenerations(refs: readonly EntityRef[]): Promise<number[]> {
+    if (refs.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const ref of refs) pipeline.hget(this.entityHash(ref), "gen");
+    const replies = (await pipeline.exec()) ?? [];
+    return refs.map((_, i) => {
+      const [err, gen] = replies[i] ?? [new Error("no reply"), null];
+      if (err) throw err;
+      return Number(gen ?? 0) || 0;
+    });
+  }
+
+  /**
+   * Notes on a dead letter read before that a reconciliation handed it to a sync (`autoRetriedAt`,
+   * and `generation`, the entity's generation read before the hand-over), unless a sync has written
+   * another one since or the entity synced (its letter gone): true if it did.
+   */
+  async markDeadLetterAutoRetried(read: StoredDeadLetter, at: string, generation: number): Promise<boolean> {
+    const marked = JSON.stringify({ ...read.letter, autoRetriedAt: at, autoRetriedGeneration: generation });
     const done = await REPLACE_DEAD_LETTER.run(
       this.redis,
       [syncKeys.dead(this.prefix)],
       [refKey(read.letter.ref), read.stored, marked],
     );
     return done === 1;
+  }
+
+  /** The directory hash of an entity (directory-keys.ts), whose `gen` field is its generation. */
+  private entityHash(ref: EntityRef): string {
+    return entityKey(sourceBase(this.prefix, ref.source), ref.kind, ref.id);
   }
 
   /** Removes the dead letter (and the rate-limit loop count) of an entity that synced. */
@@ -327,7 +389,8 @@ export class RedisSyncStateStore implements SyncStateReader {
     limit: number;
   }): Promise<{ total: number; items: DeadLetter[] }> {
     const { total, items } = await this.listStoredDeadLetters(options);
-    return { total, items: items.map((read) => read.letter) };
+    // The generation of the mark is the store's business, not the listing's (admin API).
+    return { total, items: items.map(({ letter: { autoRetriedGeneration: _, ...letter } }) => letter) };
   }
 
   async listStoredDeadLetters(options: {

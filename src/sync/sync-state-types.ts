@@ -39,10 +39,16 @@ export interface DeadLetter {
   attempts: number;
   /**
    * When a reconciliation handed this letter to a sync again (src/sync/dead-letter-retry.ts). A
-   * letter written again for the entity keeps it (the sync it was handed to failed too): it is not
-   * handed over again, it waits for an admin. Gone with the letter once the entity syncs.
+   * letter written again for the entity while it is still at `autoRetriedGeneration` keeps it (the
+   * sync it was handed to failed too): it is not handed over again, it waits for an admin. A letter
+   * of a newer change of the entity does not. Gone with the letter once the entity syncs.
    */
   autoRetriedAt?: string;
+  /**
+   * The entity's generation when the reconciliation handed the letter over (with `autoRetriedAt`;
+   * kept in the store, not listed by listDeadLetters).
+   */
+  autoRetriedGeneration?: number;
 }
 
 /**

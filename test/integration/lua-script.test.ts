@@ -98,7 +98,9 @@ const cases: StoreCase[] = [
   },
   {
     store: "RedisSyncStateStore",
-    scripts: 5,
+    // claim, release, addDeadLetter (a script since the mark is kept or dropped in Redis), recordSynced,
+    // putLifecycle, settleLifecycle.
+    scripts: 6,
     async exercise(redis, base, round) {
       const sync = new RedisSyncStateStore(redis, base);
       const alice: EntityRef = { source: "okta", kind: "user", id: `u-${round}` };

@@ -1,5 +1,8 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RedisDirectoryStore } from "../../../src/directory/redis-directory-store.js";
+import { matchesFilter } from "../../../src/scim/filter-eval.js";
+import type { EntityRef } from "../../../src/scim/scim-types.js";
 import { resyncTransientDeadLetters } from "../../../src/sync/dead-letter-retry.js";
 import { RedisSyncStateStore } from "../../../src/sync/redis-sync-state-store.js";
 import { TEST_REDIS_URL, deleteKeys, testPrefix } from "../../helpers/redis-test-prefix.js";
@@ -117,11 +120,103 @@ describe("RedisSyncStateStore dead letters handed over by a reconciliation", () 
     await store.addDeadLetter(letter("e", "platform_server"));
     const read = await store.getDeadLetter(letter("e", "x").ref);
     await store.addDeadLetter(letter("e", "platform_server", "newer"));
-    expect(await store.markDeadLetterAutoRetried(read!, new Date().toISOString())).toBe(false);
+    expect(await store.markDeadLetterAutoRetried(read!, new Date().toISOString(), 0)).toBe(false);
     expect((await store.getDeadLetter(letter("e", "x").ref))?.letter.autoRetriedAt).toBeUndefined();
     const current = await store.getDeadLetter(letter("e", "x").ref);
     await store.removeDeadLetter(letter("e", "x").ref);
-    expect(await store.markDeadLetterAutoRetried(current!, new Date().toISOString())).toBe(false);
+    expect(await store.markDeadLetterAutoRetried(current!, new Date().toISOString(), 0)).toBe(false);
     expect(await store.getDeadLetter(letter("e", "x").ref)).toBeNull();
+  });
+});
+
+describe("RedisSyncStateStore: the hand-over mark belongs to the entity's desired state at the hand-over", () => {
+  const source = "dl-gen";
+  let directory: RedisDirectoryStore;
+  const userDoc = (userName: string) => ({
+    schemas: ["urn:ietf:params:scim:schemas:core:2.0:User"],
+    userName,
+    active: true,
+  });
+  const letter = (ref: EntityRef, reason: string) => ({
+    ref,
+    reason,
+    code: "platform_server",
+    at: new Date().toISOString(),
+    attempts: 3,
+  });
+  const handOver = async () => {
+    const got: string[] = [];
+    await resyncTransientDeadLetters(store, source, async (refs) => {
+      got.push(...refs.map((r) => r.id));
+    });
+    return got;
+  };
+
+  beforeAll(() => {
+    directory = new RedisDirectoryStore({ redis, prefix, matchesFilter, notify: async () => {} });
+  });
+
+  it("the handed-over sync's letter keeps the mark; a letter of a later change of the entity does not, and is handed over once", async () => {
+    const user = await directory.createUser(source, userDoc("before@example.com"));
+    const ref: EntityRef = { source, kind: "user", id: user.resource.id };
+    await store.addDeadLetter(letter(ref, "platform down"));
+    // 09:30: a reconciliation hands it over.
+    expect(await handOver()).toEqual([ref.id]);
+    const marked = (await store.getDeadLetter(ref))?.letter;
+    expect(marked).toMatchObject({
+      autoRetriedAt: expect.any(String),
+      autoRetriedGeneration: user.generation,
+    });
+    // That sync fails too (the same desired state): its letter keeps the mark, left for an admin.
+    expect(await store.addDeadLetter(letter(ref, "still down"))).toBe(true);
+    expect((await store.getDeadLetter(ref))?.letter).toMatchObject({
+      reason: "still down",
+      autoRetriedAt: marked?.autoRetriedAt,
+    });
+    expect(await handOver()).toEqual([]);
+    // Days later the IdP renames the user, and that sync fails in a fresh outage.
+    await directory.replaceUser(source, ref.id, userDoc("after@example.com"));
+    expect(await store.addDeadLetter(letter(ref, "down again"))).toBe(false);
+    const fresh = (await store.getDeadLetter(ref))?.letter;
+    expect(fresh?.reason).toBe("down again");
+    expect(fresh?.autoRetriedAt).toBeUndefined();
+    expect(fresh?.autoRetriedGeneration).toBeUndefined();
+    // The next reconciliation hands it over (once).
+    expect(await handOver()).toEqual([ref.id]);
+    expect(await handOver()).toEqual([]);
+  });
+
+  it("a letter written for the entity once it is deleted does not keep the mark of its live state", async () => {
+    const user = await directory.createUser(source, userDoc("gone@example.com"));
+    const ref: EntityRef = { source, kind: "user", id: user.resource.id };
+    await store.addDeadLetter(letter(ref, "platform down"));
+    expect(await handOver()).toEqual([ref.id]);
+    await directory.deleteUser(source, ref.id);
+    expect(await store.addDeadLetter(letter(ref, "deprovisioning failed"))).toBe(false);
+    expect(await handOver()).toEqual([ref.id]);
+  });
+
+  it("a mark written before this rule (no generation) is not kept, and the admin listing shows no generation", async () => {
+    const user = await directory.createUser(source, userDoc("legacy@example.com"));
+    const ref: EntityRef = { source, kind: "user", id: user.resource.id };
+    await store.addDeadLetter({ ...letter(ref, "x"), autoRetriedAt: "2026-11-27T09:30:00.000Z" });
+    expect(await store.addDeadLetter(letter(ref, "y"))).toBe(false);
+    expect(await handOver()).toEqual([ref.id]);
+    const listed = await store.listDeadLetters({ source, offset: 0, limit: 100 });
+    const mine = listed.items.find((l) => l.ref.id === ref.id);
+    expect(mine?.autoRetriedAt).toEqual(expect.any(String));
+    expect(mine).not.toHaveProperty("autoRetriedGeneration");
+  });
+
+  it("keeps a mark that landed between an earlier read and the write (one script)", async () => {
+    const user = await directory.createUser(source, userDoc("race@example.com"));
+    const ref: EntityRef = { source, kind: "user", id: user.resource.id };
+    await store.addDeadLetter(letter(ref, "first"));
+    const read = await store.getDeadLetter(ref);
+    expect(await store.markDeadLetterAutoRetried(read!, "2026-11-27T09:30:00.000Z", user.generation)).toBe(
+      true,
+    );
+    expect(await store.addDeadLetter(letter(ref, "second"))).toBe(true);
+    expect((await store.getDeadLetter(ref))?.letter.autoRetriedAt).toBe("2026-11-27T09:30:00.000Z");
   });
 });

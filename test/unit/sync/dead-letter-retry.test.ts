@@ -19,8 +19,11 @@ function letters(codes: string[]): DeadLetter[] {
 }
 
 /** The store's dead letters of `list`, read and marked as RedisSyncStateStore does. */
-function store(list: DeadLetter[]): DeadLetterRetryState {
+function store(list: DeadLetter[], generations: Map<string, number> = new Map()): DeadLetterRetryState {
   return {
+    async entityGenerations(refs) {
+      return refs.map((ref) => generations.get(ref.id) ?? 0);
+    },
     async listStoredDeadLetters(o: { source?: string; offset: number; limit: number }) {
       const mine = list.filter((l) => l.ref.source === o.source);
       const items = o.limit <= 0 ? [] : mine.slice(o.offset, o.offset + o.limit);
@@ -29,12 +32,12 @@ function store(list: DeadLetter[]): DeadLetterRetryState {
         items: items.map((letter) => ({ letter, stored: JSON.stringify(letter) })),
       };
     },
-    async markDeadLetterAutoRetried(read, at) {
+    async markDeadLetterAutoRetried(read, at, generation) {
       const i = list.findIndex(
         (l) => l.ref.id === read.letter.ref.id && l.ref.source === read.letter.ref.source,
       );
       if (i < 0 || JSON.stringify(list[i]) !== read.stored) return false;
-      list[i] = { ...list[i]!, autoRetriedAt: at };
+      list[i] = { ...list[i]!, autoRetriedAt: at, autoRetriedGeneration: generation };
       return true;
     },
   };
@@ -111,6 +114,20 @@ describe("resyncTransientDeadLetters", () => {
     // A new failure after the entity synced (its letter gone, a new one without the mark): once more.
     list.push({ ...letters(["platform_network"])[0]!, ref: { source: "okta", kind: "user", id: "u9" } });
     expect(await handOver()).toEqual(["u9"]);
+  });
+
+  it("marks each letter with its entity's generation as read before the hand-over", async () => {
+    const list = letters(["platform_server", "platform_timeout"]);
+    const generations = new Map([
+      ["u0", 4],
+      ["u1", 7],
+    ]);
+    await resyncTransientDeadLetters(store(list, generations), "okta", async () => {
+      // The IdP changes u0 while its sync is handed over: the mark keeps the generation read
+      // before, so the letter of a sync that planned from the newer one does not keep the mark.
+      generations.set("u0", 5);
+    });
+    expect(list.map((l) => l.autoRetriedGeneration)).toEqual([4, 7]);
   });
 
   it("classifies codes", () => {
