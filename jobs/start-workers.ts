@@ -22,6 +22,7 @@ import {
   type SyncJobTuning,
   lifecycleJobOptions,
   sweepJobOptions,
+  isSyncJobData,
 } from "./sync-job.js";
 import { syncMetrics } from "./sync-metrics.js";
 import { createSyncProcessor } from "./sync-processor.js";
@@ -174,7 +175,9 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     w.on("failed", (job, err) => {
       if (job && failedOutcome(job, err) === "dead_lettered") {
         // The reason (which may name a user) is in the dead letter; the log line carries no personal data.
-        logger.warn({ queue: w.name, jobId: job.id, error: err.name }, "job failed for good");
+        // The entity (bridge ids only) leads from the line to its status and dead letter.
+        const ref = isSyncJobData(job.data) ? job.data : undefined;
+        logger.warn({ queue: w.name, jobId: job.id, error: err.name, ref }, "job failed for good");
       }
     });
   }

@@ -51,8 +51,9 @@ export interface FailureFate {
  * too many concurrent writes to one entity), or a client library's connection failure or transient
  * reply met outside the store (the request budget, the sync state). An error reply that means a
  * bug (WRONGTYPE, a script error) is not one, nor a MOVED/ASK reply (a Redis Cluster talked to
- * without cluster mode: no wait repairs it), nor an unexpected error `guarded` wrapped as a 503
- * (judged by its cause: src/directory/redis-failure.ts, isRedisWaitable).
+ * without cluster mode: no wait repairs it); an error `guarded` wrapped as a 503 is judged by its
+ * cause (src/directory/redis-failure.ts, isRedisWaitable: it waits unless the cause is a MOVED/ASK
+ * or other non-transient reply, a programming error or an AppError).
  */
 export function isRedisFailure(err: unknown): boolean {
   // The job layer's own errors carry another failure's message (a dead letter's reason may name

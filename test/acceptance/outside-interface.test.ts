@@ -162,6 +162,10 @@ describe("npm start with no configuration: the local sandbox", () => {
     await new Promise((resolve) => setTimeout(resolve, 1_200)); // lines are written at least every second
     const lines = run.output();
     expect(lines).toContain("sync failed for good");
+    // The job's own line names the entity by its bridge ids, nothing personal.
+    expect(lines).toMatch(
+      /"ref":\{"source":"demo","kind":"user","id":"[0-9a-f-]{36}"\},"msg":"job failed for good"/,
+    );
     expect(lines).toContain("platform call failed, retrying");
     for (const p of people) {
       for (const value of [p.userName, p.given, p.family, p.email]) expect(lines).not.toContain(value);
