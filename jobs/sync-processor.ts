@@ -227,6 +227,9 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       throw err;
     }
     stopTimer();
+    // The platform part is done: what fails from here is bookkeeping, never a dead letter (the
+    // caller's last resort); the dirty marker brings the entity back to record it.
+    flag.synced = true;
     await checkLateWrites(ctx, [ref], writes);
     metrics.jobs.inc({ kind: ref.kind, outcome: outcome.result === "clean" ? "synced" : outcome.result });
     if (outcome.result === "clean" || outcome.result === "lifecycle") {
@@ -264,10 +267,21 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       progress: {},
       deadLetterTried: false,
       deadLettered: false,
+      synced: false,
     };
     try {
       return await sync(job, ref, waiting, flag);
     } catch (err) {
+      if (flag.deadLettered && !isJobControl(err)) {
+        // The letter is written and counted; what failed after it (the status note, the dirty
+        // marker) must not make the job wait or retry and write and count it again. The marker,
+        // if left, brings the entity back to the sweeper.
+        logger.error(
+          { ref, err: errorMessage(err) },
+          "sync failed for good: its dead letter is written, its status or dirty marker could not be",
+        );
+        throw new UnrecoverableError(`dead letter written; then ${errorMessage(err)}`);
+      }
       // Redis failed with a resync request taken and not put back (putting it back failed too):
       // the job carries it, so that its next run reads the platform instead of trusting the
       // applied record. (Best effort: the job's own connection failing too loses it.)
@@ -293,7 +307,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         await job.updateData({ ...job.data, ...data } as SyncJobData).catch(() => {});
       }
       const attempts = job.attemptsMade + 1;
-      if (attempts >= (job.opts.attempts ?? 1) && !isJobControl(err) && !flag.deadLettered) {
+      if (attempts >= (job.opts.attempts ?? 1) && !isJobControl(err) && !flag.synced) {
         // The job's last attempt failed where the sync's own handling did not see it (the request
         // budget's or the resync request's read, its status note, …): the failure is visible all
         // the same (invariant 7), on the sync state's connection (the queue's: it may serve when the
@@ -327,6 +341,8 @@ interface SyncRun {
   /** The sync's own failure handling went for a dead letter (counted); and the letter is written. */
   deadLetterTried: boolean;
   deadLettered: boolean;
+  /** The platform part ended with an outcome; only its recording failed. */
+  synced: boolean;
 }
 
 /** BullMQ's errors that end or move a job (the processor's own, not failures). */

@@ -244,4 +244,51 @@ describe("faults-i: the sync's wait for Redis", () => {
     expect(job.movedTo).toHaveLength(0);
     expect((await h.state.getDeadLetter(ref))?.letter).toMatchObject({ code: "internal" });
   });
+  it("a dead letter written, then its dirty marker failing on Redis: the job ends, the letter counted once", async () => {
+    h = await startJobsHarness("redis-wait-after-letter", { workers: false });
+    const u = await h.directory.createUser("okta", h.user("refused@limit.example"));
+    const ref: EntityRef = { source: "okta", kind: "user", id: u.resource.id };
+    // The platform refuses the create for good; then the store times out on the marker.
+    h.emulator.addFault({ type: "error", status: 403, match: { operation: "createUser" } });
+    const directory = new Proxy(h.directory, {
+      get(target, key, receiver) {
+        if (key === "markClean") return async () => Promise.reject(storeTimeout());
+        const value = Reflect.get(target, key, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const { process, registry } = contextOf(h, { directory });
+    const job = jobOf(ref, 3);
+    // Before: the marker's failure made the job wait, and every later run wrote and counted the
+    // letter again.
+    await expect(runAs(process, job)).rejects.toBeInstanceOf(UnrecoverableError);
+    expect(job.movedTo).toHaveLength(0);
+    expect((await h.state.getDeadLetter(ref))?.letter).toMatchObject({ code: "platform_forbidden" });
+    const letters = (await registry.getSingleMetric("dead_letters_total")?.get())?.values ?? [];
+    expect(letters.reduce((sum, v) => sum + v.value, 0)).toBe(1);
+  });
+
+  it("the platform part done, its recording failing on the last attempt: no dead letter for a synced entity", async () => {
+    h = await startJobsHarness("redis-wait-after-sync", { workers: false });
+    const u = await h.directory.createUser("okta", h.user("landed@limit.example"));
+    const ref: EntityRef = { source: "okta", kind: "user", id: u.resource.id };
+    const directory = new Proxy(h.directory, {
+      get(target, key, receiver) {
+        if (key === "markClean") return async () => Promise.reject(storeTimeout());
+        const value = Reflect.get(target, key, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const { process, registry } = contextOf(h, { directory });
+    const job = jobOf(ref, 1);
+    job.data["redisWaitSince"] = Date.now() - REDIS_WAIT_LIMIT_MS - 1; // no more waiting
+    job.data["redisWaitRun"] = 0;
+    await expect(runAs(process, job)).rejects.toThrow(/unavailable/);
+    expect((await h.platformUsers()).has("landed@limit.example")).toBe(true);
+    // Before: a redis_unavailable dead letter and the status `dead` for a user that is on the platform.
+    expect(await h.state.getDeadLetter(ref)).toBeNull();
+    expect((await h.state.getStatus(ref))?.state).not.toBe("dead");
+    const letters = (await registry.getSingleMetric("dead_letters_total")?.get())?.values ?? [];
+    expect(letters.reduce((sum, v) => sum + v.value, 0)).toBe(0);
+  });
 });
