@@ -4,15 +4,9 @@ import type { Logger } from "../src/observability/logger.js";
 import type { RequestBudget } from "../src/platform/client/request-budget.js";
 import { flushLifecycle } from "../src/sync/lifecycle-flusher.js";
 import type { SyncContext } from "../src/sync/sync-context.js";
-import { REDIS_UNAVAILABLE, classifyFailure, isRedisFailure } from "../src/sync/sync-error.js";
+import { REDIS_UNAVAILABLE, classifyFailure } from "../src/sync/sync-error.js";
 import type { SyncMetrics } from "./sync-metrics.js";
-import {
-  rateLimited,
-  recordDeadLetter,
-  redisWaitGoesOn,
-  redisWaitOver,
-  waitForRedis,
-} from "./sync-processor.js";
+import { rateLimited, recordDeadLetter, redisWaitOver, waitForRedisOrGoOn } from "./sync-processor.js";
 
 export interface LifecycleProcessorDeps {
   ctx: SyncContext;
@@ -36,19 +30,13 @@ export function createLifecycleProcessor(deps: LifecycleProcessorDeps) {
    * `sync_jobs_total{kind="lifecycle",outcome="redis_unavailable"}`, not as a user's sync.
    */
   const waitsForRedis = async (job: Job | undefined, token: string | undefined, err: unknown) => {
-    if (job === undefined || !isRedisFailure(err)) return undefined;
-    if (token !== undefined && !redisWaitOver(job)) {
-      return waitForRedis(job, token, err, {
-        logger,
-        fields: {},
-        what: "lifecycle flush",
-        count: () => metrics.jobs.inc({ kind: "lifecycle", outcome: REDIS_UNAVAILABLE }),
-      });
-    }
-    // Past the limit: this run spends an attempt, and the next one does not wait again.
-    const goesOn = redisWaitGoesOn(job);
-    if (Object.keys(goesOn).length > 0) await job.updateData({ ...job.data, ...goesOn }).catch(() => {});
-    return undefined;
+    if (job === undefined) return;
+    await waitForRedisOrGoOn(job, token, token !== undefined && !redisWaitOver(job), err, {
+      logger,
+      fields: {},
+      what: "lifecycle flush",
+      count: () => metrics.jobs.inc({ kind: "lifecycle", outcome: REDIS_UNAVAILABLE }),
+    });
   };
   return async (job?: Job, token?: string): Promise<number> => {
     let pausedUntil: number;

@@ -9,6 +9,7 @@ import {
   type FailureFate,
   REDIS_UNAVAILABLE,
   classifyFailure,
+  isJobControlError,
   isRedisFailure,
 } from "../src/sync/sync-error.js";
 import { syncGroup } from "../src/sync/sync-group.js";
@@ -272,7 +273,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
     try {
       return await sync(job, ref, waiting, flag);
     } catch (err) {
-      if (flag.deadLettered && !isJobControl(err)) {
+      if (flag.deadLettered && !isJobControlError(err)) {
         // The letter is written and counted; what failed after it (the status note, the dirty
         // marker) must not make the job wait or retry and write and count it again. The marker,
         // if left, brings the entity back to the sweeper.
@@ -289,25 +290,16 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       // Wherever in the sync Redis failed (reading the directory, the request budget, recording
       // the outcome, even recording a dead letter), the job waits for it without spending an
       // attempt, for REDIS_WAIT_LIMIT_MS at most.
-      if (waiting && token !== undefined && isRedisFailure(err)) {
-        return waitForRedis(job, token, err, {
-          logger,
-          fields: { ref },
-          what: "sync",
-          count: () => metrics.jobs.inc({ kind: ref.kind, outcome: REDIS_UNAVAILABLE }),
-          note: (fate) => noteFailure(ctx, ref, "pending", fate, job.attemptsMade),
-          data: carry ? { [RESYNC_CARRIED]: true } : {},
-        });
-      }
-      const data = {
-        ...(carry ? { [RESYNC_CARRIED]: true } : {}),
-        ...(isRedisFailure(err) ? redisWaitGoesOn(job) : {}),
-      };
-      if (Object.keys(data).length > 0) {
-        await job.updateData({ ...job.data, ...data } as SyncJobData).catch(() => {});
-      }
+      await waitForRedisOrGoOn(job, token, waiting, err, {
+        logger,
+        fields: { ref },
+        what: "sync",
+        count: () => metrics.jobs.inc({ kind: ref.kind, outcome: REDIS_UNAVAILABLE }),
+        note: (fate) => noteFailure(ctx, ref, "pending", fate, job.attemptsMade),
+        data: carry ? { [RESYNC_CARRIED]: true } : {},
+      });
       const attempts = job.attemptsMade + 1;
-      if (attempts >= (job.opts.attempts ?? 1) && !isJobControl(err) && !flag.synced) {
+      if (attempts >= (job.opts.attempts ?? 1) && !isJobControlError(err) && !flag.synced) {
         // The job's last attempt failed where the sync's own handling did not see it (the request
         // budget's or the resync request's read, its status note, …): the failure is visible all
         // the same (invariant 7), on the sync state's connection (the queue's: it may serve when the
@@ -343,16 +335,6 @@ interface SyncRun {
   deadLettered: boolean;
   /** The platform part ended with an outcome; only its recording failed. */
   synced: boolean;
-}
-
-/** BullMQ's errors that end or move a job (the processor's own, not failures). */
-function isJobControl(err: unknown): boolean {
-  return (
-    err instanceof Error &&
-    ["UnrecoverableError", "RateLimitError", "DelayedError", "WaitingError", "WaitingChildrenError"].includes(
-      err.name,
-    )
-  );
 }
 
 /** The job data's field for a resync request the job took and could not put back. */
@@ -403,7 +385,7 @@ export function redisWaitSince(job: Pick<Job, "data" | "attemptsStarted">): numb
  * the limit and spent an attempt instead: the failures are still consecutive, and the job's next
  * run does not wait again (none when the job is not waiting).
  */
-export function redisWaitGoesOn(job: Pick<Job, "data" | "attemptsStarted">): Record<string, unknown> {
+function redisWaitGoesOn(job: Pick<Job, "data" | "attemptsStarted">): Record<string, unknown> {
   return redisWaitSince(job) === undefined ? {} : { [REDIS_WAIT_RUN]: job.attemptsStarted };
 }
 
@@ -463,12 +445,7 @@ export interface RedisWaitReport {
  * which still works when only the store's command timeout is exceeded; a status that cannot be
  * written is left out).
  */
-export async function waitForRedis(
-  job: Job,
-  token: string,
-  err: unknown,
-  report: RedisWaitReport,
-): Promise<never> {
+async function waitForRedis(job: Job, token: string, err: unknown, report: RedisWaitReport): Promise<never> {
   const now = Date.now();
   const since = redisWaitSince(job);
   // Starts of this job that spent no attempt before this one: its earlier waits (and rate limits).
@@ -503,6 +480,26 @@ export async function waitForRedis(
   });
   await job.moveToDelayed(now + delayMs, token);
   throw new DelayedError();
+}
+
+/**
+ * A job's run failed: on Redis while the job may still wait (`waiting`: a lock token, and not
+ * REDIS_WAIT_LIMIT_MS of consecutive waits yet), it waits (waitForRedis: never returns). Otherwise
+ * the run spends an attempt; the job's data keeps `report.data`, and, when Redis failed past the
+ * limit, that the failures are still consecutive (redisWaitGoesOn: the next run does not wait
+ * again). Best effort: a job whose data cannot be written still spends its attempt.
+ */
+export async function waitForRedisOrGoOn(
+  job: Job,
+  token: string | undefined,
+  waiting: boolean,
+  err: unknown,
+  report: RedisWaitReport,
+): Promise<void> {
+  const redisFailed = isRedisFailure(err);
+  if (waiting && token !== undefined && redisFailed) return waitForRedis(job, token, err, report);
+  const data = { ...(report.data ?? {}), ...(redisFailed ? redisWaitGoesOn(job) : {}) };
+  if (Object.keys(data).length > 0) await job.updateData({ ...job.data, ...data }).catch(() => {});
 }
 
 function errorMessage(err: unknown): string {

@@ -58,12 +58,16 @@ export interface FailureFate {
 export function isRedisFailure(err: unknown): boolean {
   // The job layer's own errors carry another failure's message (a dead letter's reason may name
   // a platform connection refused: "ECONNREFUSED"), never a Redis one.
-  if (err instanceof Error && JOB_CONTROL_ERRORS.has(err.name)) return false;
+  if (isJobControlError(err)) return false;
   // Only what waiting repairs; the others are `internal` (attempts, then a dead letter).
   return isRedisWaitable(err);
 }
 
-/** BullMQ's errors that end or move a job (UnrecoverableError, RateLimitError, DelayedError, …). */
+/** BullMQ's errors that end or move a job (the processor's own, not failures). */
+export function isJobControlError(err: unknown): boolean {
+  return err instanceof Error && JOB_CONTROL_ERRORS.has(err.name);
+}
+
 const JOB_CONTROL_ERRORS: ReadonlySet<string> = new Set([
   "UnrecoverableError",
   "RateLimitError",
