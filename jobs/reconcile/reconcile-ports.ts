@@ -7,6 +7,7 @@ import type { Logger } from "../../src/observability/logger.js";
 import type { Registry } from "../../src/observability/metrics.js";
 import type { PlatformClient } from "../../src/platform/platform-types.js";
 import type { EntityRef } from "../../src/scim/scim-types.js";
+import type { DeadLetterRetryState } from "../../src/sync/dead-letter-retry.js";
 import type { OwnerScope } from "../../src/sync/sync-keys.js";
 import type { SettleOptions } from "./repair-settlement.js";
 
@@ -23,6 +24,8 @@ export interface ReconcileSyncState {
    * in the source's groups on the platform are counted.
    */
   countEmbedUsers?(source: string): Promise<number>;
+  /** The dead letters a run that applies its repairs hands over to a resync, once (src/sync/dead-letter-retry.ts). */
+  deadLetters: DeadLetterRetryState;
 }
 
 /** Marks entities dirty and enqueues their syncs in resync mode (re-read the platform, apply what differs). */

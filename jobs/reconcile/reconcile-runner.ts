@@ -6,7 +6,6 @@ import type { ReconcileRun } from "../../src/reconcile/reconcile-run.js";
 import { DRIFT_CLASSES } from "../../src/reconcile/reconcile-types.js";
 import { type RepairOutcome, type TrackedRun, startedOutcome } from "../../src/admin/repair-outcome.js";
 import { resyncTransientDeadLetters } from "../../src/sync/dead-letter-retry.js";
-import { RedisSyncStateStore } from "../../src/sync/redis-sync-state-store.js";
 import { type AdoptionCheck, applyRepairs } from "./apply-repairs.js";
 import type { ReconcileDeps } from "./reconcile-ports.js";
 import {
@@ -102,7 +101,7 @@ async function applyAndCount(
   // failure here does not fail the run (its repairs are applied; the next run tries again).
   try {
     const deadLetters = await resyncTransientDeadLetters(
-      new RedisSyncStateStore(deps.redis, deps.config.redis.prefix),
+      deps.state.deadLetters,
       run.source,
       deps.requestResync,
     );

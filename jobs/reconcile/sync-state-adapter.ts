@@ -29,5 +29,6 @@ export function reconcileSyncState(
     getEmbedMembers: (source, ids) => store.getEmbedMembers(source, ids),
     getApplied: (ref) => store.getApplied(ref),
     countOwnedUsers: (source) => store.countPlatformIds(source),
+    deadLetters: store,
   };
 }
