@@ -20,6 +20,20 @@ import { type JobsHarness, startJobsHarness } from "./jobs-harness.js";
 /** What the store answers when its client's command timeout passes (`guarded`). */
 const storeTimeout = () => toStoreError(new Error("Command timed out"));
 
+/**
+ * `target` (the harness's directory or sync state) with one method failing as `fail` says, each
+ * time `when` (asked at every call's lookup) says so; every other member as it is.
+ */
+function failingOn<T extends object>(target: T, method: string, fail: () => Error, when = () => true): T {
+  return new Proxy(target, {
+    get(object, key, receiver) {
+      if (key === method && when()) return async () => Promise.reject(fail());
+      const value = Reflect.get(object, key, receiver);
+      return typeof value === "function" ? value.bind(object) : value;
+    },
+  });
+}
+
 /** A job as a worker hands it over, recording what the processor does with it. */
 function jobOf(ref: EntityRef, attempts = 2) {
   const job = {
@@ -87,13 +101,7 @@ describe("faults-i: the sync's wait for Redis", () => {
     const u = await h.directory.createUser("okta", h.user("heavy@limit.example"));
     const ref: EntityRef = { source: "okta", kind: "user", id: u.resource.id };
     // This one entity's read always outlasts the store client's command timeout; Redis is fine.
-    const directory = new Proxy(h.directory, {
-      get(target, key, receiver) {
-        if (key === "snapshotUser") return async () => Promise.reject(storeTimeout());
-        const value = Reflect.get(target, key, receiver);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
+    const directory = failingOn(h.directory, "snapshotUser", storeTimeout);
     const { process, registry } = contextOf(h, { directory });
     const job = jobOf(ref, 2);
 
@@ -137,20 +145,8 @@ describe("faults-i: the sync's wait for Redis", () => {
 
     // The run takes the request, its read fails on Redis, and so does putting the request back.
     let reads = 0;
-    const directory = new Proxy(h.directory, {
-      get(target, key, receiver) {
-        if (key === "snapshotUser" && reads++ === 0) return async () => Promise.reject(storeTimeout());
-        const value = Reflect.get(target, key, receiver);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
-    const state = new Proxy(h.state, {
-      get(target, key, receiver) {
-        if (key === "requestResync") return async () => Promise.reject(new Error("Command timed out"));
-        const value = Reflect.get(target, key, receiver);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
+    const directory = failingOn(h.directory, "snapshotUser", storeTimeout, () => reads++ === 0);
+    const state = failingOn(h.state, "requestResync", () => new Error("Command timed out"));
     const failing = contextOf(h, { directory, state });
     const job = jobOf(ref);
     await expect(runAs(failing.process, job)).rejects.toBeInstanceOf(DelayedError);
@@ -162,15 +158,8 @@ describe("faults-i: the sync's wait for Redis", () => {
   });
 
   /** The directory with this entity's read failing as `fail` says. */
-  function failingReads(harness: JobsHarness, fail: () => Error) {
-    return new Proxy(harness.directory, {
-      get(target, key, receiver) {
-        if (key === "snapshotUser") return async () => Promise.reject(fail());
-        const value = Reflect.get(target, key, receiver);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
-  }
+  const failingReads = (harness: JobsHarness, fail: () => Error) =>
+    failingOn(harness.directory, "snapshotUser", fail);
 
   it("the limit bounds consecutive waits only: a blip long after a wait the job recovered from waits again", async () => {
     h = await startJobsHarness("redis-wait-consecutive", { workers: false });
@@ -230,13 +219,7 @@ describe("faults-i: the sync's wait for Redis", () => {
     await h.state.requestResync([ref]);
     // A bug in the sync (not Redis's fault), and putting the taken request back fails on Redis.
     const directory = failingReads(h, () => new TypeError("Cannot read properties of undefined"));
-    const state = new Proxy(h.state, {
-      get(target, key, receiver) {
-        if (key === "requestResync") return async () => Promise.reject(new Error("Command timed out"));
-        const value = Reflect.get(target, key, receiver);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
+    const state = failingOn(h.state, "requestResync", () => new Error("Command timed out"));
     const { process } = contextOf(h, { directory, state });
     const job = jobOf(ref, 1);
     // Before: the put-back's Redis failure was thrown instead, and the job waited for Redis.
@@ -250,13 +233,7 @@ describe("faults-i: the sync's wait for Redis", () => {
     const ref: EntityRef = { source: "okta", kind: "user", id: u.resource.id };
     // The platform refuses the create for good; then the store times out on the marker.
     h.emulator.addFault({ type: "error", status: 403, match: { operation: "createUser" } });
-    const directory = new Proxy(h.directory, {
-      get(target, key, receiver) {
-        if (key === "markClean") return async () => Promise.reject(storeTimeout());
-        const value = Reflect.get(target, key, receiver);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
+    const directory = failingOn(h.directory, "markClean", storeTimeout);
     const { process, registry } = contextOf(h, { directory });
     const job = jobOf(ref, 3);
     // Before: the marker's failure made the job wait, and every later run wrote and counted the
@@ -272,13 +249,7 @@ describe("faults-i: the sync's wait for Redis", () => {
     h = await startJobsHarness("redis-wait-after-sync", { workers: false });
     const u = await h.directory.createUser("okta", h.user("landed@limit.example"));
     const ref: EntityRef = { source: "okta", kind: "user", id: u.resource.id };
-    const directory = new Proxy(h.directory, {
-      get(target, key, receiver) {
-        if (key === "markClean") return async () => Promise.reject(storeTimeout());
-        const value = Reflect.get(target, key, receiver);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
+    const directory = failingOn(h.directory, "markClean", storeTimeout);
     const { process, registry } = contextOf(h, { directory });
     const job = jobOf(ref, 1);
     job.data["redisWaitSince"] = Date.now() - REDIS_WAIT_LIMIT_MS - 1; // no more waiting
