@@ -239,16 +239,21 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       }
       const at = new Date().toISOString();
       const first = outcome.warnings[0];
-      // Independent writes: ioredis pipelines them.
+      // Independent writes: ioredis pipelines them. A queued lifecycle change may be settled by
+      // the flusher before this: a user's final one (a deletion) forgets the user, and this must
+      // not write its status back (a record of a user the source no longer has).
       await Promise.all([
-        ctx.state.recordSynced({
-          ref,
-          state: outcome.result === "clean" ? "synced" : "pending",
-          platformId: outcome.platformId,
-          appliedGeneration: outcome.generation,
-          lastSyncedAt: at,
-          ...(first ? { lastError: { message: first.message, code: first.code, at, attempts: 0 } } : {}),
-        }),
+        ctx.state.recordSynced(
+          {
+            ref,
+            state: outcome.result === "clean" ? "synced" : "pending",
+            platformId: outcome.platformId,
+            appliedGeneration: outcome.generation,
+            lastSyncedAt: at,
+            ...(first ? { lastError: { message: first.message, code: first.code, at, attempts: 0 } } : {}),
+          },
+          { onlyIfApplied: outcome.result === "lifecycle" },
+        ),
         outcome.result === "clean" ? ctx.directory.markClean(ref, outcome.generation) : undefined,
       ]);
       return outcome.result;

@@ -272,11 +272,16 @@ export class RedisSyncStateStore implements SyncStateReader {
     await this.redis.hset(syncKeys.status(this.prefix, ref.source, ref.kind), ref.id, JSON.stringify(status));
   }
 
-  /** One round trip after a successful sync: the status, and no dead letter any more. */
-  async recordSynced(status: EntitySyncStatus): Promise<void> {
+  /**
+   * One round trip after a successful sync: the status, and no dead letter any more. With
+   * `onlyIfApplied`, only while the entity's applied record is there (false when it is not): a
+   * sync that queued a lifecycle change records after the flusher may have settled it, and a
+   * settled final change forgets the user (status included) for good.
+   */
+  async recordSynced(status: EntitySyncStatus, options: { onlyIfApplied?: boolean } = {}): Promise<boolean> {
     const { ref } = status;
     const key = refKey(ref);
-    await RECORD_SYNCED.run(
+    const result = await RECORD_SYNCED.run(
       this.redis,
       [
         syncKeys.status(this.prefix, ref.source, ref.kind),
@@ -284,9 +289,11 @@ export class RedisSyncStateStore implements SyncStateReader {
         syncKeys.deadOrder(this.prefix),
         syncKeys.deadOrder(this.prefix, ref.source),
         syncKeys.rateLimitLoops(this.prefix),
+        syncKeys.applied(this.prefix, ref.source, ref.kind),
       ],
-      [ref.id, JSON.stringify(status), key],
+      [ref.id, JSON.stringify(status), key, options.onlyIfApplied ? "1" : ""],
     );
+    return result !== -1;
   }
 
   // --- dead letters ---

@@ -49,10 +49,14 @@ return 1
 
 /**
  * A sync succeeded: write the status and drop the dead letter and the rate-limit loop count.
- * KEYS: status hash, dead hash, dead order, dead order of the source, rate-limit loops hash.
- * ARGV: entity id, status JSON, refKey.
+ * With ARGV[4] = '1', nothing is written unless the entity's applied record (KEYS[6]) is still
+ * there: a user whose queued final lifecycle change the flusher settled (and so forgot the user)
+ * between the sync's queueing and this write must not get its status back (returns -1).
+ * KEYS: status hash, dead hash, dead order, dead order of the source, rate-limit loops hash,
+ * applied hash. ARGV: entity id, status JSON, refKey, '1' or ''.
  */
 export const RECORD_SYNCED_SCRIPT = `
+if ARGV[4] == '1' and redis.call('HEXISTS', KEYS[6], ARGV[1]) == 0 then return -1 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 local removed = redis.call('HDEL', KEYS[2], ARGV[3])
 if removed == 1 then

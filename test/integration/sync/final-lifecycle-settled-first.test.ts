@@ -1,0 +1,105 @@
+/**
+ * A user deleted at the source (onDelete: deactivate) gets a final DEACTIVATE in the lifecycle
+ * batch; once the flusher settles it, the user is forgotten (applied record, status, link). The
+ * flusher may settle it before the sync that queued it has recorded its status: the same entry
+ * already queued (putLifecycle keeps an entry of the same action) and due at once, say, after a
+ * bulk call held on the wire. That late status must not bring back a record of a user the source
+ * no longer has (the admin API then showed it as "pending" for good, with its platform id).
+ */
+import type { Job } from "bullmq";
+import { afterEach, describe, expect, it } from "vitest";
+import { syncMetrics } from "../../../jobs/sync-metrics.js";
+import type { SyncJobData } from "../../../jobs/sync-job.js";
+import { createSyncProcessor } from "../../../jobs/sync-processor.js";
+import { createLogger } from "../../../src/observability/logger.js";
+import { createMetricsRegistry } from "../../../src/observability/metrics.js";
+import { NoopRequestBudget } from "../../../src/platform/client/request-budget.js";
+import type { EntityRef } from "../../../src/scim/scim-types.js";
+import { AttributeDefinitions } from "../../../src/sync/attribute-definitions.js";
+import { flushLifecycle } from "../../../src/sync/lifecycle-flusher.js";
+import type { SyncContext } from "../../../src/sync/sync-context.js";
+import { type JobsHarness, startJobsHarness } from "../jobs/jobs-harness.js";
+
+/**
+ * A sync processor whose flusher runs the moment a change is queued (scheduleLifecycle), so that
+ * it settles the change before the sync records its outcome.
+ */
+function syncWithImmediateFlush(harness: JobsHarness) {
+  const logger = createLogger("silent");
+  let flushes = 0;
+  const ctx: SyncContext = {
+    config: harness.config,
+    directory: harness.directory,
+    platform: harness.platform,
+    state: harness.state,
+    attributes: new AttributeDefinitions(harness.platform),
+    logger,
+    scheduleLifecycle: async () => {
+      flushes++;
+      await flushLifecycle(ctx, {
+        windowMs: 0,
+        maxWaitMs: 0,
+        maxAttempts: 3,
+        stopping: () => false,
+        sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+        deadLetter: async () => {},
+      });
+    },
+  };
+  const process = createSyncProcessor({
+    ctx,
+    queue: harness.syncQueue.queue,
+    budget: new NoopRequestBudget(),
+    metrics: syncMetrics(createMetricsRegistry({ defaultMetrics: false }), async () => ({})),
+    logger,
+  });
+  return {
+    run: (ref: EntityRef) =>
+      process({ data: { ...ref }, attemptsMade: 0, opts: { attempts: 8 } } as unknown as Job<SyncJobData>),
+    flushes: () => flushes,
+  };
+}
+
+describe("a final lifecycle change settled before its sync records", () => {
+  let h: JobsHarness | undefined;
+  afterEach(async () => {
+    await h?.close();
+    h = undefined;
+  });
+
+  it("leaves no status of the deleted user behind", async () => {
+    h = await startJobsHarness("final-lifecycle-settled-first", { workers: false });
+    const { run, flushes } = syncWithImmediateFlush(h);
+    const u = await h.directory.createUser("okta", h.user("settled.first@example.com"));
+    const ref: EntityRef = { source: "okta", kind: "user", id: u.resource.id };
+    expect(await run(ref)).toBe("clean");
+    expect(await h.state.getStatus(ref)).toMatchObject({ state: "synced" });
+
+    await h.directory.deleteUser("okta", ref.id);
+    expect(await run(ref)).toBe("lifecycle");
+    expect(flushes()).toBe(1);
+
+    expect(h.platformUsers().get("settled.first@example.com")?.["active"]).toBe(false);
+    expect(await h.state.countLifecycle()).toBe(0);
+    expect(await h.directory.snapshotUser("okta", ref.id)).toBeNull();
+    expect(await h.state.getApplied(ref)).toBeNull();
+    expect(await h.state.getStatus(ref)).toBeNull();
+  });
+
+  it("still records the status of a non-final change the flusher settled first", async () => {
+    h = await startJobsHarness("lifecycle-settled-first", { workers: false });
+    const { run } = syncWithImmediateFlush(h);
+    const u = await h.directory.createUser("okta", h.user("kept.first@example.com"));
+    const ref: EntityRef = { source: "okta", kind: "user", id: u.resource.id };
+    expect(await run(ref)).toBe("clean");
+    await h.directory.updateUser("okta", ref.id, (c) => ({ ...c.resource, active: false }));
+    expect(await run(ref)).toBe("lifecycle");
+    expect(h.platformUsers().get("kept.first@example.com")?.["active"]).toBe(false);
+    expect(await h.state.getApplied(ref)).toMatchObject({ lifecycle: "inactive" });
+    // The sync's own record comes after the flusher's: the entity is there, at its generation.
+    expect(await h.state.getStatus(ref)).toMatchObject({
+      platformId: expect.any(String),
+      appliedGeneration: 2,
+    });
+  });
+});
