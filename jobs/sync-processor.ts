@@ -259,7 +259,10 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       return outcome.result;
     }
     // Purged already (a duplicate or late job): clear a marker that may have outlived it.
-    if (outcome.result === "absent") await ctx.directory.markClean(ref, 0);
+    // Its status too, if a late run of another job wrote one after the entity was forgotten.
+    if (outcome.result === "absent") {
+      await Promise.all([ctx.directory.markClean(ref, 0), ctx.state.dropStatus(ref)]);
+    }
     return outcome.result;
   };
   return async (job: Job<SyncJobData>, token?: string): Promise<string> => {

@@ -267,6 +267,14 @@ export class RedisSyncStateStore implements SyncStateReader {
     return statuses;
   }
 
+  /**
+   * Drops the status of an entity the directory no longer holds (a failure noted, or a status
+   * recorded, by a late sync after the entity was forgotten): nothing else of it is touched.
+   */
+  async dropStatus(ref: EntityRef): Promise<void> {
+    await this.redis.hdel(syncKeys.status(this.prefix, ref.source, ref.kind), ref.id);
+  }
+
   async setStatus(status: EntitySyncStatus): Promise<void> {
     const { ref } = status;
     await this.redis.hset(syncKeys.status(this.prefix, ref.source, ref.kind), ref.id, JSON.stringify(status));

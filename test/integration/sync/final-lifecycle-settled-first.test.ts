@@ -102,4 +102,23 @@ describe("a final lifecycle change settled before its sync records", () => {
       appliedGeneration: 2,
     });
   });
+
+  it("a retry of a sync whose user was forgotten meanwhile drops the failure it noted", async () => {
+    h = await startJobsHarness("lifecycle-forgotten-retry", { workers: false });
+    const { run } = syncWithImmediateFlush(h);
+    // A failure noted by a run that read the user just before it was forgotten and purged.
+    const ref: EntityRef = { source: "okta", kind: "user", id: "0b7e5c1e-forgotten" };
+    await h.state.setStatus({
+      ref,
+      state: "retrying",
+      lastError: {
+        message: "socket hang up",
+        code: "platform_unavailable",
+        at: new Date().toISOString(),
+        attempts: 1,
+      },
+    });
+    expect(await run(ref)).toBe("absent");
+    expect(await h.state.getStatus(ref)).toBeNull();
+  });
 });
