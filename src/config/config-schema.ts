@@ -266,7 +266,50 @@ export const configSchema = z
       sourceSchema,
     ),
   })
-  .strict();
+  .strict()
+  .superRefine((config, ctx) => {
+    for (const issue of attributeDefinitionConflicts(config.sources))
+      ctx.addIssue({ code: "custom", ...issue });
+  });
+
+/**
+ * Rules of several sources that name one platform attribute (names compared ignoring case, as the
+ * platform does) must agree on its definition: another type makes one source's values refused for
+ * good; another label would be written back and forth at every value. Pure.
+ */
+export function attributeDefinitionConflicts(
+  sources: Record<string, { attributes: Record<string, { type: string; displayName?: string }> }>,
+): Array<{ message: string; path: string[]; input: unknown }> {
+  const first = new Map<string, { source: string; name: string; type: string; displayName?: string }>();
+  const firstLabel = new Map<string, { source: string; displayName: string }>();
+  const issues: Array<{ message: string; path: string[]; input: unknown }> = [];
+  for (const [source, config] of Object.entries(sources)) {
+    for (const [name, rule] of Object.entries(config.attributes)) {
+      const key = name.toLowerCase();
+      const path = ["sources", source, "attributes", name];
+      const seen = first.get(key);
+      if (!seen) first.set(key, { source, name, type: rule.type });
+      else if (seen.type !== rule.type) {
+        issues.push({
+          message: `is one platform attribute with sources.${seen.source}.attributes.${seen.name}, whose type is ${seen.type}: give both one type`,
+          path: [...path, "type"],
+          input: rule.type,
+        });
+      }
+      if (rule.displayName === undefined) continue;
+      const label = firstLabel.get(key);
+      if (!label) firstLabel.set(key, { source, displayName: rule.displayName });
+      else if (label.displayName !== rule.displayName) {
+        issues.push({
+          message: `is one platform attribute with the rule of source ${label.source}, whose displayName is "${label.displayName}": give both one displayName (or leave it out of one)`,
+          path: [...path, "displayName"],
+          input: rule.displayName,
+        });
+      }
+    }
+  }
+  return issues;
+}
 
 export type ConfigInput = z.input<typeof configSchema>;
 export type Config = z.output<typeof configSchema>;

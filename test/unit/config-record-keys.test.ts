@@ -69,6 +69,50 @@ describe("config: bad source ids and attribute names", () => {
     ]);
   });
 
+  it("refuses rules of two sources that give one platform attribute two types or two labels", () => {
+    const problems = problemsOf({
+      platform,
+      sources: {
+        okta: {
+          tokens: ["t1"],
+          attributes: {
+            dept: { from: "title", type: "string", displayName: "Department" },
+            level: { from: "title", type: "number" },
+          },
+        },
+        entra: {
+          tokens: ["t2"],
+          attributes: {
+            Dept: { from: "department", type: "string", displayName: "Dept." },
+            level: { from: "title", type: "string" },
+          },
+        },
+      },
+    });
+    expect(problems.sort()).toEqual([
+      expect.stringMatching(
+        /^sources\.entra\.attributes\.Dept\.displayName: is one platform attribute with the rule of source okta, whose displayName is "Department"/,
+      ),
+      expect.stringMatching(
+        /^sources\.entra\.attributes\.level\.type: is one platform attribute with sources\.okta\.attributes\.level, whose type is number/,
+      ),
+    ]);
+  });
+
+  it("accepts one attribute in several sources with one type, a label given once or alike", () => {
+    const rule = { from: "title", type: "string" };
+    expect(
+      problemsOf({
+        platform,
+        sources: {
+          okta: { tokens: ["t1"], attributes: { dept: { ...rule, displayName: "Department" } } },
+          entra: { tokens: ["t2"], attributes: { DEPT: rule } },
+          hr: { tokens: ["t3"], attributes: { dept: { ...rule, displayName: "Department" } } },
+        },
+      }),
+    ).toEqual([]);
+  });
+
   it("refuses attribute rules on an embed-tenant source (its users are embed users; they would be ignored)", () => {
     for (const target of [{ embedTenant: "acme" }, { embedTenantFromGroup: { pattern: "^(\\w+)-" } }]) {
       const problems = problemsOf({
