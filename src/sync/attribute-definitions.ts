@@ -6,13 +6,17 @@ import { SyncError, isPlatformFailure } from "./sync-error.js";
  * created (a lost create answer is found again by name); a definition of another type is a
  * permanent, visible error (code attribute_type_clash). The platform's names are unique without
  * regard to case (a create of "Department" beside "department" is a 409), so a definition whose
- * name differs from the rule's only in case is the rule's definition.
+ * name differs from the rule's only in case is the rule's definition. A rule's `displayName`
+ * that differs from the definition's is written to it (PUT) the next time a value of it is
+ * written: a label changed in the configuration reaches the platform.
  */
 export class AttributeDefinitions {
   private readonly byName = new Map<string, UserAttribute>();
   /** By case-folded name: the platform's own uniqueness. */
   private readonly byFoldedName = new Map<string, UserAttribute>();
   private loading?: Promise<void>;
+  /** Label updates under way, by definition id: syncs that meet the same change share one PUT. */
+  private readonly relabelling = new Map<number, Promise<void>>();
 
   constructor(private readonly platform: PlatformClient) {}
 
@@ -55,7 +59,29 @@ export class AttributeDefinitions {
         },
       );
     }
+    if (displayName !== undefined && def.displayName !== displayName) await this.relabel(def, displayName);
     return def.id;
+  }
+
+  /** Writes a rule's label to its definition (shared by the syncs that meet it at once). */
+  private async relabel(def: UserAttribute, displayName: string): Promise<void> {
+    let update = this.relabelling.get(def.id);
+    if (!update) {
+      update = (async () => {
+        const updated = await this.platform.updateUserAttribute(def.id, { displayName });
+        // Cached as the platform answers it, under the names it was found by.
+        const next = { ...def, ...updated, displayName: updated.displayName ?? displayName };
+        for (const cache of [this.byName, this.byFoldedName]) {
+          for (const [key, cached] of cache) if (cached.id === def.id) cache.set(key, next);
+        }
+      })();
+      this.relabelling.set(def.id, update);
+      void update.then(
+        () => this.relabelling.delete(def.id),
+        () => this.relabelling.delete(def.id),
+      );
+    }
+    await update;
   }
 
   /** Forget the cache (e.g. after a 404 on a value: the definition was deleted behind us). */
