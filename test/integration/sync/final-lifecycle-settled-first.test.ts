@@ -6,16 +6,8 @@
  * bulk call held on the wire. That late status must not bring back a record of a user the source
  * no longer has (the admin API then showed it as "pending" for good, with its platform id).
  */
-import type { Job } from "bullmq";
 import { afterEach, describe, expect, it } from "vitest";
-import { syncMetrics } from "../../../jobs/sync-metrics.js";
-import type { SyncJobData } from "../../../jobs/sync-job.js";
-import { createSyncProcessor } from "../../../jobs/sync-processor.js";
-import { createLogger } from "../../../src/observability/logger.js";
-import { createMetricsRegistry } from "../../../src/observability/metrics.js";
-import { NoopRequestBudget } from "../../../src/platform/client/request-budget.js";
 import type { EntityRef } from "../../../src/scim/scim-types.js";
-import { AttributeDefinitions } from "../../../src/sync/attribute-definitions.js";
 import { flushLifecycle } from "../../../src/sync/lifecycle-flusher.js";
 import type { SyncContext } from "../../../src/sync/sync-context.js";
 import { type JobsHarness, startJobsHarness } from "../jobs/jobs-harness.js";
@@ -25,15 +17,8 @@ import { type JobsHarness, startJobsHarness } from "../jobs/jobs-harness.js";
  * it settles the change before the sync records its outcome.
  */
 function syncWithImmediateFlush(harness: JobsHarness) {
-  const logger = createLogger("silent");
   let flushes = 0;
-  const ctx: SyncContext = {
-    config: harness.config,
-    directory: harness.directory,
-    platform: harness.platform,
-    state: harness.state,
-    attributes: new AttributeDefinitions(harness.platform),
-    logger,
+  const ctx: SyncContext = harness.syncContext({
     scheduleLifecycle: async () => {
       flushes++;
       await flushLifecycle(ctx, {
@@ -45,19 +30,8 @@ function syncWithImmediateFlush(harness: JobsHarness) {
         deadLetter: async () => {},
       });
     },
-  };
-  const process = createSyncProcessor({
-    ctx,
-    queue: harness.syncQueue.queue,
-    budget: new NoopRequestBudget(),
-    metrics: syncMetrics(createMetricsRegistry({ defaultMetrics: false }), async () => ({})),
-    logger,
   });
-  return {
-    run: (ref: EntityRef) =>
-      process({ data: { ...ref }, attemptsMade: 0, opts: { attempts: 8 } } as unknown as Job<SyncJobData>),
-    flushes: () => flushes,
-  };
+  return { run: harness.syncProcessor(ctx), flushes: () => flushes };
 }
 
 describe("a final lifecycle change settled before its sync records", () => {
