@@ -155,6 +155,21 @@ const ATTR_NAME = /^[A-Za-z$][\w$-]*$/;
  * still the attribute "group".
  */
 const WHOLE_EXTENSION_URN = /^urn:.+:\d+(?:\.\d+)*:(?:User|Group)$/i;
+/**
+ * A schema URN whose last segment is a version (`urn:okta:custom:group:1.0`, Okta's group
+ * description extension; `urn:scim:schemas:extension:<name>:1.0`, the SCIM 1.1 naming of
+ * extensions): an attribute name starts with a letter (RFC 7643 §2.1 ATTRNAME), so such a URN can
+ * only name a whole schema. Read as `<urn>:<attr>` it was an attribute "1.0", not a valid name, and
+ * a body carrying the extension was refused whole. Segments as RFC 8141 writes them, without the
+ * characters that separate names in `attributes` lists, filters and paths.
+ */
+const VERSIONED_URN = /^urn:[a-z0-9][a-z0-9-]*(?::[\w.~%-]+)*:\d[\w.-]*$/i;
+/** Namespaces of the RFC's own schemas and messages: a URN under them is never an extension. */
+const RESERVED_URN_PREFIXES = [
+  "urn:ietf:params:scim:schemas:core:",
+  "urn:ietf:params:scim:api:",
+  "urn:scim:schemas:core:",
+];
 const KNOWN_URNS = [...CORE_URNS.keys(), ...EXTENSIONS.keys()];
 const CACHE_LIMIT = 2000;
 const parsedPaths = new WeakMap<AttrTable, Map<string, AttrPath | undefined>>();
@@ -199,6 +214,7 @@ function parseUncached(input: string, core: AttrTable): AttrPath | undefined {
     const ext = EXTENSIONS.get(lower);
     if (ext) return { urn: ext.urn, attr: "" };
     if (WHOLE_EXTENSION_URN.test(raw) && !isCoreUrn(raw)) return { urn: raw, attr: "" };
+    if (isVersionedSchemaUrn(raw)) return { urn: raw, attr: "" };
     let split = -1;
     for (const known of KNOWN_URNS) {
       if (lower.startsWith(`${known}:`)) split = known.length;
@@ -227,6 +243,18 @@ function parseUncached(input: string, core: AttrTable): AttrPath | undefined {
     if (subDef) path.subDef = subDef;
   }
   return path;
+}
+
+/**
+ * Whether `raw` names a whole schema by a version as its last segment (VERSIONED_URN), and is no
+ * known schema's attribute path (`<enterprise urn>:1x` stays an invalid attribute) nor a URN of the
+ * RFC's own namespaces.
+ */
+function isVersionedSchemaUrn(raw: string): boolean {
+  if (!VERSIONED_URN.test(raw)) return false;
+  const lower = raw.toLowerCase();
+  if (RESERVED_URN_PREFIXES.some((prefix) => lower.startsWith(prefix))) return false;
+  return !KNOWN_URNS.some((known) => lower.startsWith(`${known}:`));
 }
 
 export function formatAttrPath(p: Pick<AttrPath, "urn" | "attr" | "sub">): string {

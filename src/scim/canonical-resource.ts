@@ -177,6 +177,9 @@ interface Builder {
 /** Sets one (possibly dotted or URN-prefixed) attribute of the document being built. */
 export function assignPath(b: Builder, p: AttrPath, value: Json | undefined, table: AttrTable): void {
   if (p.urn !== undefined && p.attr === "") {
+    // RFC 7643 §2.5: a null extension is unassigned, as any other null attribute is: left out of
+    // the document, as an extension the body does not name.
+    if (value === null || value === undefined) return;
     if (!isJsonObject(value)) invalid(`Extension "${p.urn}" must be an object`);
     for (const [key, v] of Object.entries(value)) {
       const sub = parseAttrPath(`${p.urn}:${key}`, table);
@@ -223,6 +226,7 @@ function build(body: unknown, kind: Kind): JsonObject {
         continue;
       }
       if (isCoreUrn(key)) {
+        if (value === null) continue; // RFC 7643 §2.5: null assigns nothing
         if (!isJsonObject(value)) invalid(`"${key}" must be an object`);
         visit(value);
         continue;

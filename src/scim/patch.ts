@@ -131,7 +131,8 @@ function applyPath(
     else container = {};
     doc[t.urn] = container;
     if (t.attr === "") {
-      if (op === "remove") delete doc[t.urn];
+      // An extension set to null is unassigned (RFC 7643 §2.5), as `name` set to null is.
+      if (op === "remove" || value === null) delete doc[t.urn];
       else if (!isJsonObject(value))
         throw new BadRequestError(`"${t.urn}" needs an object value`, "invalidValue");
       else
