@@ -56,7 +56,7 @@ export function scimJsonBody(limit: string): RequestHandler {
     // Over the limit: 413, and the connection closes after it, so the rest of the body is never read.
     const refuse = () => {
       res.setHeader("Connection", "close");
-      next(bodyTooLarge());
+      next(bodyTooLarge(limit));
     };
     const declared = Number(headers["content-length"] ?? 0);
     if (declared > maxBytes) return refuse();

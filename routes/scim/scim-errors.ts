@@ -84,9 +84,18 @@ export function unsupportedMediaType(contentType: string): AppError {
   );
 }
 
-/** A request body over the configured limit: 413. */
-export function bodyTooLarge(): AppError {
-  return new AppError("The request body is too large", { status: 413, code: "payload_too_large" });
+/**
+ * A request body over the configured limit: 413, naming the limit and the key that sets it (an
+ * Okta app pushes a large group as one PUT of all its members: about 13,000 fit in 1mb).
+ */
+export function bodyTooLarge(limit?: string | number): AppError {
+  const shown = typeof limit === "number" ? `${limit} bytes` : limit;
+  return new AppError(
+    shown === undefined
+      ? "The request body is too large"
+      : `The request body is larger than this service's limit of ${shown} (its operator can raise server.bodyLimit)`,
+    { status: 413, code: "payload_too_large" },
+  );
 }
 
 /** Errors of the store that are not AppErrors yet (a Redis client error): 503, never a 500. */
@@ -94,7 +103,7 @@ export function toAppError(err: unknown): AppError | undefined {
   if (err instanceof AppError) return err;
   const e = err as { type?: string; status?: number; name?: string; message?: string; code?: string };
   if (e?.type === "entity.parse.failed") return bodyNotJson();
-  if (e?.type === "entity.too.large") return bodyTooLarge();
+  if (e?.type === "entity.too.large") return bodyTooLarge((e as { limit?: number }).limit);
   if (e?.type === "encoding.unsupported" || e?.type === "charset.unsupported") {
     return new AppError(e.message ?? "Unsupported encoding", { status: 415, code: "unsupported_media_type" });
   }

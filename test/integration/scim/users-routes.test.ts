@@ -91,6 +91,8 @@ describe("POST /Users (RFC 7644 §3.3)", () => {
     const res = await t.request.post("/scim/v2/okta/Users").set(t.okta).send(big);
     expect(res.status).toBe(413);
     expect(res.body.schemas).toEqual([ERROR]);
+    // The IdP's admin reads it in their provisioning log: it names the limit and how to raise it.
+    expect(res.body.detail).toMatch(/limit of 1mb \(its operator can raise server\.bodyLimit\)/);
   });
 
   it("accepts application/json with a charset", async () => {
