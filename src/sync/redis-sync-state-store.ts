@@ -6,6 +6,7 @@ import { type EntityKind, type EntityRef, parseRefKey, refKey } from "../scim/sc
 import type { LifecycleEntry, StoredLifecycleEntry } from "./lifecycle-entry.js";
 import { type OwnerScope, syncKeys } from "./sync-keys.js";
 import {
+  APPLIED_WITH_LIFECYCLE_SCRIPT,
   CLAIM_SCRIPT,
   CLEAR_CHECK_SCRIPT,
   DROP_MANAGER_DEPENDENTS_SCRIPT,
@@ -29,6 +30,10 @@ const REMOVE_DEAD_LETTER = luaScript<number>("scimSyncRemoveDeadLetter", REMOVE_
 const SCHEDULE_CHECK = luaScript<number>("scimSyncScheduleCheck", SCHEDULE_CHECK_SCRIPT);
 const CLEAR_CHECK = luaScript<number>("scimSyncClearCheck", CLEAR_CHECK_SCRIPT);
 const NOTE_MANAGER_LEFT_OUT = luaScript<number>("scimSyncNoteManagerLeftOut", NOTE_MANAGER_LEFT_OUT_SCRIPT);
+const APPLIED_WITH_LIFECYCLE = luaScript<[string | null, number]>(
+  "scimSyncAppliedWithLifecycle",
+  APPLIED_WITH_LIFECYCLE_SCRIPT,
+);
 const DROP_MANAGER_DEPENDENTS = luaScript<number>(
   "scimSyncDropManagerDependents",
   DROP_MANAGER_DEPENDENTS_SCRIPT,
@@ -108,6 +113,20 @@ export class RedisSyncStateStore implements SyncStateReader {
       ref.id,
       JSON.stringify(applied),
     );
+  }
+
+  /**
+   * A workspace user's applied record and whether a lifecycle change is queued for its platform
+   * user, read at one instant: when none is queued, the record holds every change the flusher
+   * settled (it records a change before it drops the entry).
+   */
+  async getAppliedUser<T>(ref: EntityRef): Promise<{ applied: T | null; lifecyclePending: boolean }> {
+    const [raw, pending] = await APPLIED_WITH_LIFECYCLE.run(
+      this.redis,
+      [syncKeys.applied(this.prefix, ref.source, ref.kind), syncKeys.lcPending(this.prefix)],
+      [ref.id],
+    );
+    return { applied: raw ? (JSON.parse(raw) as T) : null, lifecyclePending: pending === 1 };
   }
 
   async countApplied(source: string, kind: EntityKind): Promise<number> {

@@ -126,3 +126,20 @@ for i = 2, #ARGV do
 end
 return 0
 `;
+
+/**
+ * A user's applied record and whether a lifecycle change is queued for its platform user, read at
+ * one instant. The flusher records a settled change in the applied record before it drops the
+ * entry: read apart, a change settled between the two reads looks neither queued nor applied.
+ * KEYS: applied hash, lifecycle pending hash. ARGV: entity id. Returns {record or false, 1 or 0}.
+ */
+export const APPLIED_WITH_LIFECYCLE_SCRIPT = `
+local raw = redis.call('HGET', KEYS[1], ARGV[1])
+if not raw then return {false, 0} end
+local ok, record = pcall(cjson.decode, raw)
+if ok and type(record) == 'table' and type(record['platformId']) == 'string'
+  and redis.call('HEXISTS', KEYS[2], record['platformId']) == 1 then
+  return {raw, 1}
+end
+return {raw, 0}
+`;

@@ -39,14 +39,14 @@ export async function syncUser(
   const source = ctx.config.sources[ref.source];
   if (!source)
     throw new SyncError(`unknown source ${ref.source}`, { code: "unknown_source", permanent: true });
-  const [snap, applied] = await Promise.all([
+  const [snap, read] = await Promise.all([
     ctx.directory.snapshotUser(ref.source, ref.id),
-    source.target === "workspace" ? ctx.state.getApplied<AppliedUser>(ref) : null,
+    source.target === "workspace" ? ctx.state.getAppliedUser<AppliedUser>(ref) : null,
   ]);
   if (!snap) return { result: "absent", generation: 0, warnings: [] };
   progress.generation = snap.generation;
-  if (source.target !== "workspace") return syncEmbedUser(ctx, ref, snap.desired, snap.generation);
-  return syncWorkspaceUser(ctx, ref, source, snap.desired, snap.generation, options.resync, applied);
+  if (source.target !== "workspace" || !read) return syncEmbedUser(ctx, ref, snap.desired, snap.generation);
+  return syncWorkspaceUser(ctx, ref, source, snap.desired, snap.generation, options.resync, read);
 }
 
 async function syncEmbedUser(
@@ -88,28 +88,35 @@ async function syncWorkspaceUser(
   record: UserRecord | null,
   generation: number,
   resync: boolean,
-  appliedRecord: AppliedUser | null,
+  read: { applied: AppliedUser | null; lifecyclePending: boolean },
 ): Promise<SyncOutcome> {
   const desired = record?.resource ?? null;
-  let applied = appliedRecord;
+  // A queued lifecycle change may already have reached the platform (its bulk call's answer lost,
+  // or the flusher killed), or reach it while this sync runs: the platform's state is unknown. The
+  // plan queues the state wanted now, never drops it as "already there"; and what this sync records
+  // says "unknown", never the state it read: written after the flusher settled the change, that
+  // would stand for good if this sync died before queueing its own (a reactivation planned nothing
+  // after it: the user stayed inactive). The flusher's settle fills it in. (Read with the record
+  // at one instant: a change settled between two reads would be in neither.)
+  const pendingFor = read.lifecyclePending ? read.applied?.platformId : undefined;
+  const unknownWhilePending = (user: AppliedUser): AppliedUser => {
+    if (pendingFor === undefined || user.platformId !== pendingFor || user.lifecycle === "deleted")
+      return user;
+    const { lifecycle: _unknown, ...rest } = user;
+    return rest;
+  };
+  let applied = read.applied && unknownWhilePending(read.applied);
   if (applied?.platformId && (resync || applied.inDoubt)) {
     // A resync, or writes whose answers never came: what the platform holds now decides.
     const { inDoubt, ...known } = applied;
-    applied = await readPlatformUser(ctx, applied.platformId, known, Object.keys(source.attributes));
+    applied = unknownWhilePending(
+      await readPlatformUser(ctx, applied.platformId, known, Object.keys(source.attributes)),
+    );
     if (inDoubt) {
       if (known.notifyGroups) applied.notifyGroups = true;
       await ctx.state.putApplied(ref, applied);
     }
   }
-  // A queued lifecycle change may already have reached the platform (its bulk call's answer lost,
-  // or the flusher killed): plan as if the platform's state were unknown, so the state wanted now
-  // is what gets queued, never dropped as "already there".
-  const lifecyclePendingFor =
-    applied?.platformId &&
-    applied.lifecycle !== "deleted" &&
-    (await ctx.state.getLifecycle(applied.platformId))
-      ? applied.platformId
-      : undefined;
 
   // The manager as known now (again once it landed), with the translation the record holds then.
   const lookUpDesiredManager = (user: JsonObject) =>
@@ -117,11 +124,7 @@ async function syncWorkspaceUser(
   let manager = desired ? await lookUpDesiredManager(desired) : undefined;
   const warnings: SyncOutcome["warnings"] = [];
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    const known =
-      applied && lifecyclePendingFor !== undefined && applied.platformId === lifecyclePendingFor
-        ? { ...applied, lifecycle: undefined }
-        : applied;
-    const plan = planUser({ desired, applied: known, source, manager });
+    const plan = planUser({ desired, applied, source, manager });
     warnings.splice(0, warnings.length, ...plan.problems);
     const first = plan.steps[0];
     if (!first) {
