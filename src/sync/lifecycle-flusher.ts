@@ -227,10 +227,11 @@ async function settleApplied(
   syncAgain = false,
 ): Promise<void> {
   const { entry } = s;
-  const applied = await ctx.state.getApplied<AppliedUser>(entry.ref);
-  if (applied && applied.platformId === entry.platformId) {
-    await ctx.state.putApplied(entry.ref, { ...applied, lifecycle: state });
-  }
+  // Only the lifecycle, on the record as it is now: a sync of the user may write it meanwhile (a
+  // profile it PATCHed, a write it marked in doubt), or forget the user; neither is undone here.
+  const applied = await ctx.state.updateApplied<AppliedUser>(entry.ref, (current) =>
+    current.platformId === entry.platformId ? { ...current, lifecycle: state } : null,
+  );
   const settled = await ctx.state.settleLifecycle(s, null);
   if (!settled || (syncAgain && !entry.final)) {
     // A newer plan replaced or dropped this entry while the call was out: decide again.

@@ -15,6 +15,7 @@ import {
   RECORD_SYNCED_SCRIPT,
   RELEASE_SCRIPT,
   REMOVE_DEAD_LETTER_SCRIPT,
+  REPLACE_IF_UNCHANGED_SCRIPT,
   SCHEDULE_CHECK_SCRIPT,
   SETTLE_LIFECYCLE_SCRIPT,
 } from "./sync-scripts.js";
@@ -34,6 +35,7 @@ const APPLIED_WITH_LIFECYCLE = luaScript<[string | null, number]>(
   "scimSyncAppliedWithLifecycle",
   APPLIED_WITH_LIFECYCLE_SCRIPT,
 );
+const REPLACE_APPLIED = luaScript<number>("scimSyncReplaceApplied", REPLACE_IF_UNCHANGED_SCRIPT);
 const DROP_MANAGER_DEPENDENTS = luaScript<number>(
   "scimSyncDropManagerDependents",
   DROP_MANAGER_DEPENDENTS_SCRIPT,
@@ -127,6 +129,24 @@ export class RedisSyncStateStore implements SyncStateReader {
       [ref.id],
     );
     return { applied: raw ? (JSON.parse(raw) as T) : null, lifecyclePending: pending === 1 };
+  }
+
+  /**
+   * Changes the applied record as it is now (a compare-and-set, tried again when another write
+   * lands between the read and the write): `change` answers the new record, or null to leave it.
+   * Answers the record as it is after the call (null when there is none: nothing is written).
+   */
+  async updateApplied<T extends object>(ref: EntityRef, change: (current: T) => T | null): Promise<T | null> {
+    const key = syncKeys.applied(this.prefix, ref.source, ref.kind);
+    for (;;) {
+      const raw = await this.redis.hget(key, ref.id);
+      if (raw === null) return null;
+      const current = JSON.parse(raw) as T;
+      const next = change(current);
+      if (next === null) return current;
+      if ((await REPLACE_APPLIED.run(this.redis, [key], [ref.id, raw, JSON.stringify(next)])) === 1)
+        return next;
+    }
   }
 
   async countApplied(source: string, kind: EntityKind): Promise<number> {

@@ -143,3 +143,10 @@ if ok and type(record) == 'table' and type(record['platformId']) == 'string'
 end
 return {raw, 0}
 `;
+
+/** Replaces a hash field only if it still holds ARGV[2]. KEYS: the hash. ARGV: field, as read, new. */
+export const REPLACE_IF_UNCHANGED_SCRIPT = `
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+return 1
+`;

@@ -6,12 +6,14 @@
  * point of the flush) and then drains the entity as the workers would: the platform must end as
  * the directory says, with nothing left dirty or queued.
  */
+import { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
 import type { EntityRef } from "../../../src/scim/scim-types.js";
 import { flushLifecycle } from "../../../src/sync/lifecycle-flusher.js";
 import { syncUser } from "../../../src/sync/sync-user.js";
-import type { RedisSyncStateStore } from "../../../src/sync/redis-sync-state-store.js";
+import { RedisSyncStateStore } from "../../../src/sync/redis-sync-state-store.js";
 import type { SyncContext } from "../../../src/sync/sync-context.js";
+import { TEST_REDIS_URL } from "../../helpers/redis-test-prefix.js";
 import { type JobsHarness, startJobsHarness } from "../jobs/jobs-harness.js";
 
 /** Flushes the whole lifecycle batch now (no batching window), with `ctx`. */
@@ -171,5 +173,58 @@ describe("crash-j: a lifecycle settle racing a sync of the same user", () => {
     expect(h.platformUsers().get("cj.killed@example.com")).toMatchObject({ active: true, displayName: "B" });
     expect(await h.state.countLifecycle()).toBe(0);
     expect(await h.isDirty(ref)).toBe(false);
+  });
+
+  /**
+   * Invariant 6. A DEACTIVATE is out when the user is deleted at the source and its platform user
+   * deleted behind the bridge's back; the bulk answer says NOT_FOUND. Right after the flusher read
+   * the user's applied record, the tombstone's sync (a resync: a late-write check, say) finds the
+   * platform user gone and forgets the user. The flusher must not write the record back: nothing
+   * would ever remove it.
+   */
+  it("a settle does not bring back the record of a user forgotten meanwhile", async () => {
+    h = await startJobsHarness("crash-j-settle-forgotten", { workers: false });
+    const run = h.syncProcessor(h.syncContext());
+    const u = await h.directory.createUser("okta", h.user("cj.gone@example.com"));
+    const ref: EntityRef = { source: "okta", kind: "user", id: u.resource.id };
+    expect(await run(ref)).toBe("clean");
+    const platformId = String(h.platformUsers().get("cj.gone@example.com")?.["id"]);
+    await h.directory.updateUser("okta", ref.id, (c) => ({ ...c.resource, active: false }));
+    expect(await run(ref)).toBe("lifecycle");
+    await h.directory.deleteUser("okta", ref.id);
+    expect(await h.platform.deleteUser(platformId)).toBe(true);
+    await h.state.requestResync([ref]);
+
+    // The flusher's own connection, whose read of the applied record lets the sync run first.
+    const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
+    try {
+      const sync = h.syncProcessor(h.syncContext());
+      let synced = "";
+      const appliedKey = (key: unknown, field: unknown) =>
+        String(key).includes(":applied:") && field === ref.id;
+      const client = new Proxy(redis, {
+        get(object, key, receiver) {
+          const value = Reflect.get(object, key, receiver);
+          if (key !== "hget" || typeof value !== "function") return value;
+          return async (k: string, f: string) => {
+            const answer = await value.call(object, k, f);
+            if (appliedKey(k, f) && synced === "") synced = await sync(ref);
+            return answer;
+          };
+        },
+      });
+      const state = new RedisSyncStateStore(client, h.prefix);
+      await flushNow(h.syncContext({ state }));
+      expect(synced).toBe("purged");
+    } finally {
+      redis.disconnect();
+    }
+    await drain(ref);
+
+    expect(await h.directory.snapshotUser("okta", ref.id)).toBeNull();
+    expect(await h.state.getApplied(ref)).toBeNull();
+    expect(await h.state.countApplied("okta", "user")).toBe(0);
+    expect(await h.state.getStatus(ref)).toBeNull();
+    expect(await h.state.countLifecycle()).toBe(0);
   });
 });
