@@ -213,7 +213,10 @@ async function settleOne(
     const attempts = s.entry.attempts + 1;
     const backoff = Math.min(options.windowMs * 2 ** attempts, 30_000);
     const next = { ...s.entry, attempts, since: Date.now() + backoff };
-    if (await ctx.state.settleLifecycle(s, null)) await ctx.state.putLifecycle(next);
+    // Replaced in one step (not dropped, then queued again): a sync of the user in between would
+    // see nothing queued, plan from the record (the change not applied) and take nothing back, and
+    // the change it no longer wants would come back after it (a reactivated user deactivated).
+    await ctx.state.settleLifecycle(s, next);
   } else {
     await giveUp(ctx, s, `platform_bulk_${failure.code.toLowerCase()}`, failure.message, options);
   }

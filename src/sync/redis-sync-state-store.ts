@@ -612,7 +612,7 @@ export class RedisSyncStateStore implements SyncStateReader {
     const result = await SETTLE_LIFECYCLE.run(
       this.redis,
       [syncKeys.lcPending(this.prefix), syncKeys.lcOrder(this.prefix)],
-      [stored.entry.platformId, stored.raw, next ? JSON.stringify(next) : ""],
+      [stored.entry.platformId, stored.raw, next ? JSON.stringify(next) : "", next ? String(next.since) : ""],
     );
     return result === 1;
   }

@@ -35,7 +35,11 @@ redis.call('ZADD', KEYS[2], 'NX', ARGV[4], ARGV[1])
 return 1
 `;
 
-/** Compare-and-delete (ARGV[3] empty) or compare-and-replace of a lifecycle entry. */
+/**
+ * Compare-and-delete (ARGV[3] empty) or compare-and-replace of a lifecycle entry; a replacement
+ * takes its place in the order at ARGV[4] (its `since`). One step: an entry put back for a retry
+ * is never missing in between (a sync that looked then planned as if nothing were queued).
+ */
 export const SETTLE_LIFECYCLE_SCRIPT = `
 if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
 if ARGV[3] == '' then
@@ -43,6 +47,7 @@ if ARGV[3] == '' then
   redis.call('ZREM', KEYS[2], ARGV[1])
 else
   redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+  redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
 end
 return 1
 `;

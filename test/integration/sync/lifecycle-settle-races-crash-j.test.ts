@@ -227,4 +227,52 @@ describe("crash-j: a lifecycle settle racing a sync of the same user", () => {
     expect(await h.state.getStatus(ref)).toBeNull();
     expect(await h.state.countLifecycle()).toBe(0);
   });
+
+  /**
+   * A bulk DEACTIVATE fails for the user alone (INTERNAL: retried); the user is reactivated, and
+   * its sync runs right as the flusher puts the failed change back for a retry. The sync must see
+   * the change queued (it takes it back) or the change must be gone for good: the DEACTIVATE the
+   * source no longer wants never reaches the platform again.
+   */
+  it("a change put back for a retry is never missing for a sync in between: no stale DEACTIVATE", async () => {
+    h = await startJobsHarness("crash-j-retry-gap", { workers: false });
+    const run = h.syncProcessor(h.syncContext());
+    const u = await h.directory.createUser("okta", h.user("cj.retry@example.com"));
+    const ref: EntityRef = { source: "okta", kind: "user", id: u.resource.id };
+    expect(await run(ref)).toBe("clean");
+    const platformId = String(h.platformUsers().get("cj.retry@example.com")?.["id"]);
+    await h.directory.updateUser("okta", ref.id, (c) => ({ ...c.resource, active: false }));
+    expect(await run(ref)).toBe("lifecycle");
+    h.emulator.drift({ action: "failBulkFor", userId: platformId, code: "INTERNAL" });
+    await h.directory.updateUser("okta", ref.id, (c) => ({ ...c.resource, active: true }));
+
+    const deactivations: string[] = [];
+    let reactivationSynced = false;
+    const watched = new Proxy(h.platform, {
+      get(object, key, receiver) {
+        const value = Reflect.get(object, key, receiver);
+        if (typeof value !== "function") return value;
+        if (key !== "bulkUsers") return value.bind(object);
+        return (action: string, ids: string[]) => {
+          if (action === "DEACTIVATE" && ids.includes(platformId))
+            deactivations.push(reactivationSynced ? "after" : "before");
+          return value.call(object, action, ids);
+        };
+      },
+    });
+    // The platform heals and the reactivation's sync runs right after the failed change was settled.
+    const state = hooked(h.state, { after: ["settleLifecycle"] }, async () => {
+      h?.emulator.data.bulkFailures.delete(platformId);
+      await run(ref);
+      reactivationSynced = true;
+    });
+    await flushNow(h.syncContext({ platform: watched, state }));
+    expect(reactivationSynced).toBe(true);
+    await drain(ref);
+
+    expect(deactivations).toEqual(["before"]);
+    expect(h.platformUsers().get("cj.retry@example.com")).toMatchObject({ active: true });
+    expect(await h.state.countLifecycle()).toBe(0);
+    expect(await h.isDirty(ref)).toBe(false);
+  });
 });
