@@ -241,7 +241,8 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       const first = outcome.warnings[0];
       // Independent writes: ioredis pipelines them. A queued lifecycle change may be settled by
       // the flusher before this: a user's final one (a deletion) forgets the user, and this must
-      // not write its status back (a record of a user the source no longer has).
+      // not write its status back (a record of a user the source no longer has); any other, the
+      // flusher records it (synced, or its dead letter), and a `pending` here would stand for good.
       await Promise.all([
         ctx.state.recordSynced(
           {
@@ -252,7 +253,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
             lastSyncedAt: at,
             ...(first ? { lastError: { message: first.message, code: first.code, at, attempts: 0 } } : {}),
           },
-          { onlyIfApplied: outcome.result === "lifecycle" },
+          outcome.result === "lifecycle" ? { onlyIfApplied: true, onlyWhileQueued: outcome.platformId } : {},
         ),
         outcome.result === "clean" ? ctx.directory.markClean(ref, outcome.generation) : undefined,
       ]);

@@ -323,9 +323,14 @@ export class RedisSyncStateStore implements SyncStateReader {
    * One round trip after a successful sync: the status, and no dead letter any more. With
    * `onlyIfApplied`, only while the entity's applied record is there (false when it is not): a
    * sync that queued a lifecycle change records after the flusher may have settled it, and a
-   * settled final change forgets the user (status included) for good.
+   * settled final change forgets the user (status included) for good. With `onlyWhileQueued` (the
+   * platform user the change was queued for), only while a change is still queued for it: once
+   * settled, the flusher's record of it (synced, or a dead letter) stands.
    */
-  async recordSynced(status: EntitySyncStatus, options: { onlyIfApplied?: boolean } = {}): Promise<boolean> {
+  async recordSynced(
+    status: EntitySyncStatus,
+    options: { onlyIfApplied?: boolean; onlyWhileQueued?: string } = {},
+  ): Promise<boolean> {
     const { ref } = status;
     const key = refKey(ref);
     const result = await RECORD_SYNCED.run(
@@ -337,8 +342,9 @@ export class RedisSyncStateStore implements SyncStateReader {
         syncKeys.deadOrder(this.prefix, ref.source),
         syncKeys.rateLimitLoops(this.prefix),
         syncKeys.applied(this.prefix, ref.source, ref.kind),
+        syncKeys.lcPending(this.prefix),
       ],
-      [ref.id, JSON.stringify(status), key, options.onlyIfApplied ? "1" : ""],
+      [ref.id, JSON.stringify(status), key, options.onlyIfApplied ? "1" : "", options.onlyWhileQueued ?? ""],
     );
     return result !== -1;
   }

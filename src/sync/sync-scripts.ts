@@ -57,11 +57,16 @@ return 1
  * With ARGV[4] = '1', nothing is written unless the entity's applied record (KEYS[6]) is still
  * there: a user whose queued final lifecycle change the flusher settled (and so forgot the user)
  * between the sync's queueing and this write must not get its status back (returns -1).
+ * With ARGV[5] (a platform user id), nothing is written unless a lifecycle change is still queued
+ * for it (KEYS[7]): once the flusher settled the change the sync queued, the flusher records what
+ * became of it (synced, or a dead letter this would drop), and a `pending` after it stood for good.
  * KEYS: status hash, dead hash, dead order, dead order of the source, rate-limit loops hash,
- * applied hash. ARGV: entity id, status JSON, refKey, '1' or ''.
+ * applied hash, lifecycle pending hash. ARGV: entity id, status JSON, refKey, '1' or '', platform
+ * id or ''.
  */
 export const RECORD_SYNCED_SCRIPT = `
 if ARGV[4] == '1' and redis.call('HEXISTS', KEYS[6], ARGV[1]) == 0 then return -1 end
+if ARGV[5] ~= '' and redis.call('HEXISTS', KEYS[7], ARGV[5]) == 0 then return -1 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 local removed = redis.call('HDEL', KEYS[2], ARGV[3])
 if removed == 1 then
