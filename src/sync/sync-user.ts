@@ -99,12 +99,10 @@ async function syncWorkspaceUser(
   // after it: the user stayed inactive). The flusher's settle fills it in. (Read with the record
   // at one instant: a change settled between two reads would be in neither.)
   const pendingFor = read.lifecyclePending ? read.applied?.platformId : undefined;
-  const unknownWhilePending = (user: AppliedUser): AppliedUser => {
-    if (pendingFor === undefined || user.platformId !== pendingFor || user.lifecycle === "deleted")
-      return user;
-    const { lifecycle: _unknown, ...rest } = user;
-    return rest;
-  };
+  const unknownWhilePending = (user: AppliedUser): AppliedUser =>
+    pendingFor === undefined || user.platformId !== pendingFor || user.lifecycle === "deleted"
+      ? user
+      : lifecycleUnknown(user);
   let applied = read.applied && unknownWhilePending(read.applied);
   if (applied?.platformId && (resync || applied.inDoubt)) {
     // A resync, or writes whose answers never came: what the platform holds now decides.
@@ -258,6 +256,10 @@ async function syncWorkspaceUser(
         ...(blocked ? { blocked: true as const } : {}),
       });
       await ctx.scheduleLifecycle();
+      // Settled from now on at any time: what this sync still records (its groups' hand-off) says
+      // "unknown" too, never the state before the change (a write over the settle: a user created
+      // inactive, activated, then deactivated at the source planned nothing and stayed active).
+      applied = lifecycleUnknown(applied);
     }
     if (failed !== undefined) throw failed;
     if (refused) {
@@ -432,6 +434,12 @@ async function createOrAdoptUser(
   await ctx.state.putApplied(ref, result);
   await settleCreate(ctx, "user", userName, ref);
   return result;
+}
+
+/** The record with its lifecycle unknown (a change of it queued: the flusher's settle fills it in). */
+function lifecycleUnknown(applied: AppliedUser): AppliedUser {
+  const { lifecycle: _unknown, ...rest } = applied;
+  return rest;
 }
 
 function lifecycleOf(user: PlatformScimUser): LifecycleState {

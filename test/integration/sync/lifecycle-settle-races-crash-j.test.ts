@@ -8,7 +8,7 @@
  */
 import { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
-import type { EntityRef } from "../../../src/scim/scim-types.js";
+import type { EntityRef, JsonObject } from "../../../src/scim/scim-types.js";
 import { flushLifecycle } from "../../../src/sync/lifecycle-flusher.js";
 import { syncUser } from "../../../src/sync/sync-user.js";
 import { RedisSyncStateStore } from "../../../src/sync/redis-sync-state-store.js";
@@ -272,6 +272,48 @@ describe("crash-j: a lifecycle settle racing a sync of the same user", () => {
 
     expect(deactivations).toEqual(["before"]);
     expect(h.platformUsers().get("cj.retry@example.com")).toMatchObject({ active: true });
+    expect(await h.state.countLifecycle()).toBe(0);
+    expect(await h.isDirty(ref)).toBe(false);
+  });
+  /**
+   * RFC 7644 §3.3: the platform may store a new user otherwise than asked (here: inactive). The
+   * sync queues the ACTIVATE, and the flush settles it at once (the record: active); the sync then
+   * records the user's hand-off to its groups (notifyGroups) with the state it knew before, and
+   * must not write "inactive" back over it. Else a later deactivation plans nothing: the user stays
+   * active.
+   */
+  it("the record written after a queued change (the groups' hand-off) does not undo its settle", async () => {
+    h = await startJobsHarness("crash-j-settle-handoff", { workers: false });
+    const harness = h;
+    const platform = new Proxy(h.platform, {
+      get(object, key, receiver) {
+        const value = Reflect.get(object, key, receiver);
+        if (typeof value !== "function") return value;
+        if (key !== "createUser") return value.bind(object);
+        // A platform that creates users inactive (and says so).
+        return async (body: JsonObject) => {
+          const created = await object.createUser(body);
+          await object.bulkUsers("DEACTIVATE", [created.id]);
+          return { ...created, active: false };
+        };
+      },
+    });
+    const ctx: SyncContext = h.syncContext({
+      platform,
+      scheduleLifecycle: async () => {
+        await flushNow(harness.syncContext());
+      },
+    });
+    const run = h.syncProcessor(ctx);
+    const u = await h.directory.createUser("okta", h.user("cj.handoff@example.com"));
+    const ref: EntityRef = { source: "okta", kind: "user", id: u.resource.id };
+    expect(await run(ref)).toBe("lifecycle");
+    expect(h.platformUsers().get("cj.handoff@example.com")).toMatchObject({ active: true });
+
+    await h.directory.updateUser("okta", ref.id, (c) => ({ ...c.resource, active: false }));
+    await drain(ref);
+
+    expect(h.platformUsers().get("cj.handoff@example.com")).toMatchObject({ active: false });
     expect(await h.state.countLifecycle()).toBe(0);
     expect(await h.isDirty(ref)).toBe(false);
   });
