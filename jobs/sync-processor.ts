@@ -1,8 +1,9 @@
 import { DelayedError, type Job, type Queue, UnrecoverableError, Worker } from "bullmq";
 import type { Logger } from "../src/observability/logger.js";
 import type { RequestBudget } from "../src/platform/client/request-budget.js";
-import { type WriteWatch, watchWrites } from "../src/platform/client/unanswered-writes.js";
+import { type WriteWatch, WritesStopped, watchWrites } from "../src/platform/client/unanswered-writes.js";
 import type { EntityRef } from "../src/scim/scim-types.js";
+import { forgetAbsent } from "../src/sync/forget-absent.js";
 import { checkLateWrites } from "../src/sync/late-writes.js";
 import type { SyncContext, SyncOutcome, SyncProgress } from "../src/sync/sync-context.js";
 import {
@@ -189,7 +190,14 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
     const stopTimer = metrics.duration.startTimer({ kind: ref.kind });
     const progress: SyncProgress = flag.progress;
     let outcome: SyncOutcome;
-    const writes: WriteWatch = {};
+    const writes: WriteWatch = {
+      // Once the job may be another run's, this run sends nothing more to the platform.
+      beforeWrite: async () => {
+        if (await lostJob(job, token, startedAt)) {
+          throw new WritesStopped("the sync's job lock ran out: another run may have the entity");
+        }
+      },
+    };
     try {
       outcome = await watchWrites(writes, () =>
         ref.kind === "user"
@@ -202,7 +210,8 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       // request then rides in the job (the caller).
       await putBack().catch(() => {});
       await checkLateWrites(ctx, [ref], writes);
-      if (await lostJob(job, token, startedAt)) return handOn(ref, "failed");
+      if (err instanceof WritesStopped || (await lostJob(job, token, startedAt)))
+        return handOn(ref, "failed");
       const fate = classifyFailure(err);
       // Redis could not serve: no fault of the entity's (waitForRedis, below), unless the job has
       // waited for it for REDIS_WAIT_LIMIT_MS already: then it spends an attempt like any failure.
@@ -297,9 +306,10 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       return outcome.result;
     }
     // Purged already (a duplicate or late job): clear a marker that may have outlived it.
-    // Its status too, if a late run of another job wrote one after the entity was forgotten.
+    // Its status too, if a late run of another job wrote one after the entity was forgotten (and
+    // whatever else a run that lost its job wrote on: forgetAbsent).
     if (outcome.result === "absent") {
-      await Promise.all([ctx.directory.markClean(ref, 0), ctx.state.dropStatus(ref)]);
+      await Promise.all([ctx.directory.markClean(ref, 0), forgetAbsent(ctx, ref)]);
     }
     return outcome.result;
   };

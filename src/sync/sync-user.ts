@@ -11,6 +11,7 @@ import { valuesUnderRuleNames } from "../mapping/attribute-values.js";
 import { embedMemberId } from "../mapping/plan-embed-group.js";
 import { planUser, withManagerTranslation } from "../mapping/plan-user.js";
 import { type ManagerTranslation, toUserProfile } from "../mapping/user-profile.js";
+import { WritesStopped } from "../platform/client/unanswered-writes.js";
 import type { PlatformScimUser } from "../platform/platform-types.js";
 import { caseFold } from "../scim/case-fold.js";
 import { type EntityRef, type JsonObject, refKey } from "../scim/scim-types.js";
@@ -195,6 +196,7 @@ async function syncWorkspaceUser(
           await ctx.state.putApplied(ref, i === lastWrite ? answered(applied) : applied);
         }
       } catch (err) {
+        if (err instanceof WritesStopped) throw err; // this sync is to write nothing more
         if (isPlatformFailure(err, "not_found")) {
           vanished = true; // deleted behind our back: create it again (or forget a tombstone)
           break;

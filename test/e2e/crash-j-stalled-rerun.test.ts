@@ -9,21 +9,56 @@
  * Uses the crash tests' harness (worker processes with a 2 s lock and a 0.5 s stalled check, a
  * holding proxy before the emulator: test/e2e/sync/fixtures/crash-harness.ts).
  */
+import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SCHEMA_GROUP, SCHEMA_USER } from "../../src/scim/scim-types.js";
-import { waitFor } from "../helpers/redis-test-prefix.js";
+import { TEST_REDIS_URL, waitFor } from "../helpers/redis-test-prefix.js";
 import { type CrashHarness, startCrashHarness } from "./sync/fixtures/crash-harness.js";
 
 type PlatformUser = { id: string; userName: string; active: boolean; displayName?: string };
 
 describe("crash-j: a frozen worker's sync re-run by another worker, then the frozen one wakes up", () => {
   let h: CrashHarness;
+  let redis: Redis;
+  let prefix: string;
   beforeAll(async () => {
-    h = await startCrashHarness("crash-j-stalled", { okta: { tokens: ["okta-token"] } });
+    h = await startCrashHarness("crash-j-stalled", {
+      okta: { tokens: ["okta-token"] },
+      hr: { tokens: ["hr-token"], onDelete: "delete" },
+    });
+    prefix = h.prefix;
+    redis = new Redis(TEST_REDIS_URL);
   });
   afterAll(async () => {
+    await redis?.quit();
     await h?.close();
   });
+
+  /** Where under the prefix one of `needles` occurs (BullMQ's jobs and event streams aside). */
+  async function traces(needles: string[]): Promise<string[]> {
+    const found: string[] = [];
+    const hit = (text: string) => needles.some((n) => text.includes(n));
+    let cursor = "0";
+    do {
+      const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000);
+      cursor = next;
+      for (const key of keys) {
+        const type = await redis.type(key);
+        if (type === "stream") continue;
+        if (hit(key)) found.push(key);
+        if (type === "hash") {
+          const entries = await redis.hgetall(key);
+          if ("data" in entries && "timestamp" in entries) continue;
+          for (const [field, value] of Object.entries(entries))
+            if (hit(field) || hit(value)) found.push(`${key} ${field}=${value.slice(0, 120)}`);
+        } else if (type === "set" || type === "zset") {
+          const items = type === "set" ? await redis.smembers(key) : await redis.zrange(key, "0", "-1");
+          for (const item of items) if (hit(item)) found.push(`${key} ${item}`);
+        }
+      }
+    } while (cursor !== "0");
+    return found;
+  }
 
   const named = (userName: string) =>
     (h.emulator.state().users as unknown as PlatformUser[]).filter((u) => u.userName === userName);
@@ -139,6 +174,58 @@ describe("crash-j: a frozen worker's sync re-run by another worker, then the fro
     }
     if (other) await h.stop(other);
     await h.stop(frozen).catch(() => {});
+    expect(h.emulator.violations()).toEqual([]);
+    expect(await h.directory.countDirty()).toBe(0);
+    expect(await h.status.countDeadLetters()).toBe(0);
+  }, 60_000);
+  /**
+   * onDelete: delete. The frozen run's PATCH is on the wire when the source deletes the user; the
+   * other worker deletes the platform user and forgets the entity. The woken run's PATCH meets a
+   * 404 and, from the user it read before, would create it again: an active platform user for a
+   * user the source deleted. The admin expects no platform user, and no record of the entity.
+   */
+  it("a user deleted meanwhile is not created again by the woken worker", async () => {
+    const frozen = await h.spawnWorker();
+    const rec = await h.directory.createUser("hr", {
+      schemas: [SCHEMA_USER],
+      userName: "cj.zombie@example.com",
+      displayName: "z0",
+      active: true,
+    });
+    await h.waitIdle("the user");
+    const platformId = named("cj.zombie@example.com")[0]?.id as string;
+    const hold = h.proxy.hold((c) => c.method === "PATCH" && c.path === `/api/scim/v2/Users/${platformId}`, {
+      until: "request",
+    });
+    await h.directory.updateUser("hr", rec.resource.id, (c) => ({ ...c.resource, displayName: "z1" }));
+    await hold.reached;
+    frozen.kill("SIGSTOP");
+    let other: Awaited<ReturnType<CrashHarness["spawnWorker"]>> | undefined;
+    try {
+      await h.directory.deleteUser("hr", rec.resource.id);
+      other = await h.spawnWorker();
+      await waitFor(() => named("cj.zombie@example.com").length === 0, {
+        timeoutMs: 15_000,
+        what: "the other worker to delete the platform user",
+      });
+      await h.waitIdle("the other worker's syncs");
+      expect(await h.directory.snapshotUser("hr", rec.resource.id)).toBeNull();
+      frozen.kill("SIGCONT");
+      hold.release();
+      await waitFor(() => h.proxy.calls.some((c) => c.method === "PATCH" && c.status === 404), {
+        timeoutMs: 10_000,
+        what: "the woken worker's PATCH to meet the 404",
+      });
+      await new Promise((r) => setTimeout(r, 1_000));
+      await h.waitIdle("convergence after the wake-up", 30_000);
+    } finally {
+      frozen.kill("SIGCONT");
+    }
+    if (other) await h.stop(other);
+    await h.stop(frozen).catch(() => {});
+    expect(named("cj.zombie@example.com")).toEqual([]);
+    // Nothing of the entity left in Redis (invariant 6): no record, claim or hold on its name.
+    expect(await traces([rec.resource.id, platformId])).toEqual([]);
     expect(h.emulator.violations()).toEqual([]);
     expect(await h.directory.countDirty()).toBe(0);
     expect(await h.status.countDeadLetters()).toBe(0);
