@@ -147,6 +147,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
         metrics,
         logger,
         maxRateLimitLoops: tuning.maxRateLimitLoops,
+        lockDurationMs: workerOptions.lockDuration,
       }),
     ),
     { ...workerOptions, concurrency: config.sync.concurrency },

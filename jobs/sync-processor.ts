@@ -1,8 +1,9 @@
 import { DelayedError, type Job, type Queue, UnrecoverableError, Worker } from "bullmq";
 import type { Logger } from "../src/observability/logger.js";
 import type { RequestBudget } from "../src/platform/client/request-budget.js";
-import { type WriteWatch, watchWrites } from "../src/platform/client/unanswered-writes.js";
+import { type WriteWatch, WritesStopped, watchWrites } from "../src/platform/client/unanswered-writes.js";
 import type { EntityRef } from "../src/scim/scim-types.js";
+import { forgetAbsent } from "../src/sync/forget-absent.js";
 import { checkLateWrites } from "../src/sync/late-writes.js";
 import type { SyncContext, SyncOutcome, SyncProgress } from "../src/sync/sync-context.js";
 import {
@@ -26,6 +27,8 @@ export interface SyncProcessorDeps {
   logger: Logger;
   /** A job rate-limited more often than this burns an attempt after all. Default 20. */
   maxRateLimitLoops?: number;
+  /** The workers' BullMQ lock duration (what a run extends its job's lock by when it checks it). Default 30 s. */
+  lockDurationMs?: number;
 }
 
 /** Records a permanent failure everywhere it must show (invariant 7). */
@@ -117,6 +120,36 @@ export async function rateLimited(deps: { queue: Queue }, ms: number): Promise<n
 export function createSyncProcessor(deps: SyncProcessorDeps) {
   const { ctx, metrics, logger } = deps;
   const maxLoops = deps.maxRateLimitLoops ?? 20;
+  const lockDurationMs = deps.lockDurationMs ?? 30_000;
+  /**
+   * Once its platform part is over, whether this run lost its job: the lock ran out (the process
+   * frozen past the lock duration: a long GC pause, a stopped VM) and BullMQ's stalled check may
+   * have given the job to another run, which synced the entity again meanwhile. This run's writes
+   * may then have landed after that run's (an older displayName over a newer one): nothing it
+   * read or planned can be trusted, and nothing it would record. The entity is handed on instead:
+   * its next sync reads the platform (a resync) and puts right whatever landed late. (Checked by
+   * extending the lock, as the worker would, once the run is old enough for its lock to have run
+   * out: taken when the job moved to active, for lockDurationMs; Redis failing here is no loss:
+   * the job goes on.)
+   */
+  const lostJob = async (job: Job<SyncJobData>, token: string | undefined, startedAt: number) => {
+    if (token === undefined || Date.now() - startedAt < lockDurationMs / 2) return false;
+    try {
+      return (await job.extendLock(token, lockDurationMs)) !== 1;
+    } catch {
+      return false;
+    }
+  };
+  const handOn = async (ref: EntityRef, kind: "synced" | "failed"): Promise<string> => {
+    metrics.jobs.inc({ kind: ref.kind, outcome: LOCK_LOST });
+    logger.warn(
+      { ref, after: kind },
+      "sync ran on after its job's lock ran out (another run may have synced the entity since): the entity is read on the platform again",
+    );
+    await ctx.state.requestResync([ref]);
+    await ctx.directory.markDirty(ref);
+    return LOCK_LOST;
+  };
   /**
    * One run of the sync. `waiting`: a Redis failure makes the job wait (the caller's waitForRedis)
    * instead of spending an attempt. `flag` follows the resync request this run takes: once put
@@ -128,7 +161,10 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
     ref: EntityRef,
     waiting: boolean,
     flag: SyncRun,
+    token: string | undefined,
   ): Promise<string> => {
+    // When this run's lock was taken (the job moved to active), or at the latest now.
+    const startedAt = Math.min(Date.now(), job.processedOn ?? Number.POSITIVE_INFINITY);
     const [paused, taken] = await Promise.allSettled([deps.budget.pausedUntil(), ctx.state.takeResync(ref)]);
     if (taken.status === "rejected") throw taken.reason;
     // A request an earlier run of this job took and could not put back rides in the job's data.
@@ -154,7 +190,14 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
     const stopTimer = metrics.duration.startTimer({ kind: ref.kind });
     const progress: SyncProgress = flag.progress;
     let outcome: SyncOutcome;
-    const writes: WriteWatch = {};
+    const writes: WriteWatch = {
+      // Once the job may be another run's, this run sends nothing more to the platform.
+      beforeWrite: async () => {
+        if (await lostJob(job, token, startedAt)) {
+          throw new WritesStopped("the sync's job lock ran out: another run may have the entity");
+        }
+      },
+    };
     try {
       outcome = await watchWrites(writes, () =>
         ref.kind === "user"
@@ -167,6 +210,8 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       // request then rides in the job (the caller).
       await putBack().catch(() => {});
       await checkLateWrites(ctx, [ref], writes);
+      if (err instanceof WritesStopped || (await lostJob(job, token, startedAt)))
+        return handOn(ref, "failed");
       const fate = classifyFailure(err);
       // Redis could not serve: no fault of the entity's (waitForRedis, below), unless the job has
       // waited for it for REDIS_WAIT_LIMIT_MS already: then it spends an attempt like any failure.
@@ -232,6 +277,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
     // caller's last resort); the dirty marker brings the entity back to record it.
     flag.synced = true;
     await checkLateWrites(ctx, [ref], writes);
+    if (await lostJob(job, token, startedAt)) return handOn(ref, "synced");
     metrics.jobs.inc({ kind: ref.kind, outcome: outcome.result === "clean" ? "synced" : outcome.result });
     if (outcome.result === "clean" || outcome.result === "lifecycle") {
       if (outcome.warnings.length > 0) {
@@ -241,7 +287,8 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       const first = outcome.warnings[0];
       // Independent writes: ioredis pipelines them. A queued lifecycle change may be settled by
       // the flusher before this: a user's final one (a deletion) forgets the user, and this must
-      // not write its status back (a record of a user the source no longer has).
+      // not write its status back (a record of a user the source no longer has); any other, the
+      // flusher records it (synced, or its dead letter), and a `pending` here would stand for good.
       await Promise.all([
         ctx.state.recordSynced(
           {
@@ -252,16 +299,17 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
             lastSyncedAt: at,
             ...(first ? { lastError: { message: first.message, code: first.code, at, attempts: 0 } } : {}),
           },
-          { onlyIfApplied: outcome.result === "lifecycle" },
+          outcome.result === "lifecycle" ? { onlyIfApplied: true, onlyWhileQueued: outcome.platformId } : {},
         ),
         outcome.result === "clean" ? ctx.directory.markClean(ref, outcome.generation) : undefined,
       ]);
       return outcome.result;
     }
     // Purged already (a duplicate or late job): clear a marker that may have outlived it.
-    // Its status too, if a late run of another job wrote one after the entity was forgotten.
+    // Its status too, if a late run of another job wrote one after the entity was forgotten (and
+    // whatever else a run that lost its job wrote on: forgetAbsent).
     if (outcome.result === "absent") {
-      await Promise.all([ctx.directory.markClean(ref, 0), ctx.state.dropStatus(ref)]);
+      await Promise.all([ctx.directory.markClean(ref, 0), forgetAbsent(ctx, ref)]);
     }
     return outcome.result;
   };
@@ -279,7 +327,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       synced: false,
     };
     try {
-      return await sync(job, ref, waiting, flag);
+      return await sync(job, ref, waiting, flag, token);
     } catch (err) {
       if (flag.deadLettered && !isJobControlError(err)) {
         // The letter is written and counted; what failed after it (the status note, the dirty
@@ -330,6 +378,9 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
     }
   };
 }
+
+/** The outcome (and `sync_jobs_total` outcome) of a run that lost its job's lock: the entity is handed on. */
+export const LOCK_LOST = "lock_lost";
 
 /** What one run of a sync did that its caller needs to know (createSyncProcessor). */
 interface SyncRun {

@@ -213,7 +213,10 @@ async function settleOne(
     const attempts = s.entry.attempts + 1;
     const backoff = Math.min(options.windowMs * 2 ** attempts, 30_000);
     const next = { ...s.entry, attempts, since: Date.now() + backoff };
-    if (await ctx.state.settleLifecycle(s, null)) await ctx.state.putLifecycle(next);
+    // Replaced in one step (not dropped, then queued again): a sync of the user in between would
+    // see nothing queued, plan from the record (the change not applied) and take nothing back, and
+    // the change it no longer wants would come back after it (a reactivated user deactivated).
+    await ctx.state.settleLifecycle(s, next);
   } else {
     await giveUp(ctx, s, `platform_bulk_${failure.code.toLowerCase()}`, failure.message, options);
   }
@@ -227,10 +230,11 @@ async function settleApplied(
   syncAgain = false,
 ): Promise<void> {
   const { entry } = s;
-  const applied = await ctx.state.getApplied<AppliedUser>(entry.ref);
-  if (applied && applied.platformId === entry.platformId) {
-    await ctx.state.putApplied(entry.ref, { ...applied, lifecycle: state });
-  }
+  // Only the lifecycle, on the record as it is now: a sync of the user may write it meanwhile (a
+  // profile it PATCHed, a write it marked in doubt), or forget the user; neither is undone here.
+  const applied = await ctx.state.updateApplied<AppliedUser>(entry.ref, (current) =>
+    current.platformId === entry.platformId ? { ...current, lifecycle: state } : null,
+  );
   const settled = await ctx.state.settleLifecycle(s, null);
   if (!settled || (syncAgain && !entry.final)) {
     // A newer plan replaced or dropped this entry while the call was out: decide again.

@@ -6,6 +6,7 @@ import { type EntityKind, type EntityRef, parseRefKey, refKey } from "../scim/sc
 import type { LifecycleEntry, StoredLifecycleEntry } from "./lifecycle-entry.js";
 import { type OwnerScope, syncKeys } from "./sync-keys.js";
 import {
+  APPLIED_WITH_LIFECYCLE_SCRIPT,
   CLAIM_SCRIPT,
   CLEAR_CHECK_SCRIPT,
   DROP_MANAGER_DEPENDENTS_SCRIPT,
@@ -14,6 +15,7 @@ import {
   RECORD_SYNCED_SCRIPT,
   RELEASE_SCRIPT,
   REMOVE_DEAD_LETTER_SCRIPT,
+  REPLACE_IF_UNCHANGED_SCRIPT,
   SCHEDULE_CHECK_SCRIPT,
   SETTLE_LIFECYCLE_SCRIPT,
 } from "./sync-scripts.js";
@@ -29,6 +31,11 @@ const REMOVE_DEAD_LETTER = luaScript<number>("scimSyncRemoveDeadLetter", REMOVE_
 const SCHEDULE_CHECK = luaScript<number>("scimSyncScheduleCheck", SCHEDULE_CHECK_SCRIPT);
 const CLEAR_CHECK = luaScript<number>("scimSyncClearCheck", CLEAR_CHECK_SCRIPT);
 const NOTE_MANAGER_LEFT_OUT = luaScript<number>("scimSyncNoteManagerLeftOut", NOTE_MANAGER_LEFT_OUT_SCRIPT);
+const APPLIED_WITH_LIFECYCLE = luaScript<[string | null, number]>(
+  "scimSyncAppliedWithLifecycle",
+  APPLIED_WITH_LIFECYCLE_SCRIPT,
+);
+const REPLACE_APPLIED = luaScript<number>("scimSyncReplaceApplied", REPLACE_IF_UNCHANGED_SCRIPT);
 const DROP_MANAGER_DEPENDENTS = luaScript<number>(
   "scimSyncDropManagerDependents",
   DROP_MANAGER_DEPENDENTS_SCRIPT,
@@ -108,6 +115,38 @@ export class RedisSyncStateStore implements SyncStateReader {
       ref.id,
       JSON.stringify(applied),
     );
+  }
+
+  /**
+   * A workspace user's applied record and whether a lifecycle change is queued for its platform
+   * user, read at one instant: when none is queued, the record holds every change the flusher
+   * settled (it records a change before it drops the entry).
+   */
+  async getAppliedUser<T>(ref: EntityRef): Promise<{ applied: T | null; lifecyclePending: boolean }> {
+    const [raw, pending] = await APPLIED_WITH_LIFECYCLE.run(
+      this.redis,
+      [syncKeys.applied(this.prefix, ref.source, ref.kind), syncKeys.lcPending(this.prefix)],
+      [ref.id],
+    );
+    return { applied: raw ? (JSON.parse(raw) as T) : null, lifecyclePending: pending === 1 };
+  }
+
+  /**
+   * Changes the applied record as it is now (a compare-and-set, tried again when another write
+   * lands between the read and the write): `change` answers the new record, or null to leave it.
+   * Answers the record as it is after the call (null when there is none: nothing is written).
+   */
+  async updateApplied<T extends object>(ref: EntityRef, change: (current: T) => T | null): Promise<T | null> {
+    const key = syncKeys.applied(this.prefix, ref.source, ref.kind);
+    for (;;) {
+      const raw = await this.redis.hget(key, ref.id);
+      if (raw === null) return null;
+      const current = JSON.parse(raw) as T;
+      const next = change(current);
+      if (next === null) return current;
+      if ((await REPLACE_APPLIED.run(this.redis, [key], [ref.id, raw, JSON.stringify(next)])) === 1)
+        return next;
+    }
   }
 
   async countApplied(source: string, kind: EntityKind): Promise<number> {
@@ -284,9 +323,14 @@ export class RedisSyncStateStore implements SyncStateReader {
    * One round trip after a successful sync: the status, and no dead letter any more. With
    * `onlyIfApplied`, only while the entity's applied record is there (false when it is not): a
    * sync that queued a lifecycle change records after the flusher may have settled it, and a
-   * settled final change forgets the user (status included) for good.
+   * settled final change forgets the user (status included) for good. With `onlyWhileQueued` (the
+   * platform user the change was queued for), only while a change is still queued for it: once
+   * settled, the flusher's record of it (synced, or a dead letter) stands.
    */
-  async recordSynced(status: EntitySyncStatus, options: { onlyIfApplied?: boolean } = {}): Promise<boolean> {
+  async recordSynced(
+    status: EntitySyncStatus,
+    options: { onlyIfApplied?: boolean; onlyWhileQueued?: string } = {},
+  ): Promise<boolean> {
     const { ref } = status;
     const key = refKey(ref);
     const result = await RECORD_SYNCED.run(
@@ -298,8 +342,9 @@ export class RedisSyncStateStore implements SyncStateReader {
         syncKeys.deadOrder(this.prefix, ref.source),
         syncKeys.rateLimitLoops(this.prefix),
         syncKeys.applied(this.prefix, ref.source, ref.kind),
+        syncKeys.lcPending(this.prefix),
       ],
-      [ref.id, JSON.stringify(status), key, options.onlyIfApplied ? "1" : ""],
+      [ref.id, JSON.stringify(status), key, options.onlyIfApplied ? "1" : "", options.onlyWhileQueued ?? ""],
     );
     return result !== -1;
   }
@@ -573,7 +618,7 @@ export class RedisSyncStateStore implements SyncStateReader {
     const result = await SETTLE_LIFECYCLE.run(
       this.redis,
       [syncKeys.lcPending(this.prefix), syncKeys.lcOrder(this.prefix)],
-      [stored.entry.platformId, stored.raw, next ? JSON.stringify(next) : ""],
+      [stored.entry.platformId, stored.raw, next ? JSON.stringify(next) : "", next ? String(next.since) : ""],
     );
     return result === 1;
   }

@@ -35,7 +35,11 @@ redis.call('ZADD', KEYS[2], 'NX', ARGV[4], ARGV[1])
 return 1
 `;
 
-/** Compare-and-delete (ARGV[3] empty) or compare-and-replace of a lifecycle entry. */
+/**
+ * Compare-and-delete (ARGV[3] empty) or compare-and-replace of a lifecycle entry; a replacement
+ * takes its place in the order at ARGV[4] (its `since`). One step: an entry put back for a retry
+ * is never missing in between (a sync that looked then planned as if nothing were queued).
+ */
 export const SETTLE_LIFECYCLE_SCRIPT = `
 if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
 if ARGV[3] == '' then
@@ -43,6 +47,7 @@ if ARGV[3] == '' then
   redis.call('ZREM', KEYS[2], ARGV[1])
 else
   redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+  redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
 end
 return 1
 `;
@@ -52,11 +57,16 @@ return 1
  * With ARGV[4] = '1', nothing is written unless the entity's applied record (KEYS[6]) is still
  * there: a user whose queued final lifecycle change the flusher settled (and so forgot the user)
  * between the sync's queueing and this write must not get its status back (returns -1).
+ * With ARGV[5] (a platform user id), nothing is written unless a lifecycle change is still queued
+ * for it (KEYS[7]): once the flusher settled the change the sync queued, the flusher records what
+ * became of it (synced, or a dead letter this would drop), and a `pending` after it stood for good.
  * KEYS: status hash, dead hash, dead order, dead order of the source, rate-limit loops hash,
- * applied hash. ARGV: entity id, status JSON, refKey, '1' or ''.
+ * applied hash, lifecycle pending hash. ARGV: entity id, status JSON, refKey, '1' or '', platform
+ * id or ''.
  */
 export const RECORD_SYNCED_SCRIPT = `
 if ARGV[4] == '1' and redis.call('HEXISTS', KEYS[6], ARGV[1]) == 0 then return -1 end
+if ARGV[5] ~= '' and redis.call('HEXISTS', KEYS[7], ARGV[5]) == 0 then return -1 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 local removed = redis.call('HDEL', KEYS[2], ARGV[3])
 if removed == 1 then
@@ -125,4 +135,28 @@ for i = 2, #ARGV do
   if redis.call('HGET', KEYS[1], ARGV[i]) == ARGV[1] then redis.call('HDEL', KEYS[1], ARGV[i]) end
 end
 return 0
+`;
+
+/**
+ * A user's applied record and whether a lifecycle change is queued for its platform user, read at
+ * one instant. The flusher records a settled change in the applied record before it drops the
+ * entry: read apart, a change settled between the two reads looks neither queued nor applied.
+ * KEYS: applied hash, lifecycle pending hash. ARGV: entity id. Returns {record or false, 1 or 0}.
+ */
+export const APPLIED_WITH_LIFECYCLE_SCRIPT = `
+local raw = redis.call('HGET', KEYS[1], ARGV[1])
+if not raw then return {false, 0} end
+local ok, record = pcall(cjson.decode, raw)
+if ok and type(record) == 'table' and type(record['platformId']) == 'string'
+  and redis.call('HEXISTS', KEYS[2], record['platformId']) == 1 then
+  return {raw, 1}
+end
+return {raw, 0}
+`;
+
+/** Replaces a hash field only if it still holds ARGV[2]. KEYS: the hash. ARGV: field, as read, new. */
+export const REPLACE_IF_UNCHANGED_SCRIPT = `
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+return 1
 `;

@@ -11,6 +11,7 @@ import { valuesUnderRuleNames } from "../mapping/attribute-values.js";
 import { embedMemberId } from "../mapping/plan-embed-group.js";
 import { planUser, withManagerTranslation } from "../mapping/plan-user.js";
 import { type ManagerTranslation, toUserProfile } from "../mapping/user-profile.js";
+import { WritesStopped } from "../platform/client/unanswered-writes.js";
 import type { PlatformScimUser } from "../platform/platform-types.js";
 import { caseFold } from "../scim/case-fold.js";
 import { type EntityRef, type JsonObject, refKey } from "../scim/scim-types.js";
@@ -39,14 +40,14 @@ export async function syncUser(
   const source = ctx.config.sources[ref.source];
   if (!source)
     throw new SyncError(`unknown source ${ref.source}`, { code: "unknown_source", permanent: true });
-  const [snap, applied] = await Promise.all([
+  const [snap, read] = await Promise.all([
     ctx.directory.snapshotUser(ref.source, ref.id),
-    source.target === "workspace" ? ctx.state.getApplied<AppliedUser>(ref) : null,
+    source.target === "workspace" ? ctx.state.getAppliedUser<AppliedUser>(ref) : null,
   ]);
   if (!snap) return { result: "absent", generation: 0, warnings: [] };
   progress.generation = snap.generation;
-  if (source.target !== "workspace") return syncEmbedUser(ctx, ref, snap.desired, snap.generation);
-  return syncWorkspaceUser(ctx, ref, source, snap.desired, snap.generation, options.resync, applied);
+  if (source.target !== "workspace" || !read) return syncEmbedUser(ctx, ref, snap.desired, snap.generation);
+  return syncWorkspaceUser(ctx, ref, source, snap.desired, snap.generation, options.resync, read);
 }
 
 async function syncEmbedUser(
@@ -88,28 +89,33 @@ async function syncWorkspaceUser(
   record: UserRecord | null,
   generation: number,
   resync: boolean,
-  appliedRecord: AppliedUser | null,
+  read: { applied: AppliedUser | null; lifecyclePending: boolean },
 ): Promise<SyncOutcome> {
   const desired = record?.resource ?? null;
-  let applied = appliedRecord;
+  // A queued lifecycle change may already have reached the platform (its bulk call's answer lost,
+  // or the flusher killed), or reach it while this sync runs: the platform's state is unknown. The
+  // plan queues the state wanted now, never drops it as "already there"; and what this sync records
+  // says "unknown", never the state it read: written after the flusher settled the change, that
+  // would stand for good if this sync died before queueing its own (a reactivation planned nothing
+  // after it: the user stayed inactive). The flusher's settle fills it in. (Read with the record
+  // at one instant: a change settled between two reads would be in neither.)
+  const pendingFor = read.lifecyclePending ? read.applied?.platformId : undefined;
+  const unknownWhilePending = (user: AppliedUser): AppliedUser =>
+    pendingFor === undefined || user.platformId !== pendingFor || user.lifecycle === "deleted"
+      ? user
+      : lifecycleUnknown(user);
+  let applied = read.applied && unknownWhilePending(read.applied);
   if (applied?.platformId && (resync || applied.inDoubt)) {
     // A resync, or writes whose answers never came: what the platform holds now decides.
     const { inDoubt, ...known } = applied;
-    applied = await readPlatformUser(ctx, applied.platformId, known, Object.keys(source.attributes));
+    applied = unknownWhilePending(
+      await readPlatformUser(ctx, applied.platformId, known, Object.keys(source.attributes)),
+    );
     if (inDoubt) {
       if (known.notifyGroups) applied.notifyGroups = true;
       await ctx.state.putApplied(ref, applied);
     }
   }
-  // A queued lifecycle change may already have reached the platform (its bulk call's answer lost,
-  // or the flusher killed): plan as if the platform's state were unknown, so the state wanted now
-  // is what gets queued, never dropped as "already there".
-  const lifecyclePendingFor =
-    applied?.platformId &&
-    applied.lifecycle !== "deleted" &&
-    (await ctx.state.getLifecycle(applied.platformId))
-      ? applied.platformId
-      : undefined;
 
   // The manager as known now (again once it landed), with the translation the record holds then.
   const lookUpDesiredManager = (user: JsonObject) =>
@@ -117,11 +123,7 @@ async function syncWorkspaceUser(
   let manager = desired ? await lookUpDesiredManager(desired) : undefined;
   const warnings: SyncOutcome["warnings"] = [];
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    const known =
-      applied && lifecyclePendingFor !== undefined && applied.platformId === lifecyclePendingFor
-        ? { ...applied, lifecycle: undefined }
-        : applied;
-    const plan = planUser({ desired, applied: known, source, manager });
+    const plan = planUser({ desired, applied, source, manager });
     warnings.splice(0, warnings.length, ...plan.problems);
     const first = plan.steps[0];
     if (!first) {
@@ -194,6 +196,7 @@ async function syncWorkspaceUser(
           await ctx.state.putApplied(ref, i === lastWrite ? answered(applied) : applied);
         }
       } catch (err) {
+        if (err instanceof WritesStopped) throw err; // this sync is to write nothing more
         if (isPlatformFailure(err, "not_found")) {
           vanished = true; // deleted behind our back: create it again (or forget a tombstone)
           break;
@@ -255,6 +258,10 @@ async function syncWorkspaceUser(
         ...(blocked ? { blocked: true as const } : {}),
       });
       await ctx.scheduleLifecycle();
+      // Settled from now on at any time: what this sync still records (its groups' hand-off) says
+      // "unknown" too, never the state before the change (a write over the settle: a user created
+      // inactive, activated, then deactivated at the source planned nothing and stayed active).
+      applied = lifecycleUnknown(applied);
     }
     if (failed !== undefined) throw failed;
     if (refused) {
@@ -429,6 +436,12 @@ async function createOrAdoptUser(
   await ctx.state.putApplied(ref, result);
   await settleCreate(ctx, "user", userName, ref);
   return result;
+}
+
+/** The record with its lifecycle unknown (a change of it queued: the flusher's settle fills it in). */
+function lifecycleUnknown(applied: AppliedUser): AppliedUser {
+  const { lifecycle: _unknown, ...rest } = applied;
+  return rest;
 }
 
 function lifecycleOf(user: PlatformScimUser): LifecycleState {

@@ -18,7 +18,7 @@ import {
   isSharedPause,
   parseRetryAfter,
 } from "./retry-policy.js";
-import { mayLandLate, noteUnansweredWrite } from "./unanswered-writes.js";
+import { beforeWrite, mayLandLate, noteUnansweredWrite } from "./unanswered-writes.js";
 import {
   type HttpTransport,
   TransportError,
@@ -83,6 +83,7 @@ export class PlatformRequester {
     let answerMayBeLost = false;
 
     for (let attempt = 0; ; attempt++) {
+      if (call.method !== "GET") await beforeWrite();
       await o.budget.acquire();
       const started = o.now();
       let response: TransportResponse | undefined;

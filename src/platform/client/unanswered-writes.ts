@@ -9,6 +9,11 @@ import { AsyncLocalStorage } from "node:async_hooks";
 export interface WriteWatch {
   /** Epoch ms when the last unanswered write of the watched calls was sent. */
   unansweredAt?: number;
+  /**
+   * Called before each write of the watched calls is sent (each attempt); what it throws stops
+   * the write (a sync whose job was taken over by another run must not write any more).
+   */
+  beforeWrite?: () => Promise<void>;
 }
 
 const watches = new AsyncLocalStorage<WriteWatch>();
@@ -16,6 +21,22 @@ const watches = new AsyncLocalStorage<WriteWatch>();
 /** Runs `fn`; unanswered platform writes made inside it (at any depth) are noted on `watch`. */
 export function watchWrites<T>(watch: WriteWatch, fn: () => Promise<T>): Promise<T> {
   return watches.run(watch, fn);
+}
+
+/**
+ * What a `beforeWrite` throws to stop every further write of the watched calls: whoever catches
+ * platform failures lets it through (nothing more of that work is to be done).
+ */
+export class WritesStopped extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "WritesStopped";
+  }
+}
+
+/** Runs the current watch's `beforeWrite`, if any: before a write is sent. */
+export async function beforeWrite(): Promise<void> {
+  await watches.getStore()?.beforeWrite?.();
 }
 
 /** Notes an unanswered write sent at `sentAt` on the current watch, if any. */

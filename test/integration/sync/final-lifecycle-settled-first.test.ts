@@ -70,8 +70,10 @@ describe("a final lifecycle change settled before its sync records", () => {
     expect(await run(ref)).toBe("lifecycle");
     expect(h.platformUsers().get("kept.first@example.com")?.["active"]).toBe(false);
     expect(await h.state.getApplied(ref)).toMatchObject({ lifecycle: "inactive" });
-    // The sync's own record comes after the flusher's: the entity is there, at its generation.
+    // The flusher's record of the settled change stands (synced; crash-j: not the sync's later
+    // `pending`): the entity is there, at its generation.
     expect(await h.state.getStatus(ref)).toMatchObject({
+      state: "synced",
       platformId: expect.any(String),
       appliedGeneration: 2,
     });
