@@ -4,6 +4,7 @@ import { platformGroupName } from "../../src/mapping/plan-group.js";
 import type { GroupRecord } from "../../src/directory/directory-types.js";
 import { classifyPlatformGroup } from "../../src/reconcile/classify-group.js";
 import { type EntityRef, refKey } from "../../src/scim/scim-types.js";
+import type { PlatformScimGroup } from "../../src/platform/platform-types.js";
 import { isPlatformFailure } from "../../src/sync/sync-error.js";
 import { type RunContext, batches, readAhead } from "./run-context.js";
 import { desiredOf, ownerOf } from "./scan-platform-users.js";
@@ -29,7 +30,7 @@ async function expectedEmbedMembers(ctx: RunContext, record: GroupRecord | null)
  * planner maps it (platform user ids of the members that have one).
  */
 export async function scanWorkspaceGroups(ctx: RunContext): Promise<void> {
-  const { platform, state, directory, redis } = ctx.deps;
+  const { platform, state, redis } = ctx.deps;
   const source = ctx.run.source;
   for await (const page of readAhead(batches(platform.listGroups({ pageSize: 100 }), ctx.pageSize))) {
     const owners = await state.ownersOf(
@@ -43,35 +44,38 @@ export async function scanWorkspaceGroups(ctx: RunContext): Promise<void> {
     });
     if (mine.length === 0) continue;
     await redis.sadd(ctx.keys.seenGroups, ...mine.map((entry) => entry.ref.id));
-    await Promise.all(
-      mine.map(async ({ group, ref }) => {
-        const snapshot = await directory.snapshotGroup(source, ref.id);
-        const record = snapshot?.desired ?? null;
-        const actual = Array.isArray(group.members)
-          ? group.members.flatMap((member) =>
-              member &&
-              typeof member === "object" &&
-              !Array.isArray(member) &&
-              typeof member.value === "string"
-                ? [member.value]
-                : [],
-            )
-          : [];
-        const result = classifyPlatformGroup({
-          owner: "this",
-          desired: desiredOf(snapshot),
-          platformName: group.displayName,
-          expectedName: record
-            ? platformGroupName(ctx.source.groupPrefix, record.resource.displayName)
-            : undefined,
-          expectedMembers: record ? await expectedWorkspaceMembers(ctx, record) : undefined,
-          actualMembers: actual,
-        });
-        ctx.record(result, { kind: "group", id: ref.id, platformId: group.id }, refKey(ref));
-      }),
-    );
+    await Promise.all(mine.map(({ group, ref }) => classifyOwnedWorkspaceGroup(ctx, group, ref)));
     await ctx.flush();
   }
+}
+
+/**
+ * Classifies one platform group this source owns (listed, or read again: scan-directory.ts): name
+ * and membership against the desired state, mapped as the planner maps it.
+ */
+export async function classifyOwnedWorkspaceGroup(
+  ctx: RunContext,
+  group: PlatformScimGroup,
+  ref: EntityRef,
+): Promise<void> {
+  const snapshot = await ctx.deps.directory.snapshotGroup(ctx.run.source, ref.id);
+  const record = snapshot?.desired ?? null;
+  const actual = Array.isArray(group.members)
+    ? group.members.flatMap((member) =>
+        member && typeof member === "object" && !Array.isArray(member) && typeof member.value === "string"
+          ? [member.value]
+          : [],
+      )
+    : [];
+  const result = classifyPlatformGroup({
+    owner: "this",
+    desired: desiredOf(snapshot),
+    platformName: group.displayName,
+    expectedName: record ? platformGroupName(ctx.source.groupPrefix, record.resource.displayName) : undefined,
+    expectedMembers: record ? await expectedWorkspaceMembers(ctx, record) : undefined,
+    actualMembers: actual,
+  });
+  ctx.record(result, { kind: "group", id: ref.id, platformId: group.id }, refKey(ref));
 }
 
 /** The tenants an embed-tenant source can own groups in. */
