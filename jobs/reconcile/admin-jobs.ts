@@ -14,6 +14,7 @@ import type { EntityRef } from "../../src/scim/scim-types.js";
 import type { RedisSyncStateStore } from "../../src/sync/redis-sync-state-store.js";
 import { QUEUE_NAMES } from "../queue-names.js";
 import { createResyncQueue, startResyncWorker } from "../resync/resync-queue.js";
+import { redisDirtyReader } from "./deprovision-under-way.js";
 import { createReconcileQueue, startReconcileWorker } from "./reconcile-queue.js";
 import { type SettleOptions, redisRepairStatus } from "./repair-settlement.js";
 import { reconcileSyncState } from "./sync-state-adapter.js";
@@ -117,7 +118,17 @@ export async function startAdminJobs(options: AdminJobsOptions): Promise<AdminJo
         prefix,
         name: names.resync,
         registry,
-        deps: { config, platform, directory, state, requestResync, resyncs, logger, settle },
+        deps: {
+          config,
+          platform,
+          directory,
+          state,
+          requestResync,
+          resyncs,
+          logger,
+          settle,
+          dirty: redisDirtyReader(redis, prefix),
+        },
       }),
     );
   }

@@ -4,9 +4,9 @@ import { DriftReport } from "../../src/reconcile/drift-report.js";
 import { DRIFT_CLASSES, type DriftEntry } from "../../src/reconcile/reconcile-types.js";
 import type { ReconcileRun } from "../../src/reconcile/reconcile-run.js";
 import { RUN_KEYS } from "../../src/admin/reconcile-run-store.js";
-import { dirtyKey } from "../../src/directory/directory-keys.js";
 import type { AppliedUser } from "../../src/mapping/plan-types.js";
 import { type EntityRef, refKey } from "../../src/scim/scim-types.js";
+import { redisDirtyReader, syncDeprovisionsItself } from "./deprovision-under-way.js";
 import type { ReconcileDeps } from "./reconcile-ports.js";
 import { mergeRepairClasses } from "./repair-settlement.js";
 
@@ -56,22 +56,15 @@ export class RunContext {
   }
 
   /**
-   * Whether a user's deprovisioning that the run found is one the identity provider asked for a
-   * moment ago, which its sync is about to apply anyway: the user has a sync ahead of it (dirty in
-   * the directory) and the sync's record still has it active (or, to be deleted, not deleted yet),
-   * so the pending sync deactivates or deletes it whatever the run does. The guard does not count
-   * it (a held run would only hold back the run's other repairs: the sync is not guarded), the
-   * report still shows it. A user that is not dirty (the bridge deprovisioned it, and the platform
-   * has it active again; or the directory went back to an older state) is the run's to count.
+   * Whether a user's deprovisioning that the run found is the identity provider's, a moment ago:
+   * the user is dirty and its pending sync deprovisions it by itself (deprovision-under-way.ts).
+   * The guard does not count it; the report still shows it.
    */
   async deprovisionUnderWay(ref: EntityRef, desired: DesiredState<{ active?: unknown }>): Promise<boolean> {
-    const [dirty] = await this.deps.redis.zmscore(dirtyKey(this.deps.config.redis.prefix), refKey(ref));
-    if (dirty === null || dirty === undefined) return false;
+    const [dirty] = await redisDirtyReader(this.deps.redis, this.deps.config.redis.prefix)([refKey(ref)]);
+    if (!dirty) return false;
     const lifecycle = (await this.deps.state.getApplied<AppliedUser>(ref))?.lifecycle;
-    if (desired.state === "tombstone") {
-      return this.source.onDelete === "delete" ? lifecycle !== "deleted" : lifecycle === "active";
-    }
-    return desired.state === "present" && desired.resource.active === false && lifecycle === "active";
+    return syncDeprovisionsItself(desired, lifecycle, this.source.onDelete);
   }
 
   /** Records a classification: counts, samples, planned repairs (buffered), planned deprovisioning. */

@@ -97,4 +97,65 @@ describe("a run racing live traffic", () => {
     }
     expect(h.emulator.state().groups.find((g) => g.displayName === "Race J off")?.members).toHaveLength(3);
   });
+
+  it("the same holds for a resync of the whole source: not held, and it deprovisions no one else", async () => {
+    const scim = h.scim("okta");
+    const ids: string[] = [];
+    for (let i = 0; i < 10; i++) ids.push((await scim.createUser(`race.j.rs${i}@example.com`)).id);
+    await h.waitForIdle();
+    h.emulator.addFault({ type: "slow", delayMs: 2_500, count: 1, match: { operation: "bulkUsers" } });
+    for (const id of ids.slice(0, 3)) {
+      expect((await scim.patchUser(id, [{ op: "replace", path: "active", value: false }])).status).toBe(200);
+    }
+    const started = await h.admin().post("/sources/okta/resync", {});
+    expect(started.status).toBe(202);
+    const op = await waitFor(
+      async () => {
+        const res = await h.admin().get(`/resyncs/${started.body.id}`);
+        return ["queued", "running"].includes(res.body.state) ? null : res.body;
+      },
+      { what: "the resync to end", timeoutMs: 30_000 },
+    );
+    expect(op.state, JSON.stringify(op.guard)).toBe("succeeded");
+    await h.waitForIdle();
+    const platformUsers = h.platformUsers();
+    for (let i = 0; i < 10; i++) {
+      expect(platformUsers.get(`race.j.rs${i}@example.com`)?.active, `user ${i}`).toBe(i >= 3);
+    }
+    expect((await h.admin().get("/status")).body).toMatchObject({
+      idle: true,
+      deadLetters: 0,
+      awaitingConfirmation: [],
+    });
+  });
+
+  it("a user the bridge deprovisioned and the platform turned on again still counts (not dirty)", async () => {
+    const scim = h.scim("okta");
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) ids.push((await scim.createUser(`race.j.back${i}@example.com`)).id);
+    for (const id of ids) {
+      expect((await scim.patchUser(id, [{ op: "replace", path: "active", value: false }])).status).toBe(200);
+    }
+    await h.waitForIdle();
+    for (let i = 0; i < 6; i++) {
+      const pid = h.platformUsers().get(`race.j.back${i}@example.com`)?.id as string;
+      h.emulator.drift({ action: "setUserActive", userId: pid, active: true });
+    }
+    const started = await h.admin().post("/sources/okta/reconcile", { dryRun: false });
+    const run = await settled(started.body.runId);
+    expect(run.state).toBe("awaiting-confirmation");
+    expect(run.guard).toMatchObject({ plannedDeprovisions: 6, tripped: true });
+    const resync = await h.admin().post("/sources/okta/resync", { users: ids });
+    const op = await waitFor(
+      async () => {
+        const res = await h.admin().get(`/resyncs/${resync.body.id}`);
+        return ["queued", "running"].includes(res.body.state) ? null : res.body;
+      },
+      { what: "the resync to end" },
+    );
+    expect(op.state).toBe("awaiting-confirmation");
+    expect(op.guard).toMatchObject({ plannedDeprovisions: 6, tripped: true });
+    expect((await h.admin().post(`/reconcile-runs/${run.runId}/discard`)).status).toBe(200);
+    expect((await h.admin().post(`/resyncs/${resync.body.id}/discard`)).status).toBe(200);
+  });
 });
