@@ -3,6 +3,7 @@ import type { Redis } from "ioredis";
 import type { Config } from "../../src/config/config-schema.js";
 import type { Logger } from "../../src/observability/logger.js";
 import { RateLimitedLog } from "../../src/observability/rate-limited-log.js";
+import type { HeldJobs } from "../job-hand-back.js";
 import { countJobOutcomes } from "../job-metrics.js";
 import { QUEUE_NAMES } from "../queue-names.js";
 import type { ReconcileDeps } from "./reconcile-ports.js";
@@ -167,12 +168,16 @@ export function startReconcileWorker(options: {
   concurrency?: number;
   /** During a Redis outage, at most one `error` line per worker this often (ms). Default 30000. */
   errorLogIntervalMs?: number;
+  /** Holds the runs' jobs while they run, for a forced close to hand back (admin-jobs.ts). */
+  held?: HeldJobs;
 }): Worker[] {
   const log = options.deps.logger.child({ module: "reconcile-worker" });
   const errorLog = new RateLimitedLog(log, { intervalMs: options.errorLogIntervalMs });
+  const processor = (job: Job<ReconcileJobData>, token?: string) =>
+    processReconcileJob(options.deps, job.data, job, token);
   const worker = new Worker<ReconcileJobData>(
     options.queue.queue.name,
-    (job: Job<ReconcileJobData>, token?: string) => processReconcileJob(options.deps, job.data, job, token),
+    options.held ? options.held.wrap(processor) : processor,
     { connection: options.connection, prefix: options.prefix, concurrency: options.concurrency ?? 2 },
   );
   const ticker = new Worker<ReconcileJobData>(
