@@ -60,11 +60,18 @@ export class RunContext {
    * the user is dirty and its pending sync deprovisions it by itself (deprovision-under-way.ts).
    * The guard does not count it; the report still shows it.
    */
-  async deprovisionUnderWay(ref: EntityRef, desired: DesiredState<{ active?: unknown }>): Promise<boolean> {
+  async deprovisionUnderWay(
+    ref: EntityRef,
+    platformId: string,
+    desired: DesiredState<{ active?: unknown }>,
+  ): Promise<boolean> {
     const [dirty] = await redisDirtyReader(this.deps.redis, this.deps.config.redis.prefix)([refKey(ref)]);
     if (!dirty) return false;
-    const lifecycle = (await this.deps.state.getApplied<AppliedUser>(ref))?.lifecycle;
-    return syncDeprovisionsItself(desired, lifecycle, this.source.onDelete);
+    const [applied, queued] = await Promise.all([
+      this.deps.state.getApplied<AppliedUser>(ref),
+      this.deps.state.queuedLifecycle?.(platformId),
+    ]);
+    return syncDeprovisionsItself(desired, applied?.lifecycle, this.source.onDelete, queued);
   }
 
   /** Records a classification: counts, samples, planned repairs (buffered), planned deprovisioning. */

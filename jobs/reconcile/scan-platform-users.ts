@@ -105,7 +105,7 @@ export async function classifyOwnedUsers(
       });
       // A deprovisioning the identity provider asked for a moment ago is its sync's, not the run's.
       const result =
-        classified.deprovision && (await ctx.deprovisionUnderWay(ref, desired))
+        classified.deprovision && (await ctx.deprovisionUnderWay(ref, user.id, desired))
           ? { ...classified, deprovision: false }
           : classified;
       const entry = { kind: "user" as const, id: ref.id, platformId: user.id };

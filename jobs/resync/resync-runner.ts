@@ -32,7 +32,7 @@ export interface ResyncDeps {
     Partial<Pick<PlatformClient, "listEmbedGroupMembers" | "findUserByUserName">>;
   directory: Pick<DirectoryStore, "snapshotUser" | "snapshotGroup" | "scanIds" | "countEntities">;
   state: Pick<ReconcileSyncState, "getUserPlatformIds" | "countEmbedUsers"> &
-    Partial<Pick<ReconcileSyncState, "getApplied" | "ownersOf" | "getEmbedMembers">> &
+    Partial<Pick<ReconcileSyncState, "getApplied" | "ownersOf" | "getEmbedMembers" | "queuedLifecycle">> &
     OwnedCounts;
   requestResync: ResyncRequester;
   resyncs: ResyncStore;
@@ -99,7 +99,7 @@ async function deprovisionCandidates(
       const pid = pids[index];
       const desired = snapshots[ids.indexOf(id)]?.desired;
       if (!pid) return adoptedAndDeactivated(deps, sourceId, desired?.resource);
-      if (dirty[index] && (await syncDeprovisionsUser(deps, sourceId, id, desired))) return false;
+      if (dirty[index] && (await syncDeprovisionsUser(deps, sourceId, id, pid, desired))) return false;
       const user = await deps.platform.getUser(pid);
       if (!user) return false;
       const tombstone = desired === null;
@@ -114,14 +114,19 @@ async function syncDeprovisionsUser(
   deps: ResyncDeps,
   source: string,
   id: string,
+  platformId: string,
   desired: UserRecord | null | undefined,
 ): Promise<boolean> {
   if (desired === undefined || !deps.state.getApplied) return false;
-  const applied = await deps.state.getApplied<AppliedUser>({ source, kind: "user", id });
+  const [applied, queued] = await Promise.all([
+    deps.state.getApplied<AppliedUser>({ source, kind: "user", id }),
+    deps.state.queuedLifecycle?.(platformId),
+  ]);
   return syncDeprovisionsItself(
     desired === null ? { state: "tombstone" } : { state: "present", resource: desired.resource },
     applied?.lifecycle,
     deps.config.sources[source]?.onDelete ?? "deactivate",
+    queued,
   );
 }
 

@@ -31,4 +31,13 @@ describe("syncDeprovisionsItself: a dirty user's pending sync deprovisions it by
     expect(syncDeprovisionsItself(active, "active", "deactivate")).toBe(false);
     expect(syncDeprovisionsItself({ state: "unknown" }, "active", "delete")).toBe(false);
   });
+
+  it("a deprovisioning already queued for its bulk call, while the record says nothing of the lifecycle", () => {
+    expect(syncDeprovisionsItself(inactive, undefined, "deactivate", "DEACTIVATE")).toBe(true);
+    expect(syncDeprovisionsItself(tombstone, undefined, "deactivate", "DEACTIVATE")).toBe(true);
+    expect(syncDeprovisionsItself(tombstone, "deleted", "delete", "DELETE")).toBe(true);
+    // A reactivation queued is no deprovisioning of the sync's.
+    expect(syncDeprovisionsItself(inactive, undefined, "deactivate", "ACTIVATE")).toBe(false);
+    expect(syncDeprovisionsItself(active, undefined, "deactivate", "DEACTIVATE")).toBe(false);
+  });
 });
