@@ -208,7 +208,12 @@ export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<
         await deps.directory.countEntities(run.source, "user"),
         deps.maxAttributeChecksPerRun ?? 2000,
       );
-      const turn = await deps.redis.incr(deps.runs.key(`attribute-turn:${run.source}`));
+      // A dry run reads the slice the next run will read, and takes no turn: it reports what that
+      // run applies, and dry runs between scheduled runs do not keep those on the same slices.
+      const turnKey = deps.runs.key(`attribute-turn:${run.source}`);
+      const turn = run.dryRun
+        ? Number((await deps.redis.get(turnKey)) ?? 0) + 1
+        : await deps.redis.incr(turnKey);
       ctx.attributeSlice = { slice: turn % slices, slices };
     }
     await deps.redis.del(
