@@ -521,7 +521,13 @@ export async function runResync(
       durationMs: Date.now() - startedMs,
     };
   } catch (err) {
-    op = { ...op, state: "failed", error: err instanceof Error ? err.message : String(err) };
+    op = {
+      ...op,
+      state: "failed",
+      error: err instanceof Error ? err.message : String(err),
+      finishedAt: new Date().toISOString(),
+      durationMs: Date.now() - startedMs,
+    };
     log.error({ err: op.error }, "resync: failed");
   }
   await deps.resyncs.transition(op, ["running"]);
