@@ -1,6 +1,7 @@
 import { DelayedError, type Job, Queue, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Config } from "../../src/config/config-schema.js";
+import { recordReconcileRun } from "../../src/observability/bridge-metrics.js";
 import type { Logger } from "../../src/observability/logger.js";
 import { RateLimitedLog } from "../../src/observability/rate-limited-log.js";
 import type { HeldJobs } from "../job-hand-back.js";
@@ -143,19 +144,22 @@ export async function processReconcileJob(
   return run?.state ?? "gone";
 }
 
-/** Ends a run still `queued` or `running` as `failed` (its job failed for good). */
+/**
+ * Ends a run still `queued` or `running` as `failed` (its job failed for good), counted in
+ * reconcile_runs_total like any run that failed: the counter is what shows a failed run.
+ */
 async function failUnfinishedRun(deps: ReconcileDeps, runId: string, message: string): Promise<void> {
   const run = await deps.runs.get(runId);
   if (run?.state !== "queued" && run?.state !== "running") return;
-  await deps.runs.transition(
-    {
-      ...run,
-      state: "failed",
-      error: `the run's job failed: ${message}`,
-      finishedAt: new Date().toISOString(),
-    },
-    [run.state],
-  );
+  const failed = {
+    ...run,
+    state: "failed" as const,
+    error: `the run's job failed: ${message}`,
+    finishedAt: new Date().toISOString(),
+  };
+  if (!(await deps.runs.transition(failed, [run.state]))) return;
+  if (deps.registry) recordReconcileRun(deps.registry, run.source, failed.state);
+  await deps.runs.dropOwnedKeys(runId);
 }
 
 /** Starts the workers of the reconcile queue and of its schedule queue. */
