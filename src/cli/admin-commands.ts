@@ -484,6 +484,8 @@ async function heldOperation(
     settled(op: Record<string, unknown>): string;
     /** One line of the list. */
     line(op: Record<string, unknown>): string;
+    /** What the list holds, e.g. "resyncs". */
+    plural: string;
   },
 ): Promise<number | undefined> {
   const settle =
@@ -504,7 +506,13 @@ async function heldOperation(
     const query = values.source ? `?source=${seg(values.source)}` : "";
     const page = expectShape(await api.call("GET", `${kind.path}${query}`), kind.path, PAGE);
     const items = (page.items ?? []) as Array<Record<string, unknown>>;
-    show(io, values.json, page, () => items.map(kind.line).join("\n"));
+    const total = typeof page.total === "number" ? page.total : items.length;
+    show(io, values.json, page, () => {
+      // An empty list says so (a blank line read as nothing printed); a page says it is one.
+      if (items.length === 0) return `no ${kind.plural}${values.source ? ` of source ${values.source}` : ""}`;
+      const more = total > items.length ? [`(the newest ${items.length} of ${total})`] : [];
+      return [...items.map(kind.line), ...more].join("\n");
+    });
     return 0;
   }
   return undefined;
@@ -517,6 +525,7 @@ async function resync(api: Client, io: CliIo, values: Values, positionals: strin
     summary: resyncSummary,
     settled: resyncSummary,
     line: (op) => `${op.id}  ${op.source}  ${op.state}  ${op.createdAt}`,
+    plural: "resyncs",
   });
   if (handled !== undefined) return handled;
   const source = positionals[0];
@@ -538,6 +547,7 @@ async function reconcile(api: Client, io: CliIo, values: Values, positionals: st
     summary: runSummary,
     settled: (run) => `run ${run.runId}: ${run.state}`,
     line: (r) => `${r.runId}  ${r.source}  ${r.state}${r.dryRun ? " [dry run]" : ""}  ${r.createdAt}`,
+    plural: "reconciliation runs",
   });
   if (handled !== undefined) return handled;
   const source = positionals[0];
