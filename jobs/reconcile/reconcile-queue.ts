@@ -4,6 +4,7 @@ import type { Config } from "../../src/config/config-schema.js";
 import { recordReconcileRun } from "../../src/observability/bridge-metrics.js";
 import type { Logger } from "../../src/observability/logger.js";
 import { RateLimitedLog } from "../../src/observability/rate-limited-log.js";
+import { failureLogFields } from "./failure-log-fields.js";
 import type { HeldJobs } from "../job-hand-back.js";
 import { countJobOutcomes } from "../job-metrics.js";
 import { QUEUE_NAMES } from "../queue-names.js";
@@ -198,7 +199,9 @@ export function startReconcileWorker(options: {
     w.on("error", (err) =>
       errorLog.warn(`worker ${w.name}`, { err: err.message, queue: w.name }, "reconcile worker error"),
     );
-    w.on("failed", (job, err) => log.error({ jobId: job?.id, err: err.message }, "reconcile job failed"));
+    w.on("failed", (job, err) =>
+      log.error({ jobId: job?.id, ...failureLogFields(err) }, "reconcile job failed"),
+    );
   }
   // A job that failed for good (it stalled again and again, Redis failed under it) leaves its run
   // `queued` or `running`: the run says it failed instead of running forever.

@@ -7,6 +7,7 @@ import { DRIFT_CLASSES } from "../../src/reconcile/reconcile-types.js";
 import { type RepairOutcome, type TrackedRun, startedOutcome } from "../../src/admin/repair-outcome.js";
 import { resyncTransientDeadLetters } from "../../src/sync/dead-letter-retry.js";
 import { type AdoptionCheck, applyRepairs } from "./apply-repairs.js";
+import { failureLogFields } from "./failure-log-fields.js";
 import type { ReconcileDeps } from "./reconcile-ports.js";
 import {
   TRACKED_TTL_SECONDS,
@@ -110,7 +111,7 @@ async function applyAndCount(
     }
   } catch (err) {
     log.warn(
-      { err: err instanceof Error ? err.message : String(err) },
+      failureLogFields(err),
       "reconcile: dead letters of transient failures could not be synced again; the next run tries",
     );
   }
@@ -289,7 +290,7 @@ export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<
     return run;
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
-    log.error({ err: message }, "reconcile: run failed");
+    log.error(failureLogFields(err), "reconcile: run failed");
     if (ctx) await dropWorkingSets(deps, ctx, "none").catch(() => undefined);
     run = { ...run, state: "failed", error: message, ...finished(startedMs) };
     countRun(deps, run, await deps.runs.transition(run, ["running"]));
@@ -351,7 +352,7 @@ export async function applyConfirmedRun(deps: ReconcileDeps, runId: string): Pro
     log.info({ repairs: run.repairs }, "reconcile: confirmed run applied");
   } catch (err) {
     run = { ...run, state: "failed", error: err instanceof Error ? err.message : String(err) };
-    log.error({ err: run.error }, "reconcile: applying a confirmed run failed");
+    log.error(failureLogFields(err), "reconcile: applying a confirmed run failed");
   }
   countRun(deps, run, await deps.runs.transition(run, ["running"]));
   return run;

@@ -5,6 +5,7 @@ import { RateLimitedLog } from "../../src/observability/rate-limited-log.js";
 import type { Registry } from "../../src/observability/metrics.js";
 import type { HeldJobs } from "../job-hand-back.js";
 import { countJobOutcomes } from "../job-metrics.js";
+import { failureLogFields } from "../reconcile/failure-log-fields.js";
 import { QUEUE_NAMES } from "../queue-names.js";
 import { sleep } from "../reconcile/repair-settlement.js";
 import { type ResyncDeps, isResyncSettling, runResync, settleResync } from "./resync-runner.js";
@@ -130,7 +131,7 @@ export function startResyncWorker(options: {
     errorLog.warn(`worker ${worker.name}`, { err: err.message, queue: worker.name }, "resync worker error"),
   );
   worker.on("failed", (job, err) => {
-    log.error({ jobId: job?.id, err: err.message }, "resync job failed");
+    log.error({ jobId: job?.id, ...failureLogFields(err) }, "resync job failed");
     // A job that failed for good leaves its resync `queued` or `running`: it says failed instead.
     const id = job?.data.operationId;
     if (id) {

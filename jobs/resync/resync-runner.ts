@@ -11,6 +11,7 @@ import { evaluateGuard } from "../../src/reconcile/deprovision-guard.js";
 import type { ResyncOperation } from "../../src/reconcile/reconcile-run.js";
 import { type EntityKind, parseRefKey, refKey } from "../../src/scim/scim-types.js";
 import { type DirtyReader, syncDeprovisionsItself } from "../reconcile/deprovision-under-way.js";
+import { failureLogFields } from "../reconcile/failure-log-fields.js";
 import type { ReconcileSyncState, ResyncRequester } from "../reconcile/reconcile-ports.js";
 import {
   type SettleOptions,
@@ -528,7 +529,7 @@ export async function runResync(
       finishedAt: new Date().toISOString(),
       durationMs: Date.now() - startedMs,
     };
-    log.error({ err: op.error }, "resync: failed");
+    log.error(failureLogFields(err), "resync: failed");
   }
   await deps.resyncs.transition(op, ["running"]);
   await deps.resyncs.dropOwnedKeys(id);
