@@ -22,7 +22,18 @@ const defaultIo = (): CliIo => ({
 });
 
 class UsageError extends Error {}
-class RequestError extends Error {}
+class RequestError extends Error {
+  /** No answer, or a 502/503/504 (a bridge restarting, Redis away for a moment): asking again may work. */
+  constructor(
+    message: string,
+    readonly transient = false,
+  ) {
+    super(message);
+  }
+}
+
+/** Answers that say "not now" rather than "no": a `--wait` asks again until its deadline. */
+const TRANSIENT_STATUSES = new Set([502, 503, 504]);
 
 const OPTIONS = {
   url: { type: "string" },
@@ -233,7 +244,7 @@ function client(values: Values, io: CliIo): Client {
           body: body === undefined ? undefined : JSON.stringify(body),
         });
       } catch (err) {
-        throw new RequestError(`cannot reach ${url}: ${(err as Error).message}`);
+        throw new RequestError(`cannot reach ${url}: ${(err as Error).message}`, true);
       }
       const text = await res.text();
       let parsed: Record<string, unknown> = {};
@@ -244,7 +255,10 @@ function client(values: Values, io: CliIo): Client {
       }
       if (!res.ok) {
         const error = parsed.error as { code?: string; message?: string } | undefined;
-        throw new RequestError(`${res.status} ${error?.code ?? ""}: ${error?.message ?? text}`.trim());
+        throw new RequestError(
+          `${res.status} ${error?.code ?? ""}: ${error?.message ?? text}`.trim(),
+          TRANSIENT_STATUSES.has(res.status),
+        );
       }
       return parsed;
     },
@@ -289,7 +303,19 @@ async function waitSettled(
 ): Promise<Record<string, unknown>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const current = expectShape(await api.call("GET", path), path, shape);
+    let answer: Record<string, unknown>;
+    try {
+      answer = await api.call("GET", path);
+    } catch (err) {
+      // The run goes on while the bridge restarts (a rolling deploy) or Redis fails over: the wait
+      // asks again until its deadline, then says what it last got.
+      if (!(err instanceof RequestError && err.transient)) throw err;
+      if (Date.now() > deadline)
+        throw new RequestError(`timed out waiting for ${path} (last: ${err.message})`);
+      await new Promise((resolve) => setTimeout(resolve, io.pollMs ?? 500));
+      continue;
+    }
+    const current = expectShape(answer, path, shape);
     if (SETTLED.includes(String(current.state))) return current;
     if (Date.now() > deadline) {
       // A run or resync that enqueued its work waits for it to sync: say how much is left.
