@@ -1,4 +1,4 @@
-import type { AppliedEmbedMember } from "../../src/mapping/plan-types.js";
+import type { AppliedEmbedGroup, AppliedEmbedMember } from "../../src/mapping/plan-types.js";
 import { resolveEmbedTenant } from "../../src/mapping/plan-embed-group.js";
 import { platformGroupName } from "../../src/mapping/plan-group.js";
 import type { GroupRecord } from "../../src/directory/directory-types.js";
@@ -6,6 +6,7 @@ import { classifyPlatformGroup } from "../../src/reconcile/classify-group.js";
 import { type EntityRef, refKey } from "../../src/scim/scim-types.js";
 import type { PlatformScimGroup } from "../../src/platform/platform-types.js";
 import { isPlatformFailure } from "../../src/sync/sync-error.js";
+import { redisDirtyReader } from "./deprovision-under-way.js";
 import { type RunContext, batches, readAhead } from "./run-context.js";
 import { desiredOf, ownerOf } from "./scan-platform-users.js";
 
@@ -139,6 +140,7 @@ export async function scanEmbedGroups(ctx: RunContext): Promise<void> {
           desired: desiredOf(snapshot).state,
           wantTenant,
           expected,
+          underWay: await removalsUnderWay(ctx, ref, tenant),
         });
         const result = classifyPlatformGroup({
           owner: "this",
@@ -158,6 +160,24 @@ export async function scanEmbedGroups(ctx: RunContext): Promise<void> {
       await ctx.flush();
     }
   }
+}
+
+/**
+ * The members a group's pending sync takes out of it by itself: with the group dirty (a change of
+ * the identity provider, such as a member turned off, not applied yet), those its sync last put in
+ * it, in this tenant. Its sync compares the desired members with those, so any of them not wanted
+ * any more leaves whatever the run does; the guard does not count them (deprovision-under-way.ts).
+ * A member put in behind the bridge's back is not among them: taking it out is the run's own.
+ */
+async function removalsUnderWay(
+  ctx: RunContext,
+  ref: EntityRef,
+  tenant: string,
+): Promise<ReadonlySet<string>> {
+  const [dirty] = await redisDirtyReader(ctx.deps.redis, ctx.deps.config.redis.prefix)([refKey(ref)]);
+  if (!dirty) return new Set();
+  const applied = await ctx.deps.state.getApplied<AppliedEmbedGroup>(ref);
+  return new Set(applied?.tenant === tenant ? applied.members : []);
 }
 
 /** A tenant's embed user, as the guard's sets hold it (tenant names have no "/"). */
@@ -180,21 +200,26 @@ async function recordEmbedMembership(
     desired: "present" | "tombstone" | "unknown";
     wantTenant: string | null;
     expected: string[] | undefined;
+    /** Members the group's own pending sync takes out anyway (removalsUnderWay): not the run's. */
+    underWay?: ReadonlySet<string>;
   },
 ): Promise<void> {
   const { tenant, actual } = group;
   const kept: string[] = [];
   const removed: string[] = [];
+  const remove = (id: string) => {
+    if (!group.underWay?.has(id)) removed.push(embedUserKey(tenant, id));
+  };
   if (group.desired === "unknown") {
     kept.push(...actual.map((id) => embedUserKey(tenant, id)));
   } else if (group.desired === "tombstone" || group.expected === undefined) {
-    removed.push(...actual.map((id) => embedUserKey(tenant, id)));
+    actual.forEach(remove);
   } else {
     const wantTenant = group.wantTenant ?? tenant;
     const expected = new Set(group.expected);
     kept.push(...group.expected.map((id) => embedUserKey(wantTenant, id)));
     for (const id of actual) {
-      if (wantTenant !== tenant || !expected.has(id)) removed.push(embedUserKey(tenant, id));
+      if (wantTenant !== tenant || !expected.has(id)) remove(id);
     }
   }
   const multi = ctx.deps.redis.multi();

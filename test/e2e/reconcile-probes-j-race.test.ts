@@ -32,7 +32,10 @@ async function settled(runId: string) {
 
 beforeAll(async () => {
   h = await startTestBridge("reconcile-probes-j-race", {
-    sources: { okta: { tokens: ["okta-token"] } },
+    sources: {
+      okta: { tokens: ["okta-token"] },
+      acme: { tokens: ["acme-token"], target: { embedTenant: "acme" } },
+    },
   });
   const scim = h.scim("okta");
   const ids: string[] = [];
@@ -157,5 +160,52 @@ describe("a run racing live traffic", () => {
     expect(op.guard).toMatchObject({ plannedDeprovisions: 6, tripped: true });
     expect((await h.admin().post(`/reconcile-runs/${run.runId}/discard`)).status).toBe(200);
     expect((await h.admin().post(`/resyncs/${resync.body.id}/discard`)).status).toBe(200);
+  });
+
+  it("an embed-tenant source: users the IdP turned off a moment ago, still in their group on the platform, do not hold the run", async () => {
+    const scim = h.scim("acme");
+    const ids: string[] = [];
+    for (let i = 0; i < 10; i++)
+      ids.push((await scim.createUser(`race.j.emb${i}@example.com`, { externalId: `emb-${i}` })).id);
+    await scim.createGroup("Race J embed", ids);
+    await h.waitForIdle();
+    // The group's sync takes them out slowly: the run reads the group with them still in it.
+    h.emulator.addFault({
+      type: "slow",
+      delayMs: 2_500,
+      count: 1,
+      match: { operation: "removeEmbedGroupMembers" },
+    });
+    for (const id of ids.slice(0, 2)) {
+      expect((await scim.patchUser(id, [{ op: "replace", path: "active", value: false }])).status).toBe(200);
+    }
+    await waitFor(
+      async () =>
+        h.emulator.requests().length > 0 &&
+        (await h.admin().get(`/sources/acme/users/${ids[1]}`)).body.state === "synced",
+      {
+        what: "the users' syncs",
+      },
+    );
+    const started = await h.admin().post("/sources/acme/reconcile", { dryRun: false });
+    const run = await settled(started.body.runId);
+    expect(run.state, JSON.stringify(run.guard)).toBe("succeeded");
+    await h.waitForIdle();
+    const tenants = h.emulator.state().embedTenants as Array<{
+      name: string;
+      groups: Array<{ name: string; members: string[] }>;
+    }>;
+    const members =
+      tenants.find((t) => t.name === "acme")?.groups.find((g) => g.name === "Race J embed")?.members ?? [];
+    expect([...members].sort()).toEqual([
+      "emb-2",
+      "emb-3",
+      "emb-4",
+      "emb-5",
+      "emb-6",
+      "emb-7",
+      "emb-8",
+      "emb-9",
+    ]);
   });
 });
