@@ -282,8 +282,11 @@ export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<
       ctx,
       run.state === "awaiting-confirmation" ? "held" : isSettling(run) ? "tracking" : "none",
     );
-    countRun(deps, run, await deps.runs.transition(run, ["running"]));
-    if (run.state === "awaiting-confirmation" && run.trigger === "schedule") {
+    const written = await deps.runs.transition(run, ["running"]);
+    countRun(deps, run, written);
+    // A scheduled run that applied its repairs, or is held, shows the drift as it is now: older
+    // held scheduled runs show drift that is no more (or that this one applied).
+    if (written && run.trigger === "schedule" && !run.dryRun) {
       await supersedeHeldScheduledRuns(deps, run, log);
     }
     log.info({ counts: run.counts, state: run.state, durationMs: run.durationMs }, "reconcile: run finished");
@@ -299,11 +302,13 @@ export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<
 }
 
 /**
- * A scheduled run that is held replaces the source's older held scheduled runs: they are
- * discarded (`supersededBy`), their repair sets dropped. Held runs are never trimmed, so without
- * this a source whose drift keeps tripping the guard would add a held run, repair sets and all, on
- * every tick until an admin acts; the newest one shows the drift as it is now. Runs an admin
- * started are left for the admin.
+ * A scheduled run that is held, or that applied its repairs, replaces the source's older held
+ * scheduled runs: they are discarded (`supersededBy`), their repair sets dropped. Held runs are
+ * never trimmed, so without this a source whose drift keeps tripping the guard would add a held
+ * run, repair sets and all, on every tick until an admin acts; and once the drift that tripped the
+ * guard is gone (or fell below the share, and the newer run applied it), the old held run would
+ * wait for an admin for good, showing drift that is no more. The newest run shows the drift as it
+ * is now. Runs an admin started are left for the admin.
  */
 async function supersedeHeldScheduledRuns(
   deps: ReconcileDeps,
