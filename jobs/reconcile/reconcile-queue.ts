@@ -103,11 +103,15 @@ export async function processScheduledTick(
   enqueue: ReconcileQueue["enqueue"],
 ): Promise<string> {
   if (!Object.hasOwn(deps.config.sources, source)) return "unknown source";
-  const latest = await deps.runs.list({ source, offset: 0, limit: 1 });
-  const busy = latest.items[0];
-  const recent = busy !== undefined && Date.now() - Date.parse(busy.createdAt) < STUCK_AFTER_MS;
-  if (busy && recent && (busy.state === "running" || busy.state === "queued")) {
-    return "skipped: a run is in progress";
+  // Any run of the source in progress, not only the newest: a dry run an operator started while a
+  // run waits for its repairs to settle is newer, and done.
+  for await (const page of deps.runs.pages({ source })) {
+    const busy = page.find(
+      (run) =>
+        (run.state === "running" || run.state === "queued") &&
+        Date.now() - Date.parse(run.createdAt) < STUCK_AFTER_MS,
+    );
+    if (busy) return "skipped: a run is in progress";
   }
   const run = await deps.runs.createRun({ source, dryRun: false, trigger: "schedule" });
   await enqueue(run.runId, "run");

@@ -3,7 +3,8 @@
  * that is not held (the drift that tripped the guard is gone, or below the share, and the newer
  * run applied it). The old held run shows drift that is no more: it is superseded (discarded by
  * the scheduler, `supersededBy` the newer run), as it is by a newer held scheduled run, and no
- * longer listed as waiting for an admin. A held run an admin started is left for the admin.
+ * longer listed as waiting for an admin. A held run an admin started is left for the admin. And a
+ * scheduled tick is skipped while any run of the source is in progress, not only the newest.
  */
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
@@ -22,7 +23,7 @@ const name = (i: number) => `sched.j${i}@example.com`;
 
 beforeAll(async () => {
   h = await startTestBridge("probes-j-held-scheduled", {
-    sources: { okta: { tokens: ["okta-token"] } },
+    sources: { okta: { tokens: ["okta-token"] }, entra: { tokens: ["entra-token"] } },
     config: {
       reconcile: { schedule: "0 0 1 1 *", orphans: "report", maxDeprovisionShare: 0.1, keepRuns: 50 },
     },
@@ -89,5 +90,43 @@ describe("probes j: a held scheduled run, then a newer scheduled run that is not
     await h.waitForIdle();
     expect(h.platformUsers().get(name(0))?.active).toBe(false);
     expect(h.platformUsers().get(name(1))?.active).toBe(true);
+  });
+
+  it("a scheduled tick is skipped while a run waits for its repairs, also behind a newer dry run", async () => {
+    const scim = h.scim("entra");
+    for (let i = 0; i < 3; i++) await scim.createUser(`tick.j${i}@example.com`);
+    await h.waitForIdle();
+    // A repair whose sync is slow: the run waits for it, `running`.
+    h.emulator.drift({
+      action: "setUserActive",
+      userId: h.platformUsers().get("tick.j0@example.com")?.id as string,
+      active: false,
+    });
+    h.emulator.addFault({ type: "slow", delayMs: 3_000, count: 1, match: { operation: "getUser" } });
+    const repairing = (await h.admin().post("/sources/entra/reconcile", { dryRun: false })).body
+      .runId as string;
+    await waitFor(
+      async () => (await h.admin().get(`/reconcile-runs/${repairing}`)).body.repairs?.outcome !== undefined,
+      { what: "the run to wait for its repairs" },
+    );
+    const dry = (await h.admin().post("/sources/entra/reconcile", { dryRun: true })).body.runId as string;
+    await waitFor(async () => (await h.admin().get(`/reconcile-runs/${dry}`)).body.state === "succeeded", {
+      what: "the dry run",
+    });
+    const ticks = new Queue(`${QUEUE_NAMES.reconcile}-schedule`, {
+      connection: new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null }),
+      prefix: h.prefix,
+    });
+    try {
+      const tick = await ticks.add("scheduled", { source: "entra", scheduled: true });
+      const outcome = await waitFor(async () => (await ticks.getJob(tick.id as string))?.returnvalue, {
+        what: "the tick",
+      });
+      expect(outcome).toBe("skipped: a run is in progress");
+    } finally {
+      await ticks.close();
+    }
+    expect((await h.admin().get("/reconcile-runs?source=entra")).body.items[0].runId).toBe(dry);
+    await h.waitForIdle();
   });
 });
