@@ -77,15 +77,18 @@ const LOOKS_AT_ONCE = 100;
  */
 async function classifyLanded(ctx: RunContext, ref: EntityRef, platformId: string): Promise<boolean> {
   const { platform, state } = ctx.deps;
+  // Only an object this entity owns (as the listing's classification requires).
+  const owned = async (scope: "user" | "group") =>
+    (await state.ownersOf(scope, [platformId]))[0] === refKey(ref);
   if (ref.kind === "user") {
     const user = await platform.getUser(platformId);
-    if (!user) return false;
+    if (!user || !(await owned("user"))) return false;
     await classifyOwnedUsers(ctx, [{ user, ref }]);
     return true;
   }
   if (ctx.isWorkspace) {
     const group = await platform.getGroup(platformId);
-    if (!group) return false;
+    if (!group || !(await owned("group"))) return false;
     await classifyOwnedWorkspaceGroup(ctx, group, ref);
     return true;
   }
