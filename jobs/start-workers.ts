@@ -1,4 +1,4 @@
-import { type Job, type Processor, Queue, Worker } from "bullmq";
+import { type Processor, Queue, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Config } from "../src/config/config-schema.js";
 import type { DirectoryStore } from "../src/directory/directory-types.js";
@@ -11,6 +11,7 @@ import { AttributeDefinitions } from "../src/sync/attribute-definitions.js";
 import { handOnDueChecks } from "../src/sync/late-writes.js";
 import { RedisSyncStateStore } from "../src/sync/redis-sync-state-store.js";
 import type { SyncContext } from "../src/sync/sync-context.js";
+import { HeldJobs, closeWithin, gatePlatform } from "./job-hand-back.js";
 import { countJobOutcomes, failedOutcome } from "./job-metrics.js";
 import { createLifecycleProcessor } from "./lifecycle-processor.js";
 import { QUEUE_NAMES } from "./queue-names.js";
@@ -51,9 +52,6 @@ export interface StartWorkersOptions {
   registry: Registry;
   tuning?: WorkerTuning;
 }
-
-/** How long the hand-back of the jobs still running at the shutdown timeout may take. */
-const HAND_BACK_MS = 1_000;
 
 export interface RunningWorkers {
   /**
@@ -126,17 +124,8 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     limiter: { max: Number.MAX_SAFE_INTEGER, duration: 1_000 },
   };
   // The jobs this process runs, with their lock tokens: what a forced close hands back.
-  const held = new Map<Job, string>();
-  const holding =
-    <D, R>(processor: Processor<D, R>): Processor<D, R> =>
-    async (job, token) => {
-      if (token) held.set(job, token);
-      try {
-        return await processor(job, token);
-      } finally {
-        held.delete(job);
-      }
-    };
+  const held = new HeldJobs();
+  const holding = <D, R>(processor: Processor<D, R>): Processor<D, R> => held.wrap(processor);
   const syncWorker = new Worker<SyncJobData, string>(
     names.sync,
     holding(
@@ -211,33 +200,12 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     closing ??= (async () => {
       stopping = true;
       clearInterval(timer);
-      const workers = [syncWorker, lifecycleWorker];
-      const graceful = Promise.all(workers.map((w) => w.close())).then(() => true);
-      const timeout = new Promise<false>((resolve) =>
-        setTimeout(() => resolve(false), config.server.shutdownTimeoutMs).unref(),
-      );
-      if (!(await Promise.race([graceful, timeout]))) {
-        // (A worker's close(true) after its close() only waits for that close: it forces nothing.)
+      if (!(await closeWithin([syncWorker, lifecycleWorker], config.server.shutdownTimeoutMs))) {
         // First no job here makes a further platform call, then each goes back to wait with its
         // lock token. A call already sent may still land: to the next run that is a write whose
         // answer was lost, which every sync step survives (it finds the object and adopts it).
         gate.freeze();
-        const jobs = [...held];
-        logger.warn({ jobs: jobs.length }, "workers did not finish in time; handing their jobs back");
-        const handedBack = jobs.map(([job, token]) =>
-          job.moveToWait(token).then(
-            () => true,
-            (err: unknown) => {
-              // Finished meanwhile, or Redis away: its lock expires and the stalled check moves it.
-              logger.warn({ jobId: job.id, err: (err as Error).message }, "could not hand a job back");
-              return false;
-            },
-          ),
-        );
-        await Promise.race([
-          Promise.all(handedBack),
-          new Promise((resolve) => setTimeout(resolve, HAND_BACK_MS).unref()),
-        ]);
+        await held.handBack(logger, "workers did not finish in time; handing their jobs back");
         // The workers stay closing (their frozen jobs never finish); the process exits anyway.
       }
       await Promise.all([syncQueue.close(), lifecycleQueue.close(), status.close()]).catch(() => {});
@@ -245,47 +213,4 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     return closing;
   };
   return { close, state, sweep };
-}
-
-/**
- * The platform client of the processors, which a forced close freezes: from then on every call
- * (and every next page of a listing) waits forever instead of reaching the platform, so a frozen
- * job neither writes nor records a failure; the process exits with it pending.
- */
-function gatePlatform(platform: PlatformClient): { platform: PlatformClient; freeze(): void } {
-  let frozen = false;
-  const never = new Promise<never>(() => {});
-  const gated = (result: unknown): unknown => {
-    if (result instanceof Promise)
-      return result.then(
-        (value) => (frozen ? never : value),
-        (err: unknown) => (frozen ? never : Promise.reject(err)),
-      );
-    if (result && typeof result === "object" && Symbol.asyncIterator in result) {
-      const pages = result as AsyncIterable<unknown>;
-      return {
-        [Symbol.asyncIterator]: () => {
-          const it = pages[Symbol.asyncIterator]();
-          return {
-            next: () => (frozen ? never : gated(it.next())),
-            return: (value?: unknown) => it.return?.(value) ?? Promise.resolve({ done: true, value }),
-          } as AsyncIterator<unknown>;
-        },
-      };
-    }
-    return result;
-  };
-  const proxy = new Proxy(platform, {
-    get(target, key, receiver) {
-      const value = Reflect.get(target, key, receiver);
-      if (typeof value !== "function") return value;
-      return (...args: unknown[]) => (frozen ? never : gated(value.apply(target, args)));
-    },
-  });
-  return {
-    platform: proxy,
-    freeze: () => {
-      frozen = true;
-    },
-  };
 }

@@ -189,6 +189,8 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
   // Reconciliation, resyncs and the admin API: every role runs the feature (workers run its jobs
   // and schedules, api processes serve its routes). A caller may bring its own routers (tests).
   let adminRouters: AdminRouters = {};
+  // Its runs and resyncs stop with the sync workers, within the same shutdown timeout.
+  let adminJobsClose: (() => Promise<void>) | undefined;
   if (options.adminRouters) {
     adminRouters = role === "worker" ? {} : options.adminRouters;
   } else {
@@ -203,6 +205,7 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
       platform,
       registry,
     });
+    adminJobsClose = () => adminJobs.close();
     closers.push(["admin jobs", () => adminJobs.close()]);
     if (role !== "worker") {
       // The board shows every queue, the lifecycle batches included (their workers may run elsewhere).
@@ -285,7 +288,10 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
       // expires and it runs again (syncs are idempotent).
       const workersBound =
         queueRedis.status === "ready" ? config.server.shutdownTimeoutMs + 2_000 : CLOSE_STEP_MS;
-      const workersStopped = workers ? within(workersBound, workers.close()) : Promise.resolve(true);
+      const workersStopped = Promise.all([
+        workers ? within(workersBound, workers.close()) : true,
+        adminJobsClose ? within(workersBound, adminJobsClose()) : true,
+      ]).then((stopped) => stopped.every(Boolean));
       const finished = await Promise.all(
         listeners.map((l) => closeGracefully(l.server, config.server.shutdownTimeoutMs)),
       );

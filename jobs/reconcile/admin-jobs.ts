@@ -12,8 +12,10 @@ import type { Registry } from "../../src/observability/metrics.js";
 import type { PlatformClient } from "../../src/platform/platform-types.js";
 import type { EntityRef } from "../../src/scim/scim-types.js";
 import type { RedisSyncStateStore } from "../../src/sync/redis-sync-state-store.js";
+import { HeldJobs, closeWithin, gatePlatform } from "../job-hand-back.js";
 import { QUEUE_NAMES } from "../queue-names.js";
 import { createResyncQueue, startResyncWorker } from "../resync/resync-queue.js";
+import { redisDirtyReader } from "./deprovision-under-way.js";
 import { createReconcileQueue, startReconcileWorker } from "./reconcile-queue.js";
 import { type SettleOptions, redisRepairStatus } from "./repair-settlement.js";
 import { reconcileSyncState } from "./sync-state-adapter.js";
@@ -98,8 +100,12 @@ export async function startAdminJobs(options: AdminJobsOptions): Promise<AdminJo
   });
 
   const workers: Worker[] = [];
-  if (options.platform) {
-    const platform = options.platform;
+  // The runs' and resyncs' platform, frozen on a forced close: a job handed back to the queue is
+  // no longer worked on here (nor failed by the shutdown) while the next process runs it again.
+  const gate = options.platform ? gatePlatform(options.platform) : undefined;
+  const held = new HeldJobs();
+  if (gate) {
+    const platform = gate.platform;
     // Each worker and run adds its own `module` (reconcile-worker, reconcile, resync-worker,
     // resync): one more here would repeat the key in every line.
     const registry = options.registry;
@@ -111,13 +117,25 @@ export async function startAdminJobs(options: AdminJobsOptions): Promise<AdminJo
         prefix,
         queue: reconcileQueue,
         deps: { config, redis, platform, directory, state, requestResync, runs, logger, registry, settle },
+        held,
       }),
       startResyncWorker({
         connection,
         prefix,
         name: names.resync,
         registry,
-        deps: { config, platform, directory, state, requestResync, resyncs, logger, settle },
+        held,
+        deps: {
+          config,
+          platform,
+          directory,
+          state,
+          requestResync,
+          resyncs,
+          logger,
+          settle,
+          dirty: redisDirtyReader(redis, prefix),
+        },
       }),
     );
   }
@@ -135,7 +153,17 @@ export async function startAdminJobs(options: AdminJobsOptions): Promise<AdminJo
     requestResync,
     close() {
       closing ??= (async () => {
-        await Promise.all(workers.map((worker) => worker.close()));
+        // As the sync workers close (start-workers.ts): a run or resync still streaming at the
+        // shutdown timeout goes back to its queue at once, and the next process starts it over
+        // (runs and resyncs are started over safely); its job's lock would otherwise hold it,
+        // `running`, until it expired and a stalled check found it (up to a minute).
+        if (!(await closeWithin(workers, config.server.shutdownTimeoutMs))) {
+          gate?.freeze();
+          await held.handBack(
+            logger,
+            "reconciliation or resync still running at the shutdown timeout; handed back",
+          );
+        }
         await Promise.all([reconcileQueue.close(), resyncQueue.close()]);
       })();
       return closing;

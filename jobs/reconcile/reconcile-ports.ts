@@ -5,7 +5,7 @@ import type { DirectoryStore } from "../../src/directory/directory-types.js";
 import type { AppliedEmbedMember } from "../../src/mapping/plan-types.js";
 import type { Logger } from "../../src/observability/logger.js";
 import type { Registry } from "../../src/observability/metrics.js";
-import type { PlatformClient } from "../../src/platform/platform-types.js";
+import type { BulkUserAction, PlatformClient } from "../../src/platform/platform-types.js";
 import type { EntityRef } from "../../src/scim/scim-types.js";
 import type { DeadLetterRetryState } from "../../src/sync/dead-letter-retry.js";
 import type { OwnerScope } from "../../src/sync/sync-keys.js";
@@ -24,6 +24,11 @@ export interface ReconcileSyncState {
    * in the source's groups on the platform are counted.
    */
   countEmbedUsers?(source: string): Promise<number>;
+  /**
+   * The lifecycle change queued for a platform user's next bulk call, if any (the guard leaves out
+   * a deprovisioning the identity provider's sync has under way: deprovision-under-way.ts).
+   */
+  queuedLifecycle?(platformId: string): Promise<BulkUserAction | null>;
   /** The dead letters a run that applies its repairs hands over to a resync, once (src/sync/dead-letter-retry.ts). */
   deadLetters: DeadLetterRetryState;
 }

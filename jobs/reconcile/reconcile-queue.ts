@@ -1,8 +1,11 @@
 import { DelayedError, type Job, Queue, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Config } from "../../src/config/config-schema.js";
+import { recordReconcileRun } from "../../src/observability/bridge-metrics.js";
 import type { Logger } from "../../src/observability/logger.js";
 import { RateLimitedLog } from "../../src/observability/rate-limited-log.js";
+import { failureLogFields } from "./failure-log-fields.js";
+import type { HeldJobs } from "../job-hand-back.js";
 import { countJobOutcomes } from "../job-metrics.js";
 import { QUEUE_NAMES } from "../queue-names.js";
 import type { ReconcileDeps } from "./reconcile-ports.js";
@@ -100,11 +103,15 @@ export async function processScheduledTick(
   enqueue: ReconcileQueue["enqueue"],
 ): Promise<string> {
   if (!Object.hasOwn(deps.config.sources, source)) return "unknown source";
-  const latest = await deps.runs.list({ source, offset: 0, limit: 1 });
-  const busy = latest.items[0];
-  const recent = busy !== undefined && Date.now() - Date.parse(busy.createdAt) < STUCK_AFTER_MS;
-  if (busy && recent && (busy.state === "running" || busy.state === "queued")) {
-    return "skipped: a run is in progress";
+  // Any run of the source in progress, not only the newest: a dry run an operator started while a
+  // run waits for its repairs to settle is newer, and done.
+  for await (const page of deps.runs.pages({ source })) {
+    const busy = page.find(
+      (run) =>
+        (run.state === "running" || run.state === "queued") &&
+        Date.now() - Date.parse(run.createdAt) < STUCK_AFTER_MS,
+    );
+    if (busy) return "skipped: a run is in progress";
   }
   const run = await deps.runs.createRun({ source, dryRun: false, trigger: "schedule" });
   await enqueue(run.runId, "run");
@@ -142,19 +149,22 @@ export async function processReconcileJob(
   return run?.state ?? "gone";
 }
 
-/** Ends a run still `queued` or `running` as `failed` (its job failed for good). */
+/**
+ * Ends a run still `queued` or `running` as `failed` (its job failed for good), counted in
+ * reconcile_runs_total like any run that failed: the counter is what shows a failed run.
+ */
 async function failUnfinishedRun(deps: ReconcileDeps, runId: string, message: string): Promise<void> {
   const run = await deps.runs.get(runId);
   if (run?.state !== "queued" && run?.state !== "running") return;
-  await deps.runs.transition(
-    {
-      ...run,
-      state: "failed",
-      error: `the run's job failed: ${message}`,
-      finishedAt: new Date().toISOString(),
-    },
-    [run.state],
-  );
+  const failed = {
+    ...run,
+    state: "failed" as const,
+    error: `the run's job failed: ${message}`,
+    finishedAt: new Date().toISOString(),
+  };
+  if (!(await deps.runs.transition(failed, [run.state]))) return;
+  if (deps.registry) recordReconcileRun(deps.registry, run.source, failed.state);
+  await deps.runs.dropOwnedKeys(runId);
 }
 
 /** Starts the workers of the reconcile queue and of its schedule queue. */
@@ -167,12 +177,16 @@ export function startReconcileWorker(options: {
   concurrency?: number;
   /** During a Redis outage, at most one `error` line per worker this often (ms). Default 30000. */
   errorLogIntervalMs?: number;
+  /** Holds the runs' jobs while they run, for a forced close to hand back (admin-jobs.ts). */
+  held?: HeldJobs;
 }): Worker[] {
   const log = options.deps.logger.child({ module: "reconcile-worker" });
   const errorLog = new RateLimitedLog(log, { intervalMs: options.errorLogIntervalMs });
+  const processor = (job: Job<ReconcileJobData>, token?: string) =>
+    processReconcileJob(options.deps, job.data, job, token);
   const worker = new Worker<ReconcileJobData>(
     options.queue.queue.name,
-    (job: Job<ReconcileJobData>, token?: string) => processReconcileJob(options.deps, job.data, job, token),
+    options.held ? options.held.wrap(processor) : processor,
     { connection: options.connection, prefix: options.prefix, concurrency: options.concurrency ?? 2 },
   );
   const ticker = new Worker<ReconcileJobData>(
@@ -189,7 +203,9 @@ export function startReconcileWorker(options: {
     w.on("error", (err) =>
       errorLog.warn(`worker ${w.name}`, { err: err.message, queue: w.name }, "reconcile worker error"),
     );
-    w.on("failed", (job, err) => log.error({ jobId: job?.id, err: err.message }, "reconcile job failed"));
+    w.on("failed", (job, err) =>
+      log.error({ jobId: job?.id, ...failureLogFields(err) }, "reconcile job failed"),
+    );
   }
   // A job that failed for good (it stalled again and again, Redis failed under it) leaves its run
   // `queued` or `running`: the run says it failed instead of running forever.

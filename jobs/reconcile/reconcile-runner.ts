@@ -7,6 +7,7 @@ import { DRIFT_CLASSES } from "../../src/reconcile/reconcile-types.js";
 import { type RepairOutcome, type TrackedRun, startedOutcome } from "../../src/admin/repair-outcome.js";
 import { resyncTransientDeadLetters } from "../../src/sync/dead-letter-retry.js";
 import { type AdoptionCheck, applyRepairs } from "./apply-repairs.js";
+import { failureLogFields } from "./failure-log-fields.js";
 import type { ReconcileDeps } from "./reconcile-ports.js";
 import {
   TRACKED_TTL_SECONDS,
@@ -110,7 +111,7 @@ async function applyAndCount(
     }
   } catch (err) {
     log.warn(
-      { err: err instanceof Error ? err.message : String(err) },
+      failureLogFields(err),
       "reconcile: dead letters of transient failures could not be synced again; the next run tries",
     );
   }
@@ -208,7 +209,12 @@ export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<
         await deps.directory.countEntities(run.source, "user"),
         deps.maxAttributeChecksPerRun ?? 2000,
       );
-      const turn = await deps.redis.incr(deps.runs.key(`attribute-turn:${run.source}`));
+      // A dry run reads the slice the next run will read, and takes no turn: it reports what that
+      // run applies, and dry runs between scheduled runs do not keep those on the same slices.
+      const turnKey = deps.runs.key(`attribute-turn:${run.source}`);
+      const turn = run.dryRun
+        ? Number((await deps.redis.get(turnKey)) ?? 0) + 1
+        : await deps.redis.incr(turnKey);
       ctx.attributeSlice = { slice: turn % slices, slices };
     }
     await deps.redis.del(
@@ -276,15 +282,18 @@ export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<
       ctx,
       run.state === "awaiting-confirmation" ? "held" : isSettling(run) ? "tracking" : "none",
     );
-    countRun(deps, run, await deps.runs.transition(run, ["running"]));
-    if (run.state === "awaiting-confirmation" && run.trigger === "schedule") {
+    const written = await deps.runs.transition(run, ["running"]);
+    countRun(deps, run, written);
+    // A scheduled run that applied its repairs, or is held, shows the drift as it is now: older
+    // held scheduled runs show drift that is no more (or that this one applied).
+    if (written && run.trigger === "schedule" && !run.dryRun) {
       await supersedeHeldScheduledRuns(deps, run, log);
     }
     log.info({ counts: run.counts, state: run.state, durationMs: run.durationMs }, "reconcile: run finished");
     return run;
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
-    log.error({ err: message }, "reconcile: run failed");
+    log.error(failureLogFields(err), "reconcile: run failed");
     if (ctx) await dropWorkingSets(deps, ctx, "none").catch(() => undefined);
     run = { ...run, state: "failed", error: message, ...finished(startedMs) };
     countRun(deps, run, await deps.runs.transition(run, ["running"]));
@@ -293,11 +302,13 @@ export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<
 }
 
 /**
- * A scheduled run that is held replaces the source's older held scheduled runs: they are
- * discarded (`supersededBy`), their repair sets dropped. Held runs are never trimmed, so without
- * this a source whose drift keeps tripping the guard would add a held run, repair sets and all, on
- * every tick until an admin acts; the newest one shows the drift as it is now. Runs an admin
- * started are left for the admin.
+ * A scheduled run that is held, or that applied its repairs, replaces the source's older held
+ * scheduled runs: they are discarded (`supersededBy`), their repair sets dropped. Held runs are
+ * never trimmed, so without this a source whose drift keeps tripping the guard would add a held
+ * run, repair sets and all, on every tick until an admin acts; and once the drift that tripped the
+ * guard is gone (or fell below the share, and the newer run applied it), the old held run would
+ * wait for an admin for good, showing drift that is no more. The newest run shows the drift as it
+ * is now. Runs an admin started are left for the admin.
  */
 async function supersedeHeldScheduledRuns(
   deps: ReconcileDeps,
@@ -346,7 +357,7 @@ export async function applyConfirmedRun(deps: ReconcileDeps, runId: string): Pro
     log.info({ repairs: run.repairs }, "reconcile: confirmed run applied");
   } catch (err) {
     run = { ...run, state: "failed", error: err instanceof Error ? err.message : String(err) };
-    log.error({ err: run.error }, "reconcile: applying a confirmed run failed");
+    log.error(failureLogFields(err), "reconcile: applying a confirmed run failed");
   }
   countRun(deps, run, await deps.runs.transition(run, ["running"]));
   return run;

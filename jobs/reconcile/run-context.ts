@@ -1,9 +1,12 @@
 import type { SourceConfig } from "../../src/config/config-schema.js";
-import type { Classification } from "../../src/reconcile/classify-user.js";
+import type { Classification, DesiredState } from "../../src/reconcile/classify-user.js";
 import { DriftReport } from "../../src/reconcile/drift-report.js";
 import { DRIFT_CLASSES, type DriftEntry } from "../../src/reconcile/reconcile-types.js";
 import type { ReconcileRun } from "../../src/reconcile/reconcile-run.js";
 import { RUN_KEYS } from "../../src/admin/reconcile-run-store.js";
+import type { AppliedUser } from "../../src/mapping/plan-types.js";
+import { type EntityRef, refKey } from "../../src/scim/scim-types.js";
+import { redisDirtyReader, syncDeprovisionsItself } from "./deprovision-under-way.js";
 import type { ReconcileDeps } from "./reconcile-ports.js";
 import { mergeRepairClasses } from "./repair-settlement.js";
 
@@ -50,6 +53,25 @@ export class RunContext {
 
   get isWorkspace(): boolean {
     return this.source.target === "workspace";
+  }
+
+  /**
+   * Whether a user's deprovisioning that the run found is the identity provider's, a moment ago:
+   * the user is dirty and its pending sync deprovisions it by itself (deprovision-under-way.ts).
+   * The guard does not count it; the report still shows it.
+   */
+  async deprovisionUnderWay(
+    ref: EntityRef,
+    platformId: string,
+    desired: DesiredState<{ active?: unknown }>,
+  ): Promise<boolean> {
+    const [dirty] = await redisDirtyReader(this.deps.redis, this.deps.config.redis.prefix)([refKey(ref)]);
+    if (!dirty) return false;
+    const [applied, queued] = await Promise.all([
+      this.deps.state.getApplied<AppliedUser>(ref),
+      this.deps.state.queuedLifecycle?.(platformId),
+    ]);
+    return syncDeprovisionsItself(desired, applied?.lifecycle, this.source.onDelete, queued);
   }
 
   /** Records a classification: counts, samples, planned repairs (buffered), planned deprovisioning. */

@@ -1,16 +1,23 @@
 import type { AppliedGroup, AppliedEmbedGroup } from "../../src/mapping/plan-types.js";
 import { classifyUnseen } from "../../src/reconcile/classify-user.js";
-import type { EntityKind } from "../../src/scim/scim-types.js";
+import type { EntityKind, EntityRef } from "../../src/scim/scim-types.js";
 import { caseFold } from "../../src/scim/case-fold.js";
 import { refKey } from "../../src/scim/scim-types.js";
+import { isPlatformFailure } from "../../src/sync/sync-error.js";
 import type { RunContext } from "./run-context.js";
-import { desiredOf } from "./scan-platform-users.js";
+import { classifyOwnedWorkspaceGroup } from "./scan-platform-groups.js";
+import { classifyOwnedUsers, desiredOf } from "./scan-platform-users.js";
 
 /**
  * Streams the directory's ids of one kind and finds those the platform listing did not contain
  * (SMISMEMBER against the run's seen set): never synced (missing) or owned but gone
  * (deletedBehind). Users are only compared for workspace sources: an embed-tenant source's users
  * are embed users, reached through its groups.
+ *
+ * The identity provider does not stop while a run streams: a user or group whose sync created it
+ * on the platform after the listing had passed the page it lands on is there all the same. So an
+ * unseen entity with a platform id is read once more on the platform before it is called deleted
+ * behind the bridge's back (unseen ones are rare); found, it is classified as if listed.
  */
 export async function scanDirectory(ctx: RunContext, kind: EntityKind): Promise<void> {
   const { directory, redis, state } = ctx.deps;
@@ -32,24 +39,67 @@ export async function scanDirectory(ctx: RunContext, kind: EntityKind): Promise<
             }),
           );
     const inactiveUnknown: string[] = [];
-    await Promise.all(
-      unseen.map(async (id, index) => {
-        const desired =
-          kind === "user"
-            ? desiredOf(await directory.snapshotUser(source, id))
-            : desiredOf(await directory.snapshotGroup(source, id));
-        const platformId = platformIds[index] ?? undefined;
-        const result = classifyUnseen({ desired, platformId });
-        if (kind === "user" && platformId && desired.state === "present") ctx.ownedUsers += 1;
-        if (kind === "user" && !platformId && desired.state === "present") {
-          const user = desired.resource as { active?: unknown; userName?: unknown };
-          if (user.active === false && typeof user.userName === "string") inactiveUnknown.push(user.userName);
-        }
-        ctx.record(result, { kind, id, ...(platformId ? { platformId } : {}) }, refKey({ source, kind, id }));
-      }),
-    );
+    for (let start = 0; start < unseen.length; start += LOOKS_AT_ONCE) {
+      await Promise.all(
+        unseen.slice(start, start + LOOKS_AT_ONCE).map(async (id, offset) => {
+          const ref = { source, kind, id };
+          const desired =
+            kind === "user"
+              ? desiredOf(await directory.snapshotUser(source, id))
+              : desiredOf(await directory.snapshotGroup(source, id));
+          const platformId = platformIds[start + offset] ?? undefined;
+          if (kind === "user" && platformId && desired.state === "present") ctx.ownedUsers += 1;
+          if (desired.state === "present" && platformId && (await classifyLanded(ctx, ref, platformId)))
+            return;
+          const result = classifyUnseen({ desired, platformId });
+          if (kind === "user" && !platformId && desired.state === "present") {
+            const user = desired.resource as { active?: unknown; userName?: unknown };
+            if (user.active === false && typeof user.userName === "string")
+              inactiveUnknown.push(user.userName);
+          }
+          ctx.record(result, { kind, id, ...(platformId ? { platformId } : {}) }, refKey(ref));
+        }),
+      );
+    }
     await countAdoptedDeactivations(ctx, inactiveUnknown);
     await ctx.flush();
+  }
+}
+
+/** Unseen entities looked at together (each costs a platform read when it has a platform id). */
+const LOOKS_AT_ONCE = 100;
+
+/**
+ * An unseen entity's platform object read once more: when it is there after all (created or
+ * adopted by a sync after the listing had passed its page, or skipped by a listing that shifted
+ * under deletions), it is classified as the listing would have classified it, and true is
+ * answered. An embed group found is left for the next run (its members are not read here).
+ */
+async function classifyLanded(ctx: RunContext, ref: EntityRef, platformId: string): Promise<boolean> {
+  const { platform, state } = ctx.deps;
+  // Only an object this entity owns (as the listing's classification requires).
+  const owned = async (scope: "user" | "group") =>
+    (await state.ownersOf(scope, [platformId]))[0] === refKey(ref);
+  if (ref.kind === "user") {
+    const user = await platform.getUser(platformId);
+    if (!user || !(await owned("user"))) return false;
+    await classifyOwnedUsers(ctx, [{ user, ref }]);
+    return true;
+  }
+  if (ctx.isWorkspace) {
+    const group = await platform.getGroup(platformId);
+    if (!group || !(await owned("group"))) return false;
+    await classifyOwnedWorkspaceGroup(ctx, group, ref);
+    return true;
+  }
+  const tenant = (await state.getApplied<AppliedEmbedGroup>(ref))?.tenant;
+  if (!tenant) return false;
+  try {
+    return (await platform.getEmbedGroup(tenant, platformId)) !== null;
+  } catch (err) {
+    // A tenant gone with its groups (see unlessGone in scan-platform-groups.ts).
+    if (isPlatformFailure(err, "not_found")) return false;
+    throw err;
   }
 }
 

@@ -1,10 +1,12 @@
-import type { AppliedEmbedMember } from "../../src/mapping/plan-types.js";
+import type { AppliedEmbedGroup, AppliedEmbedMember } from "../../src/mapping/plan-types.js";
 import { resolveEmbedTenant } from "../../src/mapping/plan-embed-group.js";
 import { platformGroupName } from "../../src/mapping/plan-group.js";
 import type { GroupRecord } from "../../src/directory/directory-types.js";
 import { classifyPlatformGroup } from "../../src/reconcile/classify-group.js";
 import { type EntityRef, refKey } from "../../src/scim/scim-types.js";
+import type { PlatformScimGroup } from "../../src/platform/platform-types.js";
 import { isPlatformFailure } from "../../src/sync/sync-error.js";
+import { redisDirtyReader } from "./deprovision-under-way.js";
 import { type RunContext, batches, readAhead } from "./run-context.js";
 import { desiredOf, ownerOf } from "./scan-platform-users.js";
 
@@ -29,7 +31,7 @@ async function expectedEmbedMembers(ctx: RunContext, record: GroupRecord | null)
  * planner maps it (platform user ids of the members that have one).
  */
 export async function scanWorkspaceGroups(ctx: RunContext): Promise<void> {
-  const { platform, state, directory, redis } = ctx.deps;
+  const { platform, state, redis } = ctx.deps;
   const source = ctx.run.source;
   for await (const page of readAhead(batches(platform.listGroups({ pageSize: 100 }), ctx.pageSize))) {
     const owners = await state.ownersOf(
@@ -43,35 +45,38 @@ export async function scanWorkspaceGroups(ctx: RunContext): Promise<void> {
     });
     if (mine.length === 0) continue;
     await redis.sadd(ctx.keys.seenGroups, ...mine.map((entry) => entry.ref.id));
-    await Promise.all(
-      mine.map(async ({ group, ref }) => {
-        const snapshot = await directory.snapshotGroup(source, ref.id);
-        const record = snapshot?.desired ?? null;
-        const actual = Array.isArray(group.members)
-          ? group.members.flatMap((member) =>
-              member &&
-              typeof member === "object" &&
-              !Array.isArray(member) &&
-              typeof member.value === "string"
-                ? [member.value]
-                : [],
-            )
-          : [];
-        const result = classifyPlatformGroup({
-          owner: "this",
-          desired: desiredOf(snapshot),
-          platformName: group.displayName,
-          expectedName: record
-            ? platformGroupName(ctx.source.groupPrefix, record.resource.displayName)
-            : undefined,
-          expectedMembers: record ? await expectedWorkspaceMembers(ctx, record) : undefined,
-          actualMembers: actual,
-        });
-        ctx.record(result, { kind: "group", id: ref.id, platformId: group.id }, refKey(ref));
-      }),
-    );
+    await Promise.all(mine.map(({ group, ref }) => classifyOwnedWorkspaceGroup(ctx, group, ref)));
     await ctx.flush();
   }
+}
+
+/**
+ * Classifies one platform group this source owns (listed, or read again: scan-directory.ts): name
+ * and membership against the desired state, mapped as the planner maps it.
+ */
+export async function classifyOwnedWorkspaceGroup(
+  ctx: RunContext,
+  group: PlatformScimGroup,
+  ref: EntityRef,
+): Promise<void> {
+  const snapshot = await ctx.deps.directory.snapshotGroup(ctx.run.source, ref.id);
+  const record = snapshot?.desired ?? null;
+  const actual = Array.isArray(group.members)
+    ? group.members.flatMap((member) =>
+        member && typeof member === "object" && !Array.isArray(member) && typeof member.value === "string"
+          ? [member.value]
+          : [],
+      )
+    : [];
+  const result = classifyPlatformGroup({
+    owner: "this",
+    desired: desiredOf(snapshot),
+    platformName: group.displayName,
+    expectedName: record ? platformGroupName(ctx.source.groupPrefix, record.resource.displayName) : undefined,
+    expectedMembers: record ? await expectedWorkspaceMembers(ctx, record) : undefined,
+    actualMembers: actual,
+  });
+  ctx.record(result, { kind: "group", id: ref.id, platformId: group.id }, refKey(ref));
 }
 
 /** The tenants an embed-tenant source can own groups in. */
@@ -135,6 +140,7 @@ export async function scanEmbedGroups(ctx: RunContext): Promise<void> {
           desired: desiredOf(snapshot).state,
           wantTenant,
           expected,
+          underWay: await removalsUnderWay(ctx, ref, tenant),
         });
         const result = classifyPlatformGroup({
           owner: "this",
@@ -154,6 +160,24 @@ export async function scanEmbedGroups(ctx: RunContext): Promise<void> {
       await ctx.flush();
     }
   }
+}
+
+/**
+ * The members a group's pending sync takes out of it by itself: with the group dirty (a change of
+ * the identity provider, such as a member turned off, not applied yet), those its sync last put in
+ * it, in this tenant. Its sync compares the desired members with those, so any of them not wanted
+ * any more leaves whatever the run does; the guard does not count them (deprovision-under-way.ts).
+ * A member put in behind the bridge's back is not among them: taking it out is the run's own.
+ */
+async function removalsUnderWay(
+  ctx: RunContext,
+  ref: EntityRef,
+  tenant: string,
+): Promise<ReadonlySet<string>> {
+  const [dirty] = await redisDirtyReader(ctx.deps.redis, ctx.deps.config.redis.prefix)([refKey(ref)]);
+  if (!dirty) return new Set();
+  const applied = await ctx.deps.state.getApplied<AppliedEmbedGroup>(ref);
+  return new Set(applied?.tenant === tenant ? applied.members : []);
 }
 
 /** A tenant's embed user, as the guard's sets hold it (tenant names have no "/"). */
@@ -176,21 +200,26 @@ async function recordEmbedMembership(
     desired: "present" | "tombstone" | "unknown";
     wantTenant: string | null;
     expected: string[] | undefined;
+    /** Members the group's own pending sync takes out anyway (removalsUnderWay): not the run's. */
+    underWay?: ReadonlySet<string>;
   },
 ): Promise<void> {
   const { tenant, actual } = group;
   const kept: string[] = [];
   const removed: string[] = [];
+  const remove = (id: string) => {
+    if (!group.underWay?.has(id)) removed.push(embedUserKey(tenant, id));
+  };
   if (group.desired === "unknown") {
     kept.push(...actual.map((id) => embedUserKey(tenant, id)));
   } else if (group.desired === "tombstone" || group.expected === undefined) {
-    removed.push(...actual.map((id) => embedUserKey(tenant, id)));
+    actual.forEach(remove);
   } else {
     const wantTenant = group.wantTenant ?? tenant;
     const expected = new Set(group.expected);
     kept.push(...group.expected.map((id) => embedUserKey(wantTenant, id)));
     for (const id of actual) {
-      if (wantTenant !== tenant || !expected.has(id)) removed.push(embedUserKey(tenant, id));
+      if (wantTenant !== tenant || !expected.has(id)) remove(id);
     }
   }
   const multi = ctx.deps.redis.multi();

@@ -1,5 +1,6 @@
 import type { SyncSnapshot } from "../../src/directory/directory-types.js";
 import type { AppliedUser } from "../../src/mapping/plan-types.js";
+import type { PlatformScimUser } from "../../src/platform/platform-types.js";
 import { resolveManager } from "../../src/mapping/user-profile.js";
 import { diffAttributeValues } from "../../src/reconcile/attribute-values.js";
 import { sliceOf } from "../../src/reconcile/attribute-slices.js";
@@ -36,10 +37,9 @@ export function ownerOf(ownerKey: string | null | undefined, source: string): En
  * Orphans are found here for every source.
  */
 export async function scanPlatformUsers(ctx: RunContext): Promise<void> {
-  const { platform, state, directory, redis } = ctx.deps;
+  const { platform, state, redis } = ctx.deps;
   const source = ctx.run.source;
   const policy = { onDelete: ctx.source.onDelete, orphans: ctx.deps.config.reconcile.orphans };
-  const withAttributes = Object.keys(ctx.source.attributes).length > 0;
   for await (const page of readAhead(batches(platform.listUsers({ pageSize: 100 }), ctx.pageSize))) {
     const owners = await state.ownersOf(
       "user",
@@ -68,50 +68,70 @@ export async function scanPlatformUsers(ctx: RunContext): Promise<void> {
     if (mine.length > 0) {
       ctx.ownedUsers += mine.length;
       await redis.sadd(ctx.keys.seenUsers, ...mine.map((entry) => entry.ref.id));
-      await Promise.all(
-        mine.map(async ({ user, ref }) => {
-          const desired = desiredOf(await directory.snapshotUser(source, ref.id));
-          const lookup =
-            desired.state === "present"
-              ? await lookUpManager(ctx.deps, source, desired.resource, async () => {
-                  // A value no longer a user of this source: the translation the platform keeps is no drift.
-                  return (await ctx.deps.state.getApplied<AppliedUser>(ref))?.managerTranslation;
-                })
-              : undefined;
-          const result = classifyPlatformUser({
-            platform: user,
-            owner: "this",
-            desired,
-            ...policy,
-            manager: { lookup },
-          });
-          const entry = { kind: "user" as const, id: ref.id, platformId: user.id };
-          ctx.record(result, entry, refKey(ref));
-          if (!withAttributes || desired.state !== "present") return;
-          const { slice, slices } = ctx.attributeSlice;
-          if (slices > 1 && sliceOf(ref.id, slices) !== slice) return;
-          const values = await platform.getUserAttributeValues(user.id);
-          if (!values) return;
-          const manager = resolveManager(desired.resource, lookup);
-          const differing = diffAttributeValues(
-            desired.resource,
-            ctx.source.attributes,
-            values,
-            manager ? { manager: { value: manager.value } } : {},
-          );
-          if (differing.length === 0) return;
-          ctx.record(
-            {
-              findings: [{ cls: "attributeValues", detail: `attributes: ${differing.join(", ")}` }],
-              repair: "sync",
-              deprovision: false,
-            },
-            entry,
-            refKey(ref),
-          );
-        }),
-      );
+      await classifyOwnedUsers(ctx, mine);
     }
     await ctx.flush();
   }
+}
+
+/**
+ * Classifies platform users this source owns (listed, or read again: scan-directory.ts) against
+ * their desired state, attribute values included when the source maps any (this run's slice).
+ */
+export async function classifyOwnedUsers(
+  ctx: RunContext,
+  mine: ReadonlyArray<{ user: PlatformScimUser; ref: EntityRef }>,
+): Promise<void> {
+  const { platform, directory } = ctx.deps;
+  const source = ctx.run.source;
+  const policy = { onDelete: ctx.source.onDelete, orphans: ctx.deps.config.reconcile.orphans };
+  const withAttributes = Object.keys(ctx.source.attributes).length > 0;
+  await Promise.all(
+    mine.map(async ({ user, ref }) => {
+      const desired = desiredOf(await directory.snapshotUser(source, ref.id));
+      const lookup =
+        desired.state === "present"
+          ? await lookUpManager(ctx.deps, source, desired.resource, async () => {
+              // A value no longer a user of this source: the translation the platform keeps is no drift.
+              return (await ctx.deps.state.getApplied<AppliedUser>(ref))?.managerTranslation;
+            })
+          : undefined;
+      const classified = classifyPlatformUser({
+        platform: user,
+        owner: "this",
+        desired,
+        ...policy,
+        manager: { lookup },
+      });
+      // A deprovisioning the identity provider asked for a moment ago is its sync's, not the run's.
+      const result =
+        classified.deprovision && (await ctx.deprovisionUnderWay(ref, user.id, desired))
+          ? { ...classified, deprovision: false }
+          : classified;
+      const entry = { kind: "user" as const, id: ref.id, platformId: user.id };
+      ctx.record(result, entry, refKey(ref));
+      if (!withAttributes || desired.state !== "present") return;
+      const { slice, slices } = ctx.attributeSlice;
+      if (slices > 1 && sliceOf(ref.id, slices) !== slice) return;
+      const values = await platform.getUserAttributeValues(user.id);
+      if (!values) return;
+      const manager = resolveManager(desired.resource, lookup);
+      const differing = diffAttributeValues(
+        desired.resource,
+        ctx.source.attributes,
+        values,
+        manager ? { manager: { value: manager.value } } : {},
+      );
+      if (differing.length === 0) return;
+      ctx.record(
+        {
+          findings: [{ cls: "attributeValues", detail: `attributes: ${differing.join(", ")}` }],
+          repair: "sync",
+          deprovision: false,
+        },
+        entry,
+        refKey(ref),
+      );
+    }),
+  );
 }

@@ -29,6 +29,7 @@ export function reconcileSyncState(
     getEmbedMembers: (source, ids) => store.getEmbedMembers(source, ids),
     getApplied: (ref) => store.getApplied(ref),
     countOwnedUsers: (source) => store.countPlatformIds(source),
+    queuedLifecycle: async (platformId) => (await store.getLifecycle(platformId))?.entry.action ?? null,
     deadLetters: store,
   };
 }

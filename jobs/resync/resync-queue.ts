@@ -3,7 +3,9 @@ import type { Redis } from "ioredis";
 import type { Logger } from "../../src/observability/logger.js";
 import { RateLimitedLog } from "../../src/observability/rate-limited-log.js";
 import type { Registry } from "../../src/observability/metrics.js";
+import type { HeldJobs } from "../job-hand-back.js";
 import { countJobOutcomes } from "../job-metrics.js";
+import { failureLogFields } from "../reconcile/failure-log-fields.js";
 import { QUEUE_NAMES } from "../queue-names.js";
 import { sleep } from "../reconcile/repair-settlement.js";
 import { type ResyncDeps, isResyncSettling, runResync, settleResync } from "./resync-runner.js";
@@ -112,12 +114,16 @@ export function startResyncWorker(options: {
   registry?: Registry;
   /** During a Redis outage, at most one `error` line this often (ms). Default 30000. */
   errorLogIntervalMs?: number;
+  /** Holds the resyncs' jobs while they run, for a forced close to hand back (admin-jobs.ts). */
+  held?: HeldJobs;
 }): Worker<ResyncJobData> {
   const log = options.deps.logger.child({ module: "resync-worker" });
   const errorLog = new RateLimitedLog(log, { intervalMs: options.errorLogIntervalMs });
+  const processor = (job: Job<ResyncJobData>, token?: string) =>
+    processResyncJob(options.deps, job.data, job, token);
   const worker = new Worker<ResyncJobData>(
     options.name ?? QUEUE_NAMES.resync,
-    (job: Job<ResyncJobData>, token?: string) => processResyncJob(options.deps, job.data, job, token),
+    options.held ? options.held.wrap(processor) : processor,
     { connection: options.connection, prefix: options.prefix, concurrency: options.concurrency ?? 2 },
   );
   if (options.registry) countJobOutcomes(worker, options.registry);
@@ -125,7 +131,7 @@ export function startResyncWorker(options: {
     errorLog.warn(`worker ${worker.name}`, { err: err.message, queue: worker.name }, "resync worker error"),
   );
   worker.on("failed", (job, err) => {
-    log.error({ jobId: job?.id, err: err.message }, "resync job failed");
+    log.error({ jobId: job?.id, ...failureLogFields(err) }, "resync job failed");
     // A job that failed for good leaves its resync `queued` or `running`: it says failed instead.
     const id = job?.data.operationId;
     if (id) {

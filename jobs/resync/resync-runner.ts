@@ -1,15 +1,17 @@
 import { type RepairOutcome, type TrackedResync, startedOutcome } from "../../src/admin/repair-outcome.js";
 import type { ResyncStore } from "../../src/admin/resync-store.js";
 import type { Config } from "../../src/config/config-schema.js";
-import type { DirectoryStore } from "../../src/directory/directory-types.js";
+import type { DirectoryStore, UserRecord } from "../../src/directory/directory-types.js";
 import type { Logger } from "../../src/observability/logger.js";
 import type { PlatformClient } from "../../src/platform/platform-types.js";
 import { embedMemberId, resolveEmbedTenant } from "../../src/mapping/plan-embed-group.js";
-import type { AppliedEmbedGroup } from "../../src/mapping/plan-types.js";
+import type { AppliedEmbedGroup, AppliedUser } from "../../src/mapping/plan-types.js";
 import { isPlatformError } from "../../src/platform/platform-error.js";
 import { evaluateGuard } from "../../src/reconcile/deprovision-guard.js";
 import type { ResyncOperation } from "../../src/reconcile/reconcile-run.js";
 import { type EntityKind, parseRefKey, refKey } from "../../src/scim/scim-types.js";
+import { type DirtyReader, syncDeprovisionsItself } from "../reconcile/deprovision-under-way.js";
+import { failureLogFields } from "../reconcile/failure-log-fields.js";
 import type { ReconcileSyncState, ResyncRequester } from "../reconcile/reconcile-ports.js";
 import {
   type SettleOptions,
@@ -31,13 +33,19 @@ export interface ResyncDeps {
     Partial<Pick<PlatformClient, "listEmbedGroupMembers" | "findUserByUserName">>;
   directory: Pick<DirectoryStore, "snapshotUser" | "snapshotGroup" | "scanIds" | "countEntities">;
   state: Pick<ReconcileSyncState, "getUserPlatformIds" | "countEmbedUsers"> &
-    Partial<Pick<ReconcileSyncState, "getApplied" | "ownersOf" | "getEmbedMembers">> &
+    Partial<Pick<ReconcileSyncState, "getApplied" | "ownersOf" | "getEmbedMembers" | "queuedLifecycle">> &
     OwnedCounts;
   requestResync: ResyncRequester;
   resyncs: ResyncStore;
   logger: Logger;
   /** Entities marked dirty and enqueued per chunk. Default 250. */
   chunk?: number;
+  /**
+   * Which entities have a sync ahead of them (dirty): a user the identity provider deprovisioned a
+   * moment ago, whose pending sync does it by itself, is not counted by the guard
+   * (deprovision-under-way.ts). Without it, every such user counts.
+   */
+  dirty?: DirtyReader;
   /**
    * Tracks the enqueued entities until each synced or failed: the resync stays `running` meanwhile
    * and ends `succeeded` only when none failed (`outcome`). Without it, it ends once enqueued.
@@ -83,18 +91,44 @@ async function deprovisionCandidates(
     return snapshot && (snapshot.desired === null || snapshot.desired.resource.active === false);
   });
   if (candidates.length === 0) return [];
-  const pids = await deps.state.getUserPlatformIds(sourceId, candidates);
+  const [pids, dirty] = await Promise.all([
+    deps.state.getUserPlatformIds(sourceId, candidates),
+    deps.dirty?.(candidates.map((id) => refKey({ source: sourceId, kind: "user", id }))) ?? [],
+  ]);
   const found = await Promise.all(
     candidates.map(async (id, index) => {
       const pid = pids[index];
-      if (!pid) return adoptedAndDeactivated(deps, sourceId, snapshots[ids.indexOf(id)]?.desired?.resource);
+      const desired = snapshots[ids.indexOf(id)]?.desired;
+      if (!pid) return adoptedAndDeactivated(deps, sourceId, desired?.resource);
+      if (dirty[index] && (await syncDeprovisionsUser(deps, sourceId, id, pid, desired))) return false;
       const user = await deps.platform.getUser(pid);
       if (!user) return false;
-      const tombstone = snapshots[ids.indexOf(id)]?.desired === null;
+      const tombstone = desired === null;
       return user.active !== false || (tombstone && source.onDelete === "delete");
     }),
   );
   return candidates.filter((_id, index) => found[index]);
+}
+
+/** Whether a dirty user's pending sync deprovisions it by itself (deprovision-under-way.ts). */
+async function syncDeprovisionsUser(
+  deps: ResyncDeps,
+  source: string,
+  id: string,
+  platformId: string,
+  desired: UserRecord | null | undefined,
+): Promise<boolean> {
+  if (desired === undefined || !deps.state.getApplied) return false;
+  const [applied, queued] = await Promise.all([
+    deps.state.getApplied<AppliedUser>({ source, kind: "user", id }),
+    deps.state.queuedLifecycle?.(platformId),
+  ]);
+  return syncDeprovisionsItself(
+    desired === null ? { state: "tombstone" } : { state: "present", resource: desired.resource },
+    applied?.lifecycle,
+    deps.config.sources[source]?.onDelete ?? "deactivate",
+    queued,
+  );
 }
 
 /**
@@ -488,8 +522,14 @@ export async function runResync(
       durationMs: Date.now() - startedMs,
     };
   } catch (err) {
-    op = { ...op, state: "failed", error: err instanceof Error ? err.message : String(err) };
-    log.error({ err: op.error }, "resync: failed");
+    op = {
+      ...op,
+      state: "failed",
+      error: err instanceof Error ? err.message : String(err),
+      finishedAt: new Date().toISOString(),
+      durationMs: Date.now() - startedMs,
+    };
+    log.error(failureLogFields(err), "resync: failed");
   }
   await deps.resyncs.transition(op, ["running"]);
   await deps.resyncs.dropOwnedKeys(id);

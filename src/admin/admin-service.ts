@@ -274,8 +274,18 @@ export class AdminService {
     return { run, next };
   }
 
-  async triggerResync(source: string, scope: ResyncScope, actor: AdminPrincipal): Promise<ResyncOperation> {
+  async triggerResync(
+    source: string,
+    requested: ResyncScope,
+    actor: AdminPrincipal,
+  ): Promise<ResyncOperation> {
     this.requireSource(source);
+    // An id named twice (a script's list) is one entity: counted once in `total`, by the guard and
+    // in the outcome.
+    const scope: ResyncScope =
+      "all" in requested
+        ? requested
+        : { users: [...new Set(requested.users)], groups: [...new Set(requested.groups)] };
     const op = await this.deps.resyncs.createOperation({ source, scope, requestedBy: actor.name });
     await this.deps.jobs.enqueueResync(op.id, "run");
     await this.audit(actor, "resync.trigger", source, {

@@ -22,7 +22,18 @@ const defaultIo = (): CliIo => ({
 });
 
 class UsageError extends Error {}
-class RequestError extends Error {}
+class RequestError extends Error {
+  /** No answer, or a 502/503/504 (a bridge restarting, Redis away for a moment): asking again may work. */
+  constructor(
+    message: string,
+    readonly transient = false,
+  ) {
+    super(message);
+  }
+}
+
+/** Answers that say "not now" rather than "no": a `--wait` asks again until its deadline. */
+const TRANSIENT_STATUSES = new Set([502, 503, 504]);
 
 const OPTIONS = {
   url: { type: "string" },
@@ -233,7 +244,7 @@ function client(values: Values, io: CliIo): Client {
           body: body === undefined ? undefined : JSON.stringify(body),
         });
       } catch (err) {
-        throw new RequestError(`cannot reach ${url}: ${(err as Error).message}`);
+        throw new RequestError(`cannot reach ${url}: ${(err as Error).message}`, true);
       }
       const text = await res.text();
       let parsed: Record<string, unknown> = {};
@@ -244,7 +255,10 @@ function client(values: Values, io: CliIo): Client {
       }
       if (!res.ok) {
         const error = parsed.error as { code?: string; message?: string } | undefined;
-        throw new RequestError(`${res.status} ${error?.code ?? ""}: ${error?.message ?? text}`.trim());
+        throw new RequestError(
+          `${res.status} ${error?.code ?? ""}: ${error?.message ?? text}`.trim(),
+          TRANSIENT_STATUSES.has(res.status),
+        );
       }
       return parsed;
     },
@@ -289,7 +303,19 @@ async function waitSettled(
 ): Promise<Record<string, unknown>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const current = expectShape(await api.call("GET", path), path, shape);
+    let answer: Record<string, unknown>;
+    try {
+      answer = await api.call("GET", path);
+    } catch (err) {
+      // The run goes on while the bridge restarts (a rolling deploy) or Redis fails over: the wait
+      // asks again until its deadline, then says what it last got.
+      if (!(err instanceof RequestError && err.transient)) throw err;
+      if (Date.now() > deadline)
+        throw new RequestError(`timed out waiting for ${path} (last: ${err.message})`);
+      await new Promise((resolve) => setTimeout(resolve, io.pollMs ?? 500));
+      continue;
+    }
+    const current = expectShape(answer, path, shape);
     if (SETTLED.includes(String(current.state))) return current;
     if (Date.now() > deadline) {
       // A run or resync that enqueued its work waits for it to sync: say how much is left.
@@ -484,6 +510,8 @@ async function heldOperation(
     settled(op: Record<string, unknown>): string;
     /** One line of the list. */
     line(op: Record<string, unknown>): string;
+    /** What the list holds, e.g. "resyncs". */
+    plural: string;
   },
 ): Promise<number | undefined> {
   const settle =
@@ -504,7 +532,13 @@ async function heldOperation(
     const query = values.source ? `?source=${seg(values.source)}` : "";
     const page = expectShape(await api.call("GET", `${kind.path}${query}`), kind.path, PAGE);
     const items = (page.items ?? []) as Array<Record<string, unknown>>;
-    show(io, values.json, page, () => items.map(kind.line).join("\n"));
+    const total = typeof page.total === "number" ? page.total : items.length;
+    show(io, values.json, page, () => {
+      // An empty list says so (a blank line read as nothing printed); a page says it is one.
+      if (items.length === 0) return `no ${kind.plural}${values.source ? ` of source ${values.source}` : ""}`;
+      const more = total > items.length ? [`(the newest ${items.length} of ${total})`] : [];
+      return [...items.map(kind.line), ...more].join("\n");
+    });
     return 0;
   }
   return undefined;
@@ -517,6 +551,7 @@ async function resync(api: Client, io: CliIo, values: Values, positionals: strin
     summary: resyncSummary,
     settled: resyncSummary,
     line: (op) => `${op.id}  ${op.source}  ${op.state}  ${op.createdAt}`,
+    plural: "resyncs",
   });
   if (handled !== undefined) return handled;
   const source = positionals[0];
@@ -538,6 +573,7 @@ async function reconcile(api: Client, io: CliIo, values: Values, positionals: st
     summary: runSummary,
     settled: (run) => `run ${run.runId}: ${run.state}`,
     line: (r) => `${r.runId}  ${r.source}  ${r.state}${r.dryRun ? " [dry run]" : ""}  ${r.createdAt}`,
+    plural: "reconciliation runs",
   });
   if (handled !== undefined) return handled;
   const source = positionals[0];
