@@ -10,6 +10,7 @@ import type { PlatformClient } from "../src/platform/platform-types.js";
 import { AttributeDefinitions } from "../src/sync/attribute-definitions.js";
 import { handOnDueChecks } from "../src/sync/late-writes.js";
 import { RedisSyncStateStore } from "../src/sync/redis-sync-state-store.js";
+import { classifyFailure } from "../src/sync/sync-error.js";
 import type { SyncContext } from "../src/sync/sync-context.js";
 import { HeldJobs, closeWithin, gatePlatform } from "./job-hand-back.js";
 import { countJobOutcomes, failedOutcome } from "./job-metrics.js";
@@ -103,7 +104,12 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     directory,
     platform: gate.platform,
     state,
-    attributes: new AttributeDefinitions(gate.platform),
+    attributes: new AttributeDefinitions(gate.platform, (name, err) =>
+      logger.warn(
+        { attribute: name, code: classifyFailure(err).code },
+        "an attribute definition's displayName could not be updated on the platform; its values are written all the same",
+      ),
+    ),
     logger,
     scheduleLifecycle: async () => {
       await lifecycleQueue.add(LIFECYCLE_JOB_NAME, {}, lifecycleJobOptions(0));

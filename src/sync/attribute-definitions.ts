@@ -1,5 +1,6 @@
+import { WritesStopped } from "../platform/client/unanswered-writes.js";
 import type { PlatformClient, UserAttribute, UserAttributeType } from "../platform/platform-types.js";
-import { SyncError, isPlatformFailure } from "./sync-error.js";
+import { SyncError, classifyFailure, isPlatformFailure } from "./sync-error.js";
 
 /**
  * The platform's user attribute definitions, cached per process. A missing definition is
@@ -17,8 +18,17 @@ export class AttributeDefinitions {
   private loading?: Promise<void>;
   /** Label updates under way, by definition id: syncs that meet the same change share one PUT. */
   private readonly relabelling = new Map<number, Promise<void>>();
+  /** The label last asked of each definition: asked once a process, whatever the platform made of it. */
+  private readonly asked = new Map<number, string>();
 
-  constructor(private readonly platform: PlatformClient) {}
+  /**
+   * `onRelabelFailed`: told when a label could not be written (the value is written all the same:
+   * a label is no reason to hold back a user's data).
+   */
+  constructor(
+    private readonly platform: PlatformClient,
+    private readonly onRelabelFailed: (name: string, err: unknown) => void = () => {},
+  ) {}
 
   async ensure(name: string, type: UserAttributeType, displayName?: string): Promise<number> {
     let def = this.find(name);
@@ -59,27 +69,45 @@ export class AttributeDefinitions {
         },
       );
     }
-    if (displayName !== undefined && def.displayName !== displayName) await this.relabel(def, displayName);
+    if (
+      displayName !== undefined &&
+      def.displayName !== displayName &&
+      this.asked.get(def.id) !== displayName
+    ) {
+      await this.relabel(def, displayName);
+    }
     return def.id;
   }
 
-  /** Writes a rule's label to its definition (shared by the syncs that meet it at once). */
+  /**
+   * Writes a rule's label to its definition (shared by the syncs that meet it at once). Best
+   * effort: a failure is told (onRelabelFailed), never the value's; and a label written or refused
+   * for good is asked once a process, so that a platform that stores it otherwise (trimmed,
+   * shortened) or refuses it is not asked again at every value.
+   */
   private async relabel(def: UserAttribute, displayName: string): Promise<void> {
     let update = this.relabelling.get(def.id);
     if (!update) {
       update = (async () => {
-        const updated = await this.platform.updateUserAttribute(def.id, { displayName });
-        // Cached as the platform answers it, under the names it was found by.
-        const next = { ...def, ...updated, displayName: updated.displayName ?? displayName };
-        for (const cache of [this.byName, this.byFoldedName]) {
-          for (const [key, cached] of cache) if (cached.id === def.id) cache.set(key, next);
+        try {
+          const updated = await this.platform.updateUserAttribute(def.id, { displayName });
+          // Cached as the platform answers it, under the names it was found by.
+          const next = { ...def, ...updated, displayName: updated.displayName ?? displayName };
+          for (const cache of [this.byName, this.byFoldedName]) {
+            for (const [key, cached] of cache) if (cached.id === def.id) cache.set(key, next);
+          }
+          this.asked.set(def.id, displayName);
+        } catch (err) {
+          // The sync that sent it may write no more (its job taken over): not the label's failure.
+          if (err instanceof WritesStopped) return;
+          // Refused for good: not asked again in this process. A transient failure: at a later value.
+          if (classifyFailure(err).permanent) this.asked.set(def.id, displayName);
+          this.onRelabelFailed(def.name, err);
+        } finally {
+          this.relabelling.delete(def.id);
         }
       })();
       this.relabelling.set(def.id, update);
-      void update.then(
-        () => this.relabelling.delete(def.id),
-        () => this.relabelling.delete(def.id),
-      );
     }
     await update;
   }

@@ -1,0 +1,72 @@
+/**
+ * A rule's label is written to its definition best effort: a PUT the platform refuses never fails
+ * the value (the user's data) that met it; a label refused for good, or stored otherwise than asked
+ * (trimmed), is not asked again at every value; a transient failure is asked again later.
+ */
+import { describe, expect, it } from "vitest";
+import { PlatformError } from "../../../src/platform/platform-error.js";
+import type { PlatformClient, UserAttribute } from "../../../src/platform/platform-types.js";
+import { AttributeDefinitions } from "../../../src/sync/attribute-definitions.js";
+
+function platformWith(def: UserAttribute, put: (displayName: string) => UserAttribute) {
+  let puts = 0;
+  const platform = {
+    listUserAttributes: async () => [def],
+    createUserAttribute: async () => {
+      throw new Error("no create expected");
+    },
+    updateUserAttribute: async (_id: number, input: { displayName?: string }) => {
+      puts++;
+      return put(input.displayName ?? "");
+    },
+  } as unknown as PlatformClient;
+  return { platform, puts: () => puts };
+}
+
+const refused = (transient: boolean) =>
+  new PlatformError("PUT /api/v1/user-attributes/1 answered 405", {
+    operation: "updateUserAttribute",
+    failure: transient ? "server" : "bad_request",
+    transient,
+    httpStatus: transient ? 503 : 405,
+  });
+
+describe("attribute definitions: relabelling", () => {
+  it("a PUT refused for good is told, the value's id still answered, and not asked again", async () => {
+    const p = platformWith({ id: 1, name: "dept", type: "string", displayName: "Dept" }, () => {
+      throw refused(false);
+    });
+    const told: string[] = [];
+    const defs = new AttributeDefinitions(p.platform, (name) => told.push(name));
+    await expect(defs.ensure("dept", "string", "Department")).resolves.toBe(1);
+    await expect(defs.ensure("dept", "string", "Department")).resolves.toBe(1);
+    expect(p.puts()).toBe(1);
+    expect(told).toEqual(["dept"]);
+  });
+
+  it("a transient failure is asked again at a later value", async () => {
+    let fail = true;
+    const p = platformWith({ id: 1, name: "dept", type: "string", displayName: "Dept" }, (displayName) => {
+      if (fail) throw refused(true);
+      return { id: 1, name: "dept", type: "string", displayName };
+    });
+    const defs = new AttributeDefinitions(p.platform);
+    await expect(defs.ensure("dept", "string", "Department")).resolves.toBe(1);
+    fail = false;
+    await expect(defs.ensure("dept", "string", "Department")).resolves.toBe(1);
+    await expect(defs.ensure("dept", "string", "Department")).resolves.toBe(1);
+    expect(p.puts()).toBe(2);
+  });
+
+  it("a label the platform stores otherwise (trimmed) is not asked again at every value", async () => {
+    const p = platformWith({ id: 1, name: "dept", type: "string", displayName: "Dept" }, (displayName) => ({
+      id: 1,
+      name: "dept",
+      type: "string",
+      displayName: displayName.trim(),
+    }));
+    const defs = new AttributeDefinitions(p.platform);
+    for (let i = 0; i < 3; i++) await expect(defs.ensure("dept", "string", " Department ")).resolves.toBe(1);
+    expect(p.puts()).toBe(1);
+  });
+});
