@@ -15,7 +15,9 @@ import type { OwnerScope } from "./sync-keys.js";
 export async function forgetAbsent(ctx: SyncContext, ref: EntityRef): Promise<void> {
   const applied = await ctx.state.getApplied<AppliedUser & AppliedGroup & AppliedEmbedGroup>(ref);
   if (!applied) {
-    await ctx.state.dropStatus(ref);
+    // Everything but the claims in one MULTI: the status, and an embed user's member record
+    // (embed users have no applied record; a late run may have written theirs).
+    await ctx.state.forget(ref);
     return;
   }
   const scope: OwnerScope = ref.kind === "user" ? "user" : applied.tenant !== undefined ? "embed" : "group";

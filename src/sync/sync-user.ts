@@ -11,7 +11,7 @@ import { valuesUnderRuleNames } from "../mapping/attribute-values.js";
 import { embedMemberId } from "../mapping/plan-embed-group.js";
 import { planUser, withManagerTranslation } from "../mapping/plan-user.js";
 import { type ManagerTranslation, toUserProfile } from "../mapping/user-profile.js";
-import { WritesStopped } from "../platform/client/unanswered-writes.js";
+import { WritesStopped, beforeWrite } from "../platform/client/unanswered-writes.js";
 import type { PlatformScimUser } from "../platform/platform-types.js";
 import { caseFold } from "../scim/case-fold.js";
 import { type EntityRef, type JsonObject, refKey } from "../scim/scim-types.js";
@@ -245,6 +245,10 @@ async function syncWorkspaceUser(
     // record the sync read back over it.
     const lifecycle = plan.steps.find((s) => s.type === "lifecycle");
     if (lifecycle) {
+      // A queued change is a platform write deferred to the flusher: a run that may no longer own
+      // its job (frozen past its lock, the entity synced, even purged, by another run since) must
+      // not queue one (an ACTIVATE of a user deleted at the source meanwhile would stand for good).
+      await beforeWrite();
       const now = Date.now();
       await ctx.state.putLifecycle({
         platformId,

@@ -83,8 +83,9 @@ export class PlatformRequester {
     let answerMayBeLost = false;
 
     for (let attempt = 0; ; attempt++) {
-      if (call.method !== "GET") await beforeWrite();
       await o.budget.acquire();
+      // After the budget's wait (a pause may be long), right before the write goes out.
+      if (call.method !== "GET") await beforeWrite();
       const started = o.now();
       let response: TransportResponse | undefined;
       let failedKind: TransportFailure | undefined;
