@@ -499,7 +499,14 @@ async function afterPlatformId(
   await markGroupsDirty(ctx, ref);
   await markDependentsDirty(ctx, ref);
   const { notifyGroups: _done, ...rest } = applied;
-  await ctx.state.putApplied(ref, rest);
+  // Only the flag goes, from the record as it is now: a lifecycle change queued by this sync may
+  // have been settled by the flusher meanwhile, and the record this sync holds would undo that
+  // (no lifecycle recorded: a later sync queued it again, against invariant 4).
+  await ctx.state.updateApplied<AppliedUser>(ref, (current) => {
+    if (!current.notifyGroups) return null;
+    const { notifyGroups: _flag, ...next } = current;
+    return next;
+  });
   return rest;
 }
 

@@ -309,6 +309,11 @@ describe("crash-j: a lifecycle settle racing a sync of the same user", () => {
     const ref: EntityRef = { source: "okta", kind: "user", id: u.resource.id };
     expect(await run(ref)).toBe("lifecycle");
     expect(h.platformUsers().get("cj.handoff@example.com")).toMatchObject({ active: true });
+    // The settle stands in the record (the hand-off only drops its flag): a rename then makes no
+    // lifecycle call again (invariant 4), and the guard reads the user's state.
+    expect(await h.state.getApplied(ref)).toMatchObject({ lifecycle: "active" });
+    await h.directory.updateUser("okta", ref.id, (c) => ({ ...c.resource, displayName: "Renamed" }));
+    expect(await run(ref)).toBe("clean");
 
     await h.directory.updateUser("okta", ref.id, (c) => ({ ...c.resource, active: false }));
     await drain(ref);
