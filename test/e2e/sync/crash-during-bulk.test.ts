@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SCHEMA_USER } from "../../../src/scim/scim-types.js";
 import { waitFor } from "../../helpers/redis-test-prefix.js";
 import { type CrashHarness, startCrashHarness } from "./fixtures/crash-harness.js";
-import type { ProxiedCall } from "./fixtures/holding-proxy.js";
+import type { CallHold, ProxiedCall } from "./fixtures/holding-proxy.js";
 
 const BULK_PATH = "/api/v1/users/bulk";
 
@@ -116,13 +116,43 @@ describe("crash during bulk lifecycle calls (SIGKILL)", () => {
     return worker;
   }
 
-  async function makeBulkChanges() {
+  /** The bulk changes; `first` (made before them, already) is left out. */
+  async function makeBulkChanges(first?: TestUser) {
     await Promise.all([
-      each(okta.slice(0, 130), (u) => setActive(u, false)),
+      each(
+        okta.slice(0, 130).filter((u) => u !== first),
+        (u) => setActive(u, false),
+      ),
       each(okta.slice(130, 230), remove),
       each(okta.slice(230, 260), (u) => setActive(u, true)),
       each(hr.slice(0, 30), remove),
     ]);
+  }
+
+  /** Every bulk change queued (okta: 130 DEACTIVATE, 100 DELETE, 30 ACTIVATE; hr: 30 DEACTIVATE). */
+  const ALL_QUEUED = 290;
+
+  /**
+   * The bulk changes with the flusher kept from calling while they are queued: one deactivation
+   * first, alone, its call held before the platform sees it; the flusher waits on it while the
+   * others are synced into its batch, and it goes once all of them are there. The calls after it
+   * are as full as batching makes them, however fast this machine syncs: a flush that ran while
+   * the changes still trickled in sent a partial call early (lifecycle-flusher.ts, partialCallDueAt),
+   * and the one held could name a handful of users only (8 ACTIVATEs of 30, once, under load).
+   */
+  async function makeBulkChangesBehindOneCall(then: () => CallHold) {
+    const first = okta[129] as TestUser;
+    const blocker = h.proxy.hold((c: ProxiedCall) => c.path === BULK_PATH, { until: "request" });
+    await setActive(first, false);
+    const blocked = await blocker.reached;
+    expect(blocked.body).toMatchObject({ action: "DEACTIVATE", userIds: [expect.any(String)] });
+    const hold = then();
+    await makeBulkChanges(first);
+    await waitFor(async () => (await h.state.countLifecycle()) === ALL_QUEUED, {
+      what: "every bulk change in the lifecycle batch",
+    });
+    blocker.release();
+    return hold;
   }
 
   /** While no worker runs: part of the lost call is taken back, and other users change. */
@@ -219,10 +249,9 @@ describe("crash during bulk lifecycle calls (SIGKILL)", () => {
   for (const action of ["DEACTIVATE", "ACTIVATE"] as const) {
     it(`a bulk ${action} applied whose answer never reached the dying worker converges`, async () => {
       const worker = await setUp();
-      const hold = h.proxy.hold(
-        (c: ProxiedCall) => c.path === BULK_PATH && (c.body as BulkBody).action === action,
+      const hold = await makeBulkChangesBehindOneCall(() =>
+        h.proxy.hold((c: ProxiedCall) => c.path === BULK_PATH && (c.body as BulkBody).action === action),
       );
-      await makeBulkChanges();
       const held = await hold.reached;
       await h.kill(worker);
       hold.release();
