@@ -19,8 +19,10 @@ export function redisDirtyReader(redis: Redis, prefix: string): DirtyReader {
 /**
  * Whether a user's pending sync deprovisions it by itself: what the identity provider wants
  * (inactive, or deleted) is not what the sync last applied (still active; with `onDelete: delete`,
- * not deleted yet), or is the lifecycle change already queued for its bulk call (`queued`: while
- * one is queued, the record may say nothing of the lifecycle). Pure.
+ * not deleted yet) and the identity provider wrote after that sync (`changedSinceSync`: the
+ * directory's generation is newer than the one the sync applied), or is the lifecycle change
+ * already queued for its bulk call (`queued`: while one is queued, the record may say nothing of
+ * the lifecycle). Pure.
  *
  * A reconciliation or resync that finds such a user to deprovision, while the user is dirty (the
  * identity provider's change a moment ago, its sync ahead), does not count it for the guard
@@ -34,11 +36,18 @@ export function syncDeprovisionsItself(
   applied: LifecycleState | undefined,
   onDelete: "deactivate" | "delete",
   queued?: BulkUserAction | null,
+  changedSinceSync = true,
 ): boolean {
+  // The record's word counts only when the identity provider wrote after the last sync: a user
+  // dirty for the bridge's own reasons (its groups' hand-off, a late-write check, a repair), or a
+  // directory gone back to an older state, is the run's to count. A change already queued is on
+  // its way whatever the run does.
   if (desired.state === "tombstone") {
-    if (onDelete === "delete") return queued === "DELETE" || applied !== "deleted";
-    return queued === "DEACTIVATE" || applied === "active";
+    if (onDelete === "delete") {
+      return queued === "DELETE" || (changedSinceSync && applied !== undefined && applied !== "deleted");
+    }
+    return queued === "DEACTIVATE" || (changedSinceSync && applied === "active");
   }
   if (desired.state !== "present" || desired.resource.active !== false) return false;
-  return queued === "DEACTIVATE" || applied === "active";
+  return queued === "DEACTIVATE" || (changedSinceSync && applied === "active");
 }

@@ -29,6 +29,11 @@ export interface ReconcileSyncState {
    * a deprovisioning the identity provider's sync has under way: deprovision-under-way.ts).
    */
   queuedLifecycle?(platformId: string): Promise<BulkUserAction | null>;
+  /**
+   * Whether the identity provider wrote the entity after its last sync (the directory's generation
+   * is newer than the one its status says was applied). Without it, any dirty entity is taken as so.
+   */
+  changedSinceSync?(ref: EntityRef): Promise<boolean>;
   /** The dead letters a run that applies its repairs hands over to a resync, once (src/sync/dead-letter-retry.ts). */
   deadLetters: DeadLetterRetryState;
 }

@@ -67,11 +67,12 @@ export class RunContext {
   ): Promise<boolean> {
     const [dirty] = await redisDirtyReader(this.deps.redis, this.deps.config.redis.prefix)([refKey(ref)]);
     if (!dirty) return false;
-    const [applied, queued] = await Promise.all([
+    const [applied, queued, changed] = await Promise.all([
       this.deps.state.getApplied<AppliedUser>(ref),
       this.deps.state.queuedLifecycle?.(platformId),
+      this.deps.state.changedSinceSync?.(ref) ?? true,
     ]);
-    return syncDeprovisionsItself(desired, applied?.lifecycle, this.source.onDelete, queued);
+    return syncDeprovisionsItself(desired, applied?.lifecycle, this.source.onDelete, queued, changed);
   }
 
   /** Records a classification: counts, samples, planned repairs (buffered), planned deprovisioning. */

@@ -30,6 +30,7 @@ export function reconcileSyncState(
     getApplied: (ref) => store.getApplied(ref),
     countOwnedUsers: (source) => store.countPlatformIds(source),
     queuedLifecycle: async (platformId) => (await store.getLifecycle(platformId))?.entry.action ?? null,
+    changedSinceSync: (ref) => store.changedSinceSync(ref),
     deadLetters: store,
   };
 }

@@ -9,7 +9,7 @@ import type { AppliedEmbedGroup, AppliedUser } from "../../src/mapping/plan-type
 import { isPlatformError } from "../../src/platform/platform-error.js";
 import { evaluateGuard } from "../../src/reconcile/deprovision-guard.js";
 import type { ResyncOperation } from "../../src/reconcile/reconcile-run.js";
-import { type EntityKind, parseRefKey, refKey } from "../../src/scim/scim-types.js";
+import { type EntityKind, type EntityRef, parseRefKey, refKey } from "../../src/scim/scim-types.js";
 import { type DirtyReader, syncDeprovisionsItself } from "../reconcile/deprovision-under-way.js";
 import { failureLogFields } from "../reconcile/failure-log-fields.js";
 import type { ReconcileSyncState, ResyncRequester } from "../reconcile/reconcile-ports.js";
@@ -33,7 +33,12 @@ export interface ResyncDeps {
     Partial<Pick<PlatformClient, "listEmbedGroupMembers" | "findUserByUserName">>;
   directory: Pick<DirectoryStore, "snapshotUser" | "snapshotGroup" | "scanIds" | "countEntities">;
   state: Pick<ReconcileSyncState, "getUserPlatformIds" | "countEmbedUsers"> &
-    Partial<Pick<ReconcileSyncState, "getApplied" | "ownersOf" | "getEmbedMembers" | "queuedLifecycle">> &
+    Partial<
+      Pick<
+        ReconcileSyncState,
+        "getApplied" | "ownersOf" | "getEmbedMembers" | "queuedLifecycle" | "changedSinceSync"
+      >
+    > &
     OwnedCounts;
   requestResync: ResyncRequester;
   resyncs: ResyncStore;
@@ -119,15 +124,18 @@ async function syncDeprovisionsUser(
   desired: UserRecord | null | undefined,
 ): Promise<boolean> {
   if (desired === undefined || !deps.state.getApplied) return false;
-  const [applied, queued] = await Promise.all([
-    deps.state.getApplied<AppliedUser>({ source, kind: "user", id }),
+  const ref: EntityRef = { source, kind: "user", id };
+  const [applied, queued, changed] = await Promise.all([
+    deps.state.getApplied<AppliedUser>(ref),
     deps.state.queuedLifecycle?.(platformId),
+    deps.state.changedSinceSync?.(ref) ?? true,
   ]);
   return syncDeprovisionsItself(
     desired === null ? { state: "tombstone" } : { state: "present", resource: desired.resource },
     applied?.lifecycle,
     deps.config.sources[source]?.onDelete ?? "deactivate",
     queued,
+    changed,
   );
 }
 

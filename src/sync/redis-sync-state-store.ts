@@ -381,6 +381,18 @@ export class RedisSyncStateStore implements SyncStateReader {
    * The entities' current generations in the directory (0 for one it does not hold), in their
    * order: what a reconciliation reads before it hands dead letters over.
    */
+  /**
+   * Whether the directory holds a newer generation of the entity than its status says was applied
+   * (the identity provider wrote after the last sync). A never-synced entity: true.
+   */
+  async changedSinceSync(ref: EntityRef): Promise<boolean> {
+    const [[generation = 0], status] = await Promise.all([
+      this.entityGenerations([ref]),
+      this.getStatus(ref),
+    ]);
+    return generation > (status?.appliedGeneration ?? 0);
+  }
+
   async entityGenerations(refs: readonly EntityRef[]): Promise<number[]> {
     if (refs.length === 0) return [];
     const pipeline = this.redis.pipeline();

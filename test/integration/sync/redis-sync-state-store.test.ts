@@ -186,6 +186,20 @@ describe("RedisSyncStateStore: the hand-over mark belongs to the entity's desire
     expect(await handOver()).toEqual([]);
   });
 
+  it("changedSinceSync: the identity provider wrote after the last sync (the deprovisioning guard's test)", async () => {
+    const user = await directory.createUser(source, userDoc("changed@example.com"));
+    const ref: EntityRef = { source, kind: "user", id: user.resource.id };
+    // Never synced: the IdP's write is ahead of any sync.
+    expect(await store.changedSinceSync(ref)).toBe(true);
+    await store.recordSynced({ ref, state: "synced", appliedGeneration: user.generation });
+    expect(await store.changedSinceSync(ref)).toBe(false);
+    // Marked dirty by the bridge itself (a hand-off, a late-write check): no write of the IdP's.
+    await directory.markDirty(ref);
+    expect(await store.changedSinceSync(ref)).toBe(false);
+    await directory.replaceUser(source, ref.id, { ...userDoc("changed@example.com"), active: false });
+    expect(await store.changedSinceSync(ref)).toBe(true);
+  });
+
   it("a letter written for the entity once it is deleted does not keep the mark of its live state", async () => {
     const user = await directory.createUser(source, userDoc("gone@example.com"));
     const ref: EntityRef = { source, kind: "user", id: user.resource.id };

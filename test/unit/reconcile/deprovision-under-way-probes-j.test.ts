@@ -40,4 +40,17 @@ describe("syncDeprovisionsItself: a dirty user's pending sync deprovisions it by
     expect(syncDeprovisionsItself(inactive, undefined, "deactivate", "ACTIVATE")).toBe(false);
     expect(syncDeprovisionsItself(active, undefined, "deactivate", "DEACTIVATE")).toBe(false);
   });
+
+  it("a user dirty for the bridge's own reasons, or a directory gone back to an older state (no write of the IdP since the last sync): the run's own", () => {
+    expect(syncDeprovisionsItself(inactive, "active", "deactivate", null, false)).toBe(false);
+    expect(syncDeprovisionsItself(tombstone, "active", "deactivate", null, false)).toBe(false);
+    expect(syncDeprovisionsItself(tombstone, "inactive", "delete", null, false)).toBe(false);
+    // A change already queued is on its way whatever the run does.
+    expect(syncDeprovisionsItself(inactive, undefined, "deactivate", "DEACTIVATE", false)).toBe(true);
+    expect(syncDeprovisionsItself(tombstone, "active", "delete", "DELETE", false)).toBe(true);
+  });
+
+  it("with onDelete delete and no record of the user at all, its sync only forgets it: the run's own", () => {
+    expect(syncDeprovisionsItself(tombstone, undefined, "delete")).toBe(false);
+  });
 });
