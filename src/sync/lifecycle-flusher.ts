@@ -256,7 +256,9 @@ async function settleApplied(
   const status = await ctx.state.getStatus(entry.ref);
   const failure = status?.state !== "synced" && status?.lastError?.attempts ? status.lastError : undefined;
   if (failure && Date.parse(failure.at) >= (entry.queuedAt ?? entry.since)) return;
-  await ctx.state.setStatus({
+  // Recorded as a sync records its success (an older dead letter goes): the sync that queued this
+  // change may record only after this flush, and then leaves this record as it is.
+  await ctx.state.recordSynced({
     ref: entry.ref,
     state: "synced",
     platformId: entry.platformId,

@@ -79,6 +79,28 @@ describe("a final lifecycle change settled before its sync records", () => {
     });
   });
 
+  it("a dead letter of an earlier change goes once the flusher settled the new one first", async () => {
+    h = await startJobsHarness("lifecycle-settled-first-letter", { workers: false });
+    const { run } = syncWithImmediateFlush(h);
+    const u = await h.directory.createUser("okta", h.user("letter.first@example.com"));
+    const ref: EntityRef = { source: "okta", kind: "user", id: u.resource.id };
+    expect(await run(ref)).toBe("clean");
+    // An earlier change of the user failed for good.
+    await h.state.addDeadLetter({
+      ref,
+      reason: "refused",
+      code: "platform_bad_request",
+      at: new Date().toISOString(),
+      attempts: 1,
+    });
+    await h.state.setStatus({ ref, state: "dead" });
+    await h.directory.updateUser("okta", ref.id, (c) => ({ ...c.resource, active: false }));
+    expect(await run(ref)).toBe("lifecycle");
+    expect(h.platformUsers().get("letter.first@example.com")?.["active"]).toBe(false);
+    expect(await h.state.getStatus(ref)).toMatchObject({ state: "synced", appliedGeneration: 2 });
+    expect(await h.state.countDeadLetters()).toBe(0);
+  });
+
   it("a retry of a sync whose user was forgotten meanwhile drops the failure it noted", async () => {
     h = await startJobsHarness("lifecycle-forgotten-retry", { workers: false });
     const { run } = syncWithImmediateFlush(h);
