@@ -12,6 +12,8 @@ export interface CliIo {
   fetch: typeof fetch;
   /** Poll interval for --wait (ms). */
   pollMs?: number;
+  /** How long one request may go unanswered (ms; default 60 s): a black-holed connection is no answer. */
+  requestTimeoutMs?: number;
 }
 
 const defaultIo = (): CliIo => ({
@@ -237,16 +239,25 @@ function client(values: Values, io: CliIo): Client {
   return {
     async call(method, path, body) {
       let res: Response;
+      let text: string;
+      // One deadline for the answer and its body: during a failover a connection may hang, and a
+      // reset mid-body is the same "no answer" (transient: --wait asks again).
+      const timeoutMs = io.requestTimeoutMs ?? 60_000;
       try {
         res = await io.fetch(`${url}/admin/v1${path}`, {
           method,
           headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
           body: body === undefined ? undefined : JSON.stringify(body),
+          signal: AbortSignal.timeout(timeoutMs),
         });
+        text = await res.text();
       } catch (err) {
-        throw new RequestError(`cannot reach ${url}: ${(err as Error).message}`, true);
+        const reason =
+          (err as Error).name === "TimeoutError"
+            ? `no answer within ${timeoutMs} ms`
+            : (err as Error).message;
+        throw new RequestError(`cannot reach ${url}: ${reason}`, true);
       }
-      const text = await res.text();
       let parsed: Record<string, unknown> = {};
       try {
         parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};

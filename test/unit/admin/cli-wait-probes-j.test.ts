@@ -69,4 +69,30 @@ describe("reconcile --wait while the bridge restarts", () => {
       expect(cli.gets()).toBe(2);
     }
   });
+
+  it("a poll left unanswered (a black-holed connection) is given up after requestTimeoutMs and asked again", async () => {
+    let gets = 0;
+    const out: string[] = [];
+    const io: CliIo = {
+      stdout: (text) => out.push(text),
+      stderr: () => {},
+      env: { SCIM_BRIDGE_ADMIN_TOKEN: "t0k" },
+      pollMs: 1,
+      requestTimeoutMs: 20,
+      fetch: (async (_input: string | URL, init?: RequestInit) => {
+        if (init?.method === "POST")
+          return new Response(JSON.stringify({ runId: "r1", state: "queued" }), { status: 202 });
+        if (gets++ === 0) {
+          // Never answers: only the request's own deadline ends it.
+          return new Promise<Response>((_resolve, reject) => {
+            init?.signal?.addEventListener("abort", () => reject(init.signal?.reason));
+          });
+        }
+        return new Response(JSON.stringify(run("succeeded").body), { status: 200 });
+      }) as typeof fetch,
+    };
+    expect(await runAdminCommand("reconcile", ["okta", "--dry-run", "--wait"], io)).toBe(0);
+    expect(out.join("")).toContain("run r1 (okta): succeeded [dry run]");
+    expect(gets).toBe(2);
+  });
 });
