@@ -9,24 +9,11 @@
 import { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
 import type { EntityRef, JsonObject } from "../../../src/scim/scim-types.js";
-import { flushLifecycle } from "../../../src/sync/lifecycle-flusher.js";
 import { syncUser } from "../../../src/sync/sync-user.js";
 import { RedisSyncStateStore } from "../../../src/sync/redis-sync-state-store.js";
 import type { SyncContext } from "../../../src/sync/sync-context.js";
 import { TEST_REDIS_URL } from "../../helpers/redis-test-prefix.js";
-import { type JobsHarness, startJobsHarness } from "../jobs/jobs-harness.js";
-
-/** Flushes the whole lifecycle batch now (no batching window), with `ctx`. */
-function flushNow(ctx: SyncContext): Promise<number> {
-  return flushLifecycle(ctx, {
-    windowMs: 0,
-    maxWaitMs: 0,
-    maxAttempts: 3,
-    stopping: () => false,
-    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-    deadLetter: async () => {},
-  });
-}
+import { type JobsHarness, flushNow, startJobsHarness } from "../jobs/jobs-harness.js";
 
 /**
  * `target` (a state store, a platform client, a Redis client) with a hook run once, right after the first call of any of `after` has answered

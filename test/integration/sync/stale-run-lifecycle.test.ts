@@ -13,21 +13,8 @@ import { createSyncProcessor } from "../../../jobs/sync-processor.js";
 import { createMetricsRegistry } from "../../../src/observability/metrics.js";
 import { NoopRequestBudget } from "../../../src/platform/client/request-budget.js";
 import type { EntityRef } from "../../../src/scim/scim-types.js";
-import { flushLifecycle } from "../../../src/sync/lifecycle-flusher.js";
 import type { RedisSyncStateStore } from "../../../src/sync/redis-sync-state-store.js";
-import type { SyncContext } from "../../../src/sync/sync-context.js";
-import { type JobsHarness, startJobsHarness } from "../jobs/jobs-harness.js";
-
-function flushNow(ctx: SyncContext): Promise<number> {
-  return flushLifecycle(ctx, {
-    windowMs: 0,
-    maxWaitMs: 0,
-    maxAttempts: 3,
-    stopping: () => false,
-    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-    deadLetter: async () => {},
-  });
-}
+import { type JobsHarness, flushNow, startJobsHarness } from "../jobs/jobs-harness.js";
 
 describe("a run that lost its job's lock", () => {
   let h: JobsHarness | undefined;
