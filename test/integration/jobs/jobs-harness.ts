@@ -29,7 +29,7 @@ import {
 } from "../../../src/scim/scim-types.js";
 import { AttributeDefinitions } from "../../../src/sync/attribute-definitions.js";
 import { RedisSyncStateStore } from "../../../src/sync/redis-sync-state-store.js";
-import { flushLifecycle } from "../../../src/sync/lifecycle-flusher.js";
+import { type LifecycleFlushOptions, flushLifecycle } from "../../../src/sync/lifecycle-flusher.js";
 import type { SyncContext } from "../../../src/sync/sync-context.js";
 import { TEST_REDIS_URL, deleteKeys, testPrefix, waitFor } from "../../helpers/redis-test-prefix.js";
 
@@ -226,8 +226,11 @@ export async function startJobsHarness(name: string, options: JobsHarnessOptions
 
 export type JobsHarness = Awaited<ReturnType<typeof startJobsHarness>>;
 
-/** Flushes the whole lifecycle batch now (no batching window), with `ctx`; a change that fails for good is dropped unrecorded. */
-export function flushNow(ctx: SyncContext): Promise<number> {
+/**
+ * Flushes the whole lifecycle batch now (no batching window), with `ctx`; a change that fails for
+ * good is dropped unrecorded unless `options` says otherwise (its own deadLetter, maxAttempts).
+ */
+export function flushNow(ctx: SyncContext, options: Partial<LifecycleFlushOptions> = {}): Promise<number> {
   return flushLifecycle(ctx, {
     windowMs: 0,
     maxWaitMs: 0,
@@ -235,5 +238,6 @@ export function flushNow(ctx: SyncContext): Promise<number> {
     stopping: () => false,
     sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
     deadLetter: async () => {},
+    ...options,
   });
 }

@@ -8,9 +8,8 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { EntityRef } from "../../../src/scim/scim-types.js";
-import { flushLifecycle } from "../../../src/sync/lifecycle-flusher.js";
 import type { SyncContext } from "../../../src/sync/sync-context.js";
-import { type JobsHarness, startJobsHarness } from "../jobs/jobs-harness.js";
+import { type JobsHarness, flushNow, startJobsHarness } from "../jobs/jobs-harness.js";
 
 /**
  * A sync processor whose flusher runs the moment a change is queued (scheduleLifecycle), so that
@@ -21,14 +20,7 @@ function syncWithImmediateFlush(harness: JobsHarness) {
   const ctx: SyncContext = harness.syncContext({
     scheduleLifecycle: async () => {
       flushes++;
-      await flushLifecycle(ctx, {
-        windowMs: 0,
-        maxWaitMs: 0,
-        maxAttempts: 3,
-        stopping: () => false,
-        sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-        deadLetter: async () => {},
-      });
+      await flushNow(ctx);
     },
   });
   return { run: harness.syncProcessor(ctx), flushes: () => flushes };

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EntityRef } from "../../../src/scim/scim-types.js";
-import { flushLifecycle } from "../../../src/sync/lifecycle-flusher.js";
 import type { SyncContext } from "../../../src/sync/sync-context.js";
-import { type JobsHarness, startJobsHarness } from "../jobs/jobs-harness.js";
+import { type JobsHarness, flushNow, startJobsHarness } from "../jobs/jobs-harness.js";
 
 const ENT = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User";
 
@@ -28,12 +27,7 @@ describe("a lifecycle flush inside a blocked user sync", () => {
       scheduleLifecycle: async () => {
         if (!flushInsideSync) return;
         flushes++;
-        await flushLifecycle(ctx, {
-          windowMs: 0,
-          maxWaitMs: 0,
-          maxAttempts: 3,
-          stopping: () => false,
-          sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+        await flushNow(ctx, {
           deadLetter: async ({ code }) => {
             throw new Error(`unexpected lifecycle dead letter ${code}`);
           },

@@ -15,10 +15,9 @@ import { NoopRequestBudget } from "../../../src/platform/client/request-budget.j
 import type { PlatformClient } from "../../../src/platform/platform-types.js";
 import type { EntityRef } from "../../../src/scim/scim-types.js";
 import { AttributeDefinitions } from "../../../src/sync/attribute-definitions.js";
-import { flushLifecycle } from "../../../src/sync/lifecycle-flusher.js";
 import type { SyncContext } from "../../../src/sync/sync-context.js";
 import { waitFor } from "../../helpers/redis-test-prefix.js";
-import { type JobsHarness, startJobsHarness } from "../jobs/jobs-harness.js";
+import { type JobsHarness, flushNow, startJobsHarness } from "../jobs/jobs-harness.js";
 
 /** What ioredis rejects a command with when the store client's command timeout passes. */
 const redisTimeout = () => new Error("Command timed out");
@@ -92,12 +91,8 @@ describe("faults-i: Redis failing under the lifecycle path", () => {
     };
     const letters: string[] = [];
     const flush = () =>
-      flushLifecycle(flushCtx, {
-        windowMs: 0,
-        maxWaitMs: 0,
+      flushNow(flushCtx, {
         maxAttempts: 1,
-        stopping: () => false,
-        sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
         deadLetter: async ({ code }) => {
           letters.push(code);
         },
@@ -108,12 +103,8 @@ describe("faults-i: Redis failing under the lifecycle path", () => {
     const [entry] = await h.state.peekLifecycle(10);
     expect(entry?.entry).toMatchObject({ ref, action: "DEACTIVATE", attempts: 0 });
     // Redis serves again: the real flush lands the deactivation.
-    await flushLifecycle(ctx, {
-      windowMs: 0,
-      maxWaitMs: 0,
+    await flushNow(ctx, {
       maxAttempts: 1,
-      stopping: () => false,
-      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
       deadLetter: async ({ code }) => {
         letters.push(code);
       },
