@@ -12,7 +12,7 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SCHEMA_GROUP, SCHEMA_USER } from "../../src/scim/scim-types.js";
-import { TEST_REDIS_URL, waitFor } from "../helpers/redis-test-prefix.js";
+import { TEST_REDIS_URL, redisTraces, waitFor } from "../helpers/redis-test-prefix.js";
 import { type CrashHarness, startCrashHarness } from "./sync/fixtures/crash-harness.js";
 
 type PlatformUser = { id: string; userName: string; active: boolean; displayName?: string };
@@ -34,31 +34,7 @@ describe("crash-j: a frozen worker's sync re-run by another worker, then the fro
     await h?.close();
   });
 
-  /** Where under the prefix one of `needles` occurs (BullMQ's jobs and event streams aside). */
-  async function traces(needles: string[]): Promise<string[]> {
-    const found: string[] = [];
-    const hit = (text: string) => needles.some((n) => text.includes(n));
-    let cursor = "0";
-    do {
-      const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000);
-      cursor = next;
-      for (const key of keys) {
-        const type = await redis.type(key);
-        if (type === "stream") continue;
-        if (hit(key)) found.push(key);
-        if (type === "hash") {
-          const entries = await redis.hgetall(key);
-          if ("data" in entries && "timestamp" in entries) continue;
-          for (const [field, value] of Object.entries(entries))
-            if (hit(field) || hit(value)) found.push(`${key} ${field}=${value.slice(0, 120)}`);
-        } else if (type === "set" || type === "zset") {
-          const items = type === "set" ? await redis.smembers(key) : await redis.zrange(key, "0", "-1");
-          for (const item of items) if (hit(item)) found.push(`${key} ${item}`);
-        }
-      }
-    } while (cursor !== "0");
-    return found;
-  }
+  const traces = (needles: string[]) => redisTraces(redis, prefix, needles);
 
   const named = (userName: string) =>
     (h.emulator.state().users as unknown as PlatformUser[]).filter((u) => u.userName === userName);

@@ -1,7 +1,7 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type TestBridge, startTestBridge } from "../helpers/bridge-harness.js";
-import { TEST_REDIS_URL, waitFor } from "../helpers/redis-test-prefix.js";
+import { TEST_REDIS_URL, redisTraces, waitFor } from "../helpers/redis-test-prefix.js";
 
 const ENT = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User";
 
@@ -33,39 +33,7 @@ describe("Redis keys of deleted entities are removed", () => {
     await h?.close();
   });
 
-  /** Every place under the prefix where one of `needles` occurs: key names, fields, members, values. */
-  async function traces(needles: string[]): Promise<string[]> {
-    const found: string[] = [];
-    const hit = (text: string) => needles.some((n) => text.includes(n));
-    let cursor = "0";
-    do {
-      const [next, keys] = await redis.scan(cursor, "MATCH", `${h.prefix}*`, "COUNT", 1000);
-      cursor = next;
-      for (const key of keys) {
-        const type = await redis.type(key);
-        if (type === "stream") continue; // BullMQ events, trimmed by length
-        if (type === "hash") {
-          const entries = await redis.hgetall(key);
-          if ("data" in entries && "timestamp" in entries) continue; // a BullMQ job, trimmed by count
-          if (hit(key)) found.push(key);
-          for (const [field, value] of Object.entries(entries))
-            if (hit(field) || hit(value)) found.push(`${key} ${field}=${value.slice(0, 120)}`);
-          continue;
-        }
-        if (hit(key)) {
-          found.push(key);
-          continue;
-        }
-        let items: string[] = [];
-        if (type === "set") items = await redis.smembers(key);
-        else if (type === "zset") items = await redis.zrange(key, "0", "-1");
-        else if (type === "list") items = await redis.lrange(key, 0, -1);
-        else if (type === "string") items = [(await redis.get(key)) ?? ""];
-        for (const item of items) if (hit(item)) found.push(`${key} ${item.slice(0, 120)}`);
-      }
-    } while (cursor !== "0");
-    return found;
-  }
+  const traces = (needles: string[]) => redisTraces(redis, h.prefix, needles);
 
   it("onDelete: delete leaves no key, field or member of the deleted user and group", async () => {
     const okta = h.scim("okta");
