@@ -21,10 +21,7 @@ afterAll(async () => {
 });
 
 const send = (method: "post" | "put" | "patch", path: string, body: unknown) =>
-  t.request[method](`${base}${path}`)
-    .set(t.okta)
-    .set("Content-Type", "application/scim+json")
-    .send(JSON.stringify(body));
+  t.send(method, `${base}${path}`, body);
 
 async function createUser(extra: Record<string, unknown> = {}) {
   const res = await send("post", "/Users", { schemas: [USER], userName: unique("user"), ...extra });

@@ -39,10 +39,7 @@ afterAll(async () => {
 });
 
 const send = (method: "post" | "put" | "patch", path: string, body: unknown) =>
-  t.request[method](`${base}${path}`)
-    .set(t.okta)
-    .set("Content-Type", "application/scim+json")
-    .send(JSON.stringify(body));
+  t.send(method, `${base}${path}`, body);
 const get = (path: string) => t.request.get(`${base}${path}`).set(t.okta);
 const patch = (path: string, Operations: unknown[]) => send("patch", path, { schemas: [PATCH], Operations });
 

@@ -28,6 +28,7 @@ export async function createScimTestApp(name: string, overrides: Partial<ConfigI
   });
   const request = supertest(app);
   const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
+  const okta = auth(OKTA_TOKEN);
   return {
     app,
     config,
@@ -36,8 +37,15 @@ export async function createScimTestApp(name: string, overrides: Partial<ConfigI
     directory,
     notified,
     request,
-    okta: auth(OKTA_TOKEN),
+    okta,
     entra: auth(ENTRA_TOKEN),
+    /** A SCIM write as identity providers send it: a JSON body as application/scim+json, okta's token unless `as` says otherwise. */
+    send(method: "post" | "put" | "patch", url: string, body: unknown, as: Record<string, string> = okta) {
+      return request[method](url)
+        .set(as)
+        .set("Content-Type", "application/scim+json")
+        .send(JSON.stringify(body));
+    },
     async close() {
       await deleteKeys(redis, prefix);
       await redis.quit();
