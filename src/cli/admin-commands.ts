@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { describeFetchFailure } from "./fetch-failure.js";
 
 /**
  * The CLI's admin commands: `status`, `resync`, `reconcile`, `dead-letters`. They talk to the admin
@@ -255,7 +256,7 @@ function client(values: Values, io: CliIo): Client {
         const reason =
           (err as Error).name === "TimeoutError"
             ? `no answer within ${timeoutMs} ms`
-            : (err as Error).message;
+            : describeFetchFailure(err);
         throw new RequestError(`cannot reach ${url}: ${reason}`, true);
       }
       let parsed: Record<string, unknown> = {};
