@@ -7,8 +7,14 @@
  * Earlier rounds: hook-probes-e.test.ts, hook-probes-i.test.ts, test/e2e/hooks/.
  */
 import { randomUUID } from "node:crypto";
+import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HookMetrics } from "../../src/hooks/hook-metrics.js";
+import { HookStateStore } from "../../src/hooks/hook-state-store.js";
+import { SignedEventsService } from "../../src/hooks/signed-events-service.js";
 import { signWebhook } from "../../src/hooks/standard-webhooks.js";
+import { createLogger } from "../../src/observability/logger.js";
+import { toCanonicalGroup, toCanonicalUser } from "../../src/scim/canonical-resource.js";
 import { EVENTS_SECRET, type HooksTestApp, createHooksTestApp } from "../integration/hooks/hooks-test-app.js";
 
 const USER = "urn:ietf:params:scim:schemas:core:2.0:User";
@@ -116,5 +122,76 @@ describe("signed deliveries whose user.deleted spares someone else", () => {
     ]);
     expect(await t.user({ userName: newcomer })).toBeNull();
     expect((await t.group({ displayName: name }))?.resource.externalId).toBe(keptExt);
+  });
+});
+
+describe("a refused signed delivery is seen by the operator, not only by its sender", () => {
+  it("its bad events are counted malformed or rejected in scim_bridge_hook_events_total; its good ones are not counted applied", async () => {
+    const holder = { externalId: ext("holder"), userName: unique("holder") };
+    expect((await postSigned(upsert(holder.userName, { externalId: holder.externalId }))).status).toBe(200);
+    const before = {
+      malformed: await t.counter({ hook: "events", outcome: "malformed" }),
+      rejected: await t.counter({ hook: "events", outcome: "rejected", event_type: "user.upserted" }),
+      applied: await t.counter({ hook: "events", outcome: "applied" }),
+    };
+    const res = await postSigned({
+      events: [
+        upsert(unique("fine"), { externalId: ext("fine") }),
+        { type: "user.upserted", data: { schemas: [USER], externalId: ext("nameless") } },
+        upsert(holder.userName, { externalId: ext("someone-else") }),
+      ],
+    });
+    expect(res.status).toBe(400);
+    expect(await t.counter({ hook: "events", outcome: "malformed" })).toBe(before.malformed + 1);
+    expect(await t.counter({ hook: "events", outcome: "rejected", event_type: "user.upserted" })).toBe(
+      before.rejected + 1,
+    );
+    expect(await t.counter({ hook: "events", outcome: "applied" })).toBe(before.applied);
+  });
+
+  it("one warn line names the refused events by index and outcome, and holds no userName", async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        lines.push(
+          ...chunk
+            .toString()
+            .split("\n")
+            .filter((l: string) => l.trim()),
+        );
+        done();
+      },
+    });
+    const service = new SignedEventsService({
+      directory: t.directory,
+      state: new HookStateStore(t.redis, t.prefix),
+      metrics: new HookMetrics(),
+      logger: createLogger("info", {}, sink),
+      canon: { user: toCanonicalUser, group: (body) => toCanonicalGroup(body).resource },
+    });
+    const taken = unique("taken");
+    await service.handleDelivery("okta", `msg_${randomUUID()}`, upsert(taken, { externalId: ext("taken") }));
+    const secret = unique("secret");
+    await expect(
+      service.handleDelivery("okta", `msg_${randomUUID()}`, {
+        events: [upsert(secret), { type: "nonsense" }, upsert(taken, { externalId: ext("other") })],
+      }),
+    ).rejects.toThrow(/2 events of the delivery are invalid/);
+    const refused = lines.map((l) => JSON.parse(l)).filter((l) => /refused/.test(l.msg));
+    expect(refused).toHaveLength(1);
+    expect(refused[0]).toMatchObject({
+      level: 40,
+      source: "okta",
+      hook: "events",
+      events: 3,
+      refused: [
+        { index: 1, outcome: "malformed" },
+        { index: 2, outcome: "rejected" },
+      ],
+    });
+    for (const line of lines) {
+      expect(line).not.toContain(secret);
+      expect(line).not.toContain(taken);
+    }
   });
 });
