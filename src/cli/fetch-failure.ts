@@ -57,6 +57,10 @@ export function describeFetchFailure(err: unknown): string {
     default:
       break;
   }
+  if (message === "bad port") {
+    // The Fetch standard's blocked ports (6000 for X11, 10080, 6665-6669 for IRC, ...).
+    return "Node's fetch refuses this port (one of the Fetch standard's blocked ports): serve the admin API on another port (PORT or admin.port)";
+  }
   if (code && CERTIFICATE_CODES.has(code)) {
     return `TLS certificate not trusted (${code}${message ? `: ${message}` : ""}); NODE_EXTRA_CA_CERTS names a CA file to trust`;
   }

@@ -53,6 +53,15 @@ describe("probes k: the CLI says why it cannot reach the bridge", () => {
     expect(res.stderr).toMatch(/TLS|SSL|certificate|EPROTO/i);
   });
 
+  it("a port Node's fetch refuses (6000, X11): exit 1, says the port is blocked and what to do", async () => {
+    const url = "http://127.0.0.1:6000";
+    const res = await runCli(url, ["status"]);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain(`cannot reach ${url}`);
+    expect(res.stderr).toMatch(/blocked ports/);
+    expect(res.stderr).toMatch(/another port/);
+  });
+
   it("a wrong admin token: exit 1 with the API's 401 and its message, nothing else needed", async () => {
     const res = await runCli(h.bridge.url as string, ["status"], { SCIM_BRIDGE_ADMIN_TOKEN: "not-a-token" });
     expect(res.code).toBe(1);
