@@ -62,6 +62,28 @@ describe("probes k: the CLI says why it cannot reach the bridge", () => {
     expect(res.stderr).toMatch(/another port/);
   });
 
+  it("a --url without http:// (host:port, a bare name) is a usage error (exit 2) naming the form, not 'cannot reach'", async () => {
+    for (const url of [
+      "127.0.0.1:8080",
+      "localhost:8080",
+      "bridge.example.com",
+      "ftp://bridge.example.com",
+    ]) {
+      const res = await runCli(url, ["status"]);
+      expect(res.code, url).toBe(2);
+      expect(res.stderr, url).toContain("--url must be the bridge's http:// or https:// URL");
+      expect(res.stderr, url).not.toContain("cannot reach");
+    }
+  });
+
+  it("a --url pasted with the admin API's path (…/admin/v1) reaches the bridge", async () => {
+    for (const suffix of ["/admin/v1", "/admin/v1/", "/"]) {
+      const res = await runCli(`${h.bridge.url as string}${suffix}`, ["status"]);
+      expect(res.stderr, suffix).toBe("");
+      expect(res.code, suffix).toBe(0);
+    }
+  });
+
   it("a wrong admin token: exit 1 with the API's 401 and its message, nothing else needed", async () => {
     const res = await runCli(h.bridge.url as string, ["status"], { SCIM_BRIDGE_ADMIN_TOKEN: "not-a-token" });
     expect(res.code).toBe(1);
