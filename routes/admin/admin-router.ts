@@ -123,6 +123,15 @@ export function createAdminRouter(deps: AdminRouterDeps): Router {
       res.setHeader("Retry-After", "1");
       return sendError(res, 503, "unavailable", "Redis is unavailable; retry when /readyz answers 200");
     }
+    if (err?.type === "entity.too.large") {
+      // As the SCIM and webhook routes answer it: the code says what is wrong, the message the limit.
+      return sendError(
+        res,
+        413,
+        "payload_too_large",
+        `Request body larger than ${err.limit} bytes (server.bodyLimit)`,
+      );
+    }
     const status =
       typeof err?.status === "number" && err.status >= 400 && err.status < 500 ? err.status : 500;
     if (status === 500) {

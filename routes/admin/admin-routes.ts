@@ -22,6 +22,7 @@ import {
   retriedSchema,
   retryRequestSchema,
   runSchema,
+  sourcesSchema,
   statusResponseSchema,
   userLookupQuerySchema,
 } from "./admin-schemas.js";
@@ -76,6 +77,7 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     operationId: "listSources",
     summary: "Configured sources with their directory counts",
     role: "viewer",
+    response: sourcesSchema,
     handle: async ({ service }) => ({ sources: await service.sources() }),
   },
   ...(["users", "groups"] as const).map(

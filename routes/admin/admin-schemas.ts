@@ -99,14 +99,23 @@ export const statusResponseSchema = z.object({
     ),
 });
 
+/** Who settled a held run or resync, and when. */
+const settled = {
+  settledBy: z.string().optional().describe("The admin token's name that confirmed or discarded it"),
+  settledAt: z.string().optional(),
+};
+
 export const runSchema = z.object({
+  id: z.string().describe("The same as runId"),
   runId: z.string(),
   source: z.string(),
   state,
   dryRun: z.boolean(),
   trigger: z.enum(["schedule", "admin"]),
+  requestedBy: z.string().optional().describe("The admin token's name that started it (admin runs)"),
   counts,
   samples: z.record(z.string(), z.array(driftEntry)),
+  sampleSize: z.number().int().describe("At most this many samples are kept per class"),
   guard: guard.optional(),
   repairs: z.object({
     entities: z.number().describe("Entities to resync (enqueued once applied)"),
@@ -120,20 +129,51 @@ export const runSchema = z.object({
   startedAt: z.string().optional(),
   finishedAt: z.string().optional(),
   durationMs: z.number().optional(),
+  phaseMs: z
+    .record(z.string(), z.number())
+    .optional()
+    .describe("Time spent per pass (platform users, groups, directory), ms"),
+  attributeSlice: z
+    .object({ slice: z.number().int(), slices: z.number().int() })
+    .optional()
+    .describe("Attribute values were read for the users of this slice (all of them when slices is 1)"),
   error: z.string().optional(),
+  ...settled,
+  supersededBy: z
+    .string()
+    .optional()
+    .describe("A held scheduled run discarded by a newer held scheduled run of its source (that run's id)"),
 });
 
 export const resyncSchema = z.object({
   id: z.string(),
   source: z.string(),
   state,
+  scope: z
+    .union([
+      z.object({ all: z.literal(true) }),
+      z.object({ users: z.array(z.string()), groups: z.array(z.string()) }),
+    ])
+    .describe("Everything, or the named bridge ids"),
+  requestedBy: z.string().optional().describe("The admin token's name that started it"),
   total: z.number().int(),
   enqueued: z.number().int(),
   unknown: z.array(z.string()),
   guard: guard.optional(),
+  withheld: z
+    .number()
+    .int()
+    .optional()
+    .describe("Confirmed: deprovisionings found beyond those the admin was shown, not applied"),
+  heldAgainAs: z.string().optional().describe("The held resync that waits with the withheld ones"),
+  heldFrom: z.string().optional().describe("The confirmed resync whose withheld ones this one holds"),
   outcome: outcome.optional(),
   error: z.string().optional(),
   createdAt: z.string(),
+  startedAt: z.string().optional(),
+  finishedAt: z.string().optional(),
+  durationMs: z.number().optional(),
+  ...settled,
 });
 
 export const pageOf = (item: z.ZodType) => z.object({ total: z.number().int(), items: z.array(item) });
@@ -158,6 +198,10 @@ export const auditEntrySchema = z.object({
   action: z.string(),
   target: z.string().optional(),
   outcome: z.enum(["accepted", "refused", "failed"]),
+  details: z
+    .record(z.string(), z.union([z.string(), z.number(), z.boolean()]))
+    .optional()
+    .describe("What the action asked (a dry run, a resync's scope), never a token"),
 });
 
 export const entityStatusSchema = z.object({
@@ -166,6 +210,12 @@ export const entityStatusSchema = z.object({
   id: z.string(),
   desired: z.record(z.string(), z.unknown()).nullable(),
   deletedAtSource: z.boolean(),
+  generation: z
+    .number()
+    .int()
+    .nullable()
+    .describe("The directory's generation of the entity (each change at the source adds one)"),
+  memberCount: z.number().int().optional().describe("Groups: members in the directory"),
   state: z.enum(["pending", "synced", "retrying", "dead"]),
   platformId: z.string().nullable(),
   lastApplied: z.object({ generation: z.number(), at: z.string().nullable() }).nullable(),
@@ -210,5 +260,19 @@ export const resyncStartedSchema = z.object({
 });
 
 export const retriedSchema = z.object({ retried: z.number().int().describe("Dead letters taken back") });
+
+/** GET /sources. */
+export const sourcesSchema = z.object({
+  sources: z.array(
+    z.object({
+      id: z.string(),
+      target: z.union([z.literal("workspace"), z.record(z.string(), z.unknown())]),
+      onDelete: z.enum(["deactivate", "delete"]),
+      attributes: z.array(z.string()).describe("Platform attribute names the source maps"),
+      users: z.number().int(),
+      groups: z.number().int(),
+    }),
+  ),
+});
 
 export const discardedSchema = z.object({ discarded: z.literal(true) });

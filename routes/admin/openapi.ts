@@ -63,6 +63,14 @@ export function buildOpenApi(routes: readonly AdminRoute[], version: string): Re
         "403": { description: "The token's role does not allow this", ...error },
         "404": { description: "Not found", ...error },
         ...(route.method === "post" ? { "409": { description: "Wrong state", ...error } } : {}),
+        ...(route.method !== "get"
+          ? { "413": { description: "Body larger than server.bodyLimit", ...error } }
+          : {}),
+        "500": { description: "Internal error (its log line carries the x-request-id)", ...error },
+        "503": {
+          description: "Redis is unavailable; retry when /readyz answers 200 (Retry-After)",
+          ...error,
+        },
       },
     };
   }

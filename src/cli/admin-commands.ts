@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { describeFetchFailure } from "./fetch-failure.js";
 
 /**
  * The CLI's admin commands: `status`, `resync`, `reconcile`, `dead-letters`. They talk to the admin
@@ -228,12 +229,36 @@ function checkForm(
   if (rest.some((arg) => arg === "")) throw new UsageError(`${command}: an argument is empty`);
 }
 
+/**
+ * The bridge's base URL from --url: an http:// or https:// URL, or a usage error (exit 2) before
+ * any request. `bridge:8080` or `localhost:8080` without a scheme would otherwise be "cannot reach"
+ * (exit 1, as if the bridge were down). The admin API's own path, pasted from the docs
+ * (`…/admin/v1`), is taken off: requests add it.
+ */
+function baseUrl(raw: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    parsed = new URL("invalid:");
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+    throw new UsageError(
+      `--url must be the bridge's http:// or https:// URL, e.g. http://127.0.0.1:8080 (got ${raw})`,
+    );
+  }
+  if (parsed.search !== "" || parsed.hash !== "") {
+    throw new UsageError(`--url takes no query or fragment (got ${raw})`);
+  }
+  return raw.replace(/\/+$/, "").replace(/\/admin\/v1$/, "");
+}
+
 interface Client {
   call(method: string, path: string, body?: unknown): Promise<Record<string, unknown>>;
 }
 
 function client(values: Values, io: CliIo): Client {
-  const url = (values.url ?? `http://127.0.0.1:${io.env.PORT ?? "8080"}`).replace(/\/$/, "");
+  const url = baseUrl(values.url ?? `http://127.0.0.1:${io.env.PORT ?? "8080"}`);
   const token = values.token ?? io.env.SCIM_BRIDGE_ADMIN_TOKEN;
   if (!token) throw new UsageError("an admin token is needed: --token or SCIM_BRIDGE_ADMIN_TOKEN");
   return {
@@ -255,7 +280,7 @@ function client(values: Values, io: CliIo): Client {
         const reason =
           (err as Error).name === "TimeoutError"
             ? `no answer within ${timeoutMs} ms`
-            : (err as Error).message;
+            : describeFetchFailure(err);
         throw new RequestError(`cannot reach ${url}: ${reason}`, true);
       }
       let parsed: Record<string, unknown> = {};

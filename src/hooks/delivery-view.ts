@@ -98,11 +98,17 @@ class KindView {
     return { ref };
   }
 
-  /** A delete matched by externalId, then by name (as the service applies it). */
+  /**
+   * A delete matched by externalId, then by name (as the service applies it). Found by name, an
+   * entity of another externalId is someone else: the service spares it, so it keeps its name here
+   * too (a later upsert may not take the name, a member may still name it).
+   */
   async delete(externalId: string | undefined, name: string | undefined): Promise<void> {
-    const ref =
-      (externalId !== undefined ? await this.byExternalId(externalId) : null) ??
-      (name !== undefined ? await this.byName(name) : null);
+    let ref = externalId !== undefined ? await this.byExternalId(externalId) : null;
+    if (!ref && name !== undefined) {
+      const byName = await this.byName(name);
+      if (byName && maySameEntity(externalId, (await this.keysOf(byName))?.externalId)) ref = byName;
+    }
     if (ref) await this.setKeys(ref, null);
   }
 }

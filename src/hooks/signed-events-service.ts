@@ -45,6 +45,10 @@ export interface SignedDeliveryResult {
   changed: number;
 }
 
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
 function typeOf(event: SignedEvent): string {
   return event.type;
 }
@@ -102,8 +106,12 @@ export class SignedEventsService {
   private async applyDelivery(source: string, body: unknown): Promise<SignedDeliveryResult> {
     const { metrics, logger } = this.deps;
     const { parsed, errors } = parseSignedItems(body, this.deps.canon);
+    const malformed = new Set(errors.map((e) => e.index));
     errors.push(...(await this.validateAgainstDirectory(source, parsed)));
-    if (errors.length > 0) throw new InvalidDeliveryError(errors.sort((a, b) => a.index - b.index));
+    if (errors.length > 0) {
+      this.countRefused(source, body, errors, malformed);
+      throw new InvalidDeliveryError(errors.sort((a, b) => a.index - b.index));
+    }
     const events = parsed.map((p) => p.event);
     let changed = 0;
     for (const event of events) {
@@ -113,6 +121,33 @@ export class SignedEventsService {
     }
     logger.info({ source, hook: "events", events: events.length, changed }, "signed event delivery applied");
     return { status: "applied", events: events.length, changed };
+  }
+
+  /**
+   * A refused delivery is seen by the operator too, not only by its sender: each bad event is
+   * counted (`malformed`: not a valid event; `rejected`: refused by the directory, e.g. a name
+   * another entity holds) and one warn line names the bad events by index and outcome. The
+   * messages stay out of the line: they may quote what the sender wrote; the sender has them.
+   */
+  private countRefused(source: string, body: unknown, errors: ItemError[], malformed: Set<number>): void {
+    const items = isRecord(body) && Array.isArray(body.events) ? body.events : [body];
+    const outcomes = new Map<number, "malformed" | "rejected">();
+    for (const { index } of errors) {
+      if (outcomes.has(index)) continue;
+      const outcome = malformed.has(index) ? "malformed" : "rejected";
+      outcomes.set(index, outcome);
+      const type = (items[index] as { type?: unknown } | undefined)?.type;
+      this.deps.metrics.count(source, "events", typeof type === "string" ? type : "", outcome);
+    }
+    this.deps.logger.warn(
+      {
+        source,
+        hook: "events",
+        events: items.length,
+        refused: [...outcomes].sort(([a], [b]) => a - b).map(([index, outcome]) => ({ index, outcome })),
+      },
+      "signed event delivery refused (400); nothing of it was applied",
+    );
   }
 
   /**
