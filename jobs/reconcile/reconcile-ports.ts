@@ -9,6 +9,7 @@ import type { BulkUserAction, PlatformClient } from "../../src/platform/platform
 import type { EntityRef } from "../../src/scim/scim-types.js";
 import type { DeadLetterRetryState } from "../../src/sync/dead-letter-retry.js";
 import type { OwnerScope } from "../../src/sync/sync-keys.js";
+import type { JobLease } from "../job-lease.js";
 import type { SettleOptions } from "./repair-settlement.js";
 
 /** What reconciliation reads of the sync side (RedisSyncStateStore plus a bulk owner lookup). */
@@ -73,4 +74,11 @@ export interface ReconcileDeps {
    * successive runs check successive slices. Default 2000.
    */
   maxAttributeChecksPerRun?: number;
+  /**
+   * The job the run is processed under (per job, set by processReconcileJob): checked before each
+   * chunk of the run's Redis work, so that a run whose job was handed back to the queue (a forced
+   * close) or moved on (its lock ran out) stops here, quietly, while the next holder runs it.
+   * Without it (tests, the benchmark) the run never stops for that.
+   */
+  lease?: JobLease;
 }

@@ -47,6 +47,11 @@ export class RunContext {
     };
   }
 
+  /** Throws JobHandedOn when this process no longer holds the run's job (ReconcileDeps.lease). */
+  async stillHeld(): Promise<void> {
+    await this.deps.lease?.check();
+  }
+
   get pageSize(): number {
     return this.deps.pageSize ?? 100;
   }

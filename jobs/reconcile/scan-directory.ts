@@ -26,6 +26,7 @@ export async function scanDirectory(ctx: RunContext, kind: EntityKind): Promise<
   // Ids only: pages of 1000 (one SMISMEMBER each); unseen ones are rare and read individually.
   for await (const ids of directory.scanIds(source, kind, 1000)) {
     if (ids.length === 0) continue;
+    await ctx.stillHeld();
     const seen = await redis.smismember(seenKey, ...ids);
     const unseen = ids.filter((_id, index) => seen[index] !== 1);
     if (unseen.length === 0) continue;

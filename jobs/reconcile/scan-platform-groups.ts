@@ -34,6 +34,7 @@ export async function scanWorkspaceGroups(ctx: RunContext): Promise<void> {
   const { platform, state, redis } = ctx.deps;
   const source = ctx.run.source;
   for await (const page of readAhead(batches(platform.listGroups({ pageSize: 100 }), ctx.pageSize))) {
+    await ctx.stillHeld();
     const owners = await state.ownersOf(
       "group",
       page.map((group) => group.id),
@@ -115,6 +116,7 @@ export async function scanEmbedGroups(ctx: RunContext): Promise<void> {
   if (target === "workspace") return;
   for await (const tenant of tenantsOf(ctx)) {
     for await (const page of readAhead(batches(unlessGone(platform.listEmbedGroups(tenant)), ctx.pageSize))) {
+      await ctx.stillHeld();
       const owners = await state.ownersOf(
         "embed",
         page.map((group) => `${tenant}/${group.id}`),
