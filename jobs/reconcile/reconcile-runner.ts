@@ -192,6 +192,28 @@ export async function settleRun(deps: ReconcileDeps, runId: string): Promise<Tra
 }
 
 /**
+ * The slice of users whose attribute values a run reads (attribute-slices.ts), for a workspace
+ * source that maps attributes (undefined otherwise). A real run takes the source's next turn; a dry
+ * run reads the slice the next run will read, and takes no turn: it reports what that run applies,
+ * and dry runs between scheduled runs do not keep those on the same slices.
+ */
+async function takeAttributeSlice(
+  deps: ReconcileDeps,
+  run: ReconcileRun,
+): Promise<{ slice: number; slices: number } | undefined> {
+  const source = deps.config.sources[run.source];
+  if (!source || source.target !== "workspace" || Object.keys(source.attributes).length === 0)
+    return undefined;
+  const slices = attributeSlices(
+    await deps.directory.countEntities(run.source, "user"),
+    deps.maxAttributeChecksPerRun ?? 2000,
+  );
+  const turnKey = deps.runs.key(`attribute-turn:${run.source}`);
+  const turn = run.dryRun ? Number((await deps.redis.get(turnKey)) ?? 0) + 1 : await deps.redis.incr(turnKey);
+  return { slice: turn % slices, slices };
+}
+
+/**
  * Runs a queued reconciliation: streams the platform and the directory, classifies every
  * difference, then (unless dry-run) applies the repairs, or holds them all when the
  * deprovisioning guard trips (invariant 8). Memory stays flat: working sets live in Redis.
@@ -205,24 +227,16 @@ export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<
   const startedMs = Date.now();
   let run: TrackedRun = { ...queued, state: "running", startedAt: new Date(startedMs).toISOString() };
   await deps.lease?.check();
+  // Taken when the run first starts and kept on its record: a run started over (a rolling deploy
+  // handed its job back, or it stalled) reads the same slice, so the source's runs skip none.
+  const attributeSlice = queued.attributeSlice ?? (await takeAttributeSlice(deps, queued));
+  if (attributeSlice) run = { ...run, attributeSlice };
   if (!(await deps.runs.transition(run, ["queued", "running"]))) return deps.runs.get(runId);
   const log = deps.logger.child({ module: "reconcile", runId, source: run.source });
   let ctx: RunContext | undefined;
   try {
     ctx = new RunContext(deps, run);
-    if (Object.keys(ctx.source.attributes).length > 0 && ctx.isWorkspace) {
-      const slices = attributeSlices(
-        await deps.directory.countEntities(run.source, "user"),
-        deps.maxAttributeChecksPerRun ?? 2000,
-      );
-      // A dry run reads the slice the next run will read, and takes no turn: it reports what that
-      // run applies, and dry runs between scheduled runs do not keep those on the same slices.
-      const turnKey = deps.runs.key(`attribute-turn:${run.source}`);
-      const turn = run.dryRun
-        ? Number((await deps.redis.get(turnKey)) ?? 0) + 1
-        : await deps.redis.incr(turnKey);
-      ctx.attributeSlice = { slice: turn % slices, slices };
-    }
+    if (attributeSlice) ctx.attributeSlice = attributeSlice;
     await ctx.stillHeld();
     await deps.redis.del(
       ctx.keys.seenUsers,
