@@ -17,7 +17,12 @@ import { classifyOwnedUsers, desiredOf } from "./scan-platform-users.js";
  * The identity provider does not stop while a run streams: a user or group whose sync created it
  * on the platform after the listing had passed the page it lands on is there all the same. So an
  * unseen entity with a platform id is read once more on the platform before it is called deleted
- * behind the bridge's back (unseen ones are rare); found, it is classified as if listed.
+ * behind the bridge's back; found, it is classified as if listed. Every one whose sync recorded
+ * it after the run started (or records none yet) is read; of the others (a listing that shifted
+ * under deletions skips one now and then), at most `maxUnseenRereads` a run: a platform wiped
+ * behind the bridge would otherwise cost one read per user. The rest are taken as the listing found
+ * them (deletedBehind): their repair is a resync, which reads the platform first and writes only
+ * what differs, so one that is there after all is neither created again nor deprovisioned.
  */
 export async function scanDirectory(ctx: RunContext, kind: EntityKind): Promise<void> {
   const { directory, redis, state } = ctx.deps;
@@ -39,6 +44,7 @@ export async function scanDirectory(ctx: RunContext, kind: EntityKind): Promise<
               return applied?.platformId ?? null;
             }),
           );
+    const recent = await syncedDuringRun(ctx, kind, unseen, platformIds);
     const inactiveUnknown: string[] = [];
     for (let start = 0; start < unseen.length; start += LOOKS_AT_ONCE) {
       await Promise.all(
@@ -50,7 +56,12 @@ export async function scanDirectory(ctx: RunContext, kind: EntityKind): Promise<
               : desiredOf(await directory.snapshotGroup(source, id));
           const platformId = platformIds[start + offset] ?? undefined;
           if (kind === "user" && platformId && desired.state === "present") ctx.ownedUsers += 1;
-          if (desired.state === "present" && platformId && (await classifyLanded(ctx, ref, platformId)))
+          if (
+            desired.state === "present" &&
+            platformId &&
+            (recent[start + offset] || ctx.takeReread()) &&
+            (await classifyLanded(ctx, ref, platformId))
+          )
             return;
           const result = classifyUnseen({ desired, platformId });
           if (kind === "user" && !platformId && desired.state === "present") {
@@ -65,6 +76,33 @@ export async function scanDirectory(ctx: RunContext, kind: EntityKind): Promise<
     await countAdoptedDeactivations(ctx, inactiveUnknown);
     await ctx.flush();
   }
+}
+
+/** How far another process's clock may lag behind this one's (sync times against the run's start). */
+const CLOCK_SKEW_MS = 60_000;
+
+/**
+ * Which of the unseen entities (those with a platform id) a sync recorded after the run started,
+ * or has recorded no finished sync for yet (one creating it right now records its platform id
+ * first): those may have landed on the platform after the listing passed their page.
+ */
+async function syncedDuringRun(
+  ctx: RunContext,
+  kind: EntityKind,
+  ids: readonly string[],
+  platformIds: ReadonlyArray<string | null | undefined>,
+): Promise<boolean[]> {
+  const lastSyncedAt = ctx.deps.state.lastSyncedAt?.bind(ctx.deps.state);
+  const withId = ids.flatMap((id, index) => (platformIds[index] ? [{ id, index }] : []));
+  const recent = ids.map(() => true);
+  if (!lastSyncedAt || withId.length === 0) return recent;
+  const since = Date.parse(ctx.run.startedAt ?? "") - CLOCK_SKEW_MS;
+  const at = await lastSyncedAt(withId.map(({ id }) => ({ source: ctx.run.source, kind, id })));
+  withId.forEach(({ index }, i) => {
+    const synced = at[i];
+    recent[index] = synced === null || synced === undefined || !(synced < since);
+  });
+  return recent;
 }
 
 /** Unseen entities looked at together (each costs a platform read when it has a platform id). */
