@@ -1,11 +1,12 @@
 import type { AppliedGroup, AppliedEmbedGroup } from "../../src/mapping/plan-types.js";
+import type { EmbedGroup } from "../../src/platform/platform-types.js";
 import { classifyUnseen } from "../../src/reconcile/classify-user.js";
 import type { EntityKind, EntityRef } from "../../src/scim/scim-types.js";
 import { caseFold } from "../../src/scim/case-fold.js";
 import { refKey } from "../../src/scim/scim-types.js";
 import { isPlatformFailure } from "../../src/sync/sync-error.js";
 import type { RunContext } from "./run-context.js";
-import { classifyOwnedWorkspaceGroup } from "./scan-platform-groups.js";
+import { classifyOwnedEmbedGroup, classifyOwnedWorkspaceGroup } from "./scan-platform-groups.js";
 import { classifyOwnedUsers, desiredOf } from "./scan-platform-users.js";
 
 /**
@@ -112,7 +113,8 @@ const LOOKS_AT_ONCE = 100;
  * An unseen entity's platform object read once more: when it is there after all (created or
  * adopted by a sync after the listing had passed its page, or skipped by a listing that shifted
  * under deletions), it is classified as the listing would have classified it, and true is
- * answered. An embed group found is left for the next run (its members are not read here).
+ * answered. An embed group found has its members read as the listing's do: those it keeps count as
+ * kept by the deprovisioning guard (a member the run takes out of another group is not deprovisioned).
  */
 async function classifyLanded(ctx: RunContext, ref: EntityRef, platformId: string): Promise<boolean> {
   const { platform, state } = ctx.deps;
@@ -133,13 +135,17 @@ async function classifyLanded(ctx: RunContext, ref: EntityRef, platformId: strin
   }
   const tenant = (await state.getApplied<AppliedEmbedGroup>(ref))?.tenant;
   if (!tenant) return false;
+  let group: EmbedGroup | null;
   try {
-    return (await platform.getEmbedGroup(tenant, platformId)) !== null;
+    group = await platform.getEmbedGroup(tenant, platformId);
   } catch (err) {
     // A tenant gone with its groups (see unlessGone in scan-platform-groups.ts).
     if (isPlatformFailure(err, "not_found")) return false;
     throw err;
   }
+  if (!group || (await state.ownersOf("embed", [`${tenant}/${platformId}`]))[0] !== refKey(ref)) return false;
+  await classifyOwnedEmbedGroup(ctx, tenant, group, ref);
+  return true;
 }
 
 /**
