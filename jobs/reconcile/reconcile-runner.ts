@@ -202,8 +202,7 @@ async function takeAttributeSlice(
   run: ReconcileRun,
 ): Promise<{ slice: number; slices: number } | undefined> {
   const source = deps.config.sources[run.source];
-  if (!source || source.target !== "workspace" || Object.keys(source.attributes).length === 0)
-    return undefined;
+  if (source?.target !== "workspace" || Object.keys(source.attributes).length === 0) return undefined;
   const slices = attributeSlices(
     await deps.directory.countEntities(run.source, "user"),
     deps.maxAttributeChecksPerRun ?? 2000,
