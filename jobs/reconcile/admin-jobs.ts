@@ -102,6 +102,7 @@ export async function startAdminJobs(options: AdminJobsOptions): Promise<AdminJo
   const workers: Worker[] = [];
   // The runs' and resyncs' platform, frozen on a forced close: a job handed back to the queue is
   // no longer worked on here (nor failed by the shutdown) while the next process runs it again.
+  // Their Redis work stops too: each checks its job's lock before each chunk (jobs/job-lease.ts).
   const gate = options.platform ? gatePlatform(options.platform) : undefined;
   const held = new HeldJobs();
   if (gate) {

@@ -85,9 +85,12 @@ export async function applyRepairs(input: {
   logger: Logger;
   chunk: number;
   adoptable?: AdoptionCheck;
+  /** Before each chunk: throws when the run is to stop here (its job handed on: JobLease). */
+  beforeChunk?: () => Promise<void>;
 }): Promise<{ entities: number; orphanDeactivations: number }> {
   let entities = 0;
   for await (const keys of scanSet(input.redis, input.repairsKey, input.chunk)) {
+    await input.beforeChunk?.();
     const refs: EntityRef[] = [];
     for (const key of keys) {
       try {
@@ -103,6 +106,7 @@ export async function applyRepairs(input: {
   for await (const ids of scanSet(input.redis, input.orphansKey, 100)) {
     for (let start = 0; start < ids.length; start += 100) {
       const chunk = ids.slice(start, start + 100);
+      await input.beforeChunk?.();
       const owners = await input.state.ownersOf("user", chunk);
       const unowned = chunk.filter((_id, index) => !owners[index]);
       if (unowned.length === 0) continue;

@@ -9,6 +9,7 @@ import type { BulkUserAction, PlatformClient } from "../../src/platform/platform
 import type { EntityRef } from "../../src/scim/scim-types.js";
 import type { DeadLetterRetryState } from "../../src/sync/dead-letter-retry.js";
 import type { OwnerScope } from "../../src/sync/sync-keys.js";
+import type { JobLease } from "../job-lease.js";
 import type { SettleOptions } from "./repair-settlement.js";
 
 /** What reconciliation reads of the sync side (RedisSyncStateStore plus a bulk owner lookup). */
@@ -34,6 +35,12 @@ export interface ReconcileSyncState {
    * is newer than the one its status says was applied). Without it, any dirty entity is taken as so.
    */
   changedSinceSync?(ref: EntityRef): Promise<boolean>;
+  /**
+   * When each entity's sync last recorded it synced (ms since the epoch; null: no record of a
+   * sync, or none finished). Which unseen entities a run reads again before calling them deleted
+   * behind (scan-directory.ts). Without it, every entity is taken as synced a moment ago.
+   */
+  lastSyncedAt?(refs: readonly EntityRef[]): Promise<Array<number | null>>;
   /** The dead letters a run that applies its repairs hands over to a resync, once (src/sync/dead-letter-retry.ts). */
   deadLetters: DeadLetterRetryState;
 }
@@ -73,4 +80,17 @@ export interface ReconcileDeps {
    * successive runs check successive slices. Default 2000.
    */
   maxAttributeChecksPerRun?: number;
+  /**
+   * Unseen entities with a platform id that a run reads once more on the platform before calling
+   * them deleted behind, beside those synced since the run started (always read: scan-directory.ts).
+   * Past it, the rest are taken as the listing found them. Default 100.
+   */
+  maxUnseenRereads?: number;
+  /**
+   * The job the run is processed under (per job, set by processReconcileJob): checked before each
+   * chunk of the run's Redis work, so that a run whose job was handed back to the queue (a forced
+   * close) or moved on (its lock ran out) stops here, quietly, while the next holder runs it.
+   * Without it (tests, the benchmark) the run never stops for that.
+   */
+  lease?: JobLease;
 }

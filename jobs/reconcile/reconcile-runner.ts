@@ -7,6 +7,7 @@ import { DRIFT_CLASSES } from "../../src/reconcile/reconcile-types.js";
 import { type RepairOutcome, type TrackedRun, startedOutcome } from "../../src/admin/repair-outcome.js";
 import { resyncTransientDeadLetters } from "../../src/sync/dead-letter-retry.js";
 import { type AdoptionCheck, applyRepairs } from "./apply-repairs.js";
+import { isJobHandedOn } from "../job-lease.js";
 import { failureLogFields } from "./failure-log-fields.js";
 import type { ReconcileDeps } from "./reconcile-ports.js";
 import {
@@ -93,6 +94,7 @@ async function applyAndCount(
     logger: log,
     chunk: deps.repairChunk ?? 500,
     adoptable: heldByAWorkspaceSource(deps),
+    beforeChunk: () => ctx.stillHeld(),
   });
   if (deps.registry) {
     recordDrift(deps.registry, "repaired", run.source, { orphans: applied.orphanDeactivations });
@@ -100,6 +102,7 @@ async function applyAndCount(
   // Dead letters of transient failures (an outage longer than the jobs' attempts) are synced again
   // too, drift or not (src/sync/dead-letter-retry.ts); not tracked as the run's repairs, and a
   // failure here does not fail the run (its repairs are applied; the next run tries again).
+  await ctx.stillHeld();
   try {
     const deadLetters = await resyncTransientDeadLetters(
       deps.state.deadLetters,
@@ -164,6 +167,7 @@ export async function settleRun(deps: ReconcileDeps, runId: string): Promise<Tra
   if (!run || !isSettling(run) || !deps.settle) return run;
   const previous = run.repairs.outcome as RepairOutcome;
   const log = deps.logger.child({ module: "reconcile", runId, source: run.source });
+  await deps.lease?.check();
   const { outcome, syncedBits } = await settlePass(deps.settle, deps.runs.settleKeys(runId), previous);
   if (deps.registry && syncedBits.length > 0) {
     recordDrift(deps.registry, "repaired", run.source, classCounts(syncedBits));
@@ -175,6 +179,7 @@ export async function settleRun(deps: ReconcileDeps, runId: string): Promise<Tra
   } else if (sameProgress(outcome, previous)) {
     return run;
   }
+  await deps.lease?.check();
   if (!(await deps.runs.transition(next, ["running"]))) return deps.runs.get(runId);
   if (done) {
     countRun(deps, next, true);
@@ -184,6 +189,27 @@ export async function settleRun(deps: ReconcileDeps, runId: string): Promise<Tra
     else log.info(fields, "reconcile: repairs settled");
   }
   return next;
+}
+
+/**
+ * The slice of users whose attribute values a run reads (attribute-slices.ts), for a workspace
+ * source that maps attributes (undefined otherwise). A real run takes the source's next turn; a dry
+ * run reads the slice the next run will read, and takes no turn: it reports what that run applies,
+ * and dry runs between scheduled runs do not keep those on the same slices.
+ */
+async function takeAttributeSlice(
+  deps: ReconcileDeps,
+  run: ReconcileRun,
+): Promise<{ slice: number; slices: number } | undefined> {
+  const source = deps.config.sources[run.source];
+  if (source?.target !== "workspace" || Object.keys(source.attributes).length === 0) return undefined;
+  const slices = attributeSlices(
+    await deps.directory.countEntities(run.source, "user"),
+    deps.maxAttributeChecksPerRun ?? 2000,
+  );
+  const turnKey = deps.runs.key(`attribute-turn:${run.source}`);
+  const turn = run.dryRun ? Number((await deps.redis.get(turnKey)) ?? 0) + 1 : await deps.redis.incr(turnKey);
+  return { slice: turn % slices, slices };
 }
 
 /**
@@ -199,24 +225,18 @@ export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<
   if (isSettling(queued)) return queued;
   const startedMs = Date.now();
   let run: TrackedRun = { ...queued, state: "running", startedAt: new Date(startedMs).toISOString() };
+  await deps.lease?.check();
+  // Taken when the run first starts and kept on its record: a run started over (a rolling deploy
+  // handed its job back, or it stalled) reads the same slice, so the source's runs skip none.
+  const attributeSlice = queued.attributeSlice ?? (await takeAttributeSlice(deps, queued));
+  if (attributeSlice) run = { ...run, attributeSlice };
   if (!(await deps.runs.transition(run, ["queued", "running"]))) return deps.runs.get(runId);
   const log = deps.logger.child({ module: "reconcile", runId, source: run.source });
   let ctx: RunContext | undefined;
   try {
     ctx = new RunContext(deps, run);
-    if (Object.keys(ctx.source.attributes).length > 0 && ctx.isWorkspace) {
-      const slices = attributeSlices(
-        await deps.directory.countEntities(run.source, "user"),
-        deps.maxAttributeChecksPerRun ?? 2000,
-      );
-      // A dry run reads the slice the next run will read, and takes no turn: it reports what that
-      // run applies, and dry runs between scheduled runs do not keep those on the same slices.
-      const turnKey = deps.runs.key(`attribute-turn:${run.source}`);
-      const turn = run.dryRun
-        ? Number((await deps.redis.get(turnKey)) ?? 0) + 1
-        : await deps.redis.incr(turnKey);
-      ctx.attributeSlice = { slice: turn % slices, slices };
-    }
+    if (attributeSlice) ctx.attributeSlice = attributeSlice;
+    await ctx.stillHeld();
     await deps.redis.del(
       ctx.keys.seenUsers,
       ctx.keys.seenGroups,
@@ -242,6 +262,7 @@ export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<
       if (current.isWorkspace) await scanDirectory(current, "user");
       await scanDirectory(current, "group");
     });
+    await ctx.stillHeld();
     await ctx.flush();
     if (!ctx.isWorkspace) await countEmbedDeprovisions(ctx);
 
@@ -277,6 +298,7 @@ export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<
       run = await afterApply(deps, ctx, run, applied);
       if (run.state === "succeeded") run = { ...run, ...finished(startedMs) };
     }
+    await ctx.stillHeld();
     await dropWorkingSets(
       deps,
       ctx,
@@ -292,6 +314,8 @@ export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<
     log.info({ counts: run.counts, state: run.state, durationMs: run.durationMs }, "reconcile: run finished");
     return run;
   } catch (err) {
+    // Handed on: the next holder runs it (and owns its working sets and its record from here).
+    if (isJobHandedOn(err)) throw err;
     const message = err instanceof Error ? err.message : String(err);
     log.error(failureLogFields(err), "reconcile: run failed");
     if (ctx) await dropWorkingSets(deps, ctx, "none").catch(() => undefined);
@@ -346,16 +370,19 @@ export async function applyConfirmedRun(deps: ReconcileDeps, runId: string): Pro
   if (isSettling(queued)) return queued;
   let run: TrackedRun = { ...queued, state: "running" };
   // Applying again after a crash is harmless: resyncs and deactivations are idempotent.
+  await deps.lease?.check();
   if (!(await deps.runs.transition(run, ["queued", "running"]))) return deps.runs.get(runId);
   const log = deps.logger.child({ module: "reconcile", runId, source: run.source });
   try {
     const ctx = new RunContext(deps, run);
     const applied = await applyAndCount(deps, ctx, run, log);
     run = await afterApply(deps, ctx, run, applied);
+    await ctx.stillHeld();
     if (isSettling(run)) await deps.redis.del(ctx.keys.orphans, ctx.keys.seenUsers, ctx.keys.seenGroups);
     else await deps.runs.dropOwnedKeys(runId);
     log.info({ repairs: run.repairs }, "reconcile: confirmed run applied");
   } catch (err) {
+    if (isJobHandedOn(err)) throw err;
     run = { ...run, state: "failed", error: err instanceof Error ? err.message : String(err) };
     log.error(failureLogFields(err), "reconcile: applying a confirmed run failed");
   }

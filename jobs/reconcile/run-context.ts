@@ -17,6 +17,8 @@ export class RunContext {
   readonly keys: Record<keyof typeof RUN_KEYS, string>;
   /** Users this source owns on the platform: seen in the listing, or recorded but deleted behind. */
   ownedUsers = 0;
+  /** Unseen entities not synced during the run that it may still read again (scan-directory.ts). */
+  rereadsLeft: number;
   /** Which users get their attribute values read in this run (see attribute-slices.ts). */
   attributeSlice = { slice: 0, slices: 1 };
   private repairBuffer: string[] = [];
@@ -32,6 +34,7 @@ export class RunContext {
     if (!source) throw new Error(`unknown source ${run.source}`);
     this.source = source;
     this.report = new DriftReport(run.sampleSize);
+    this.rereadsLeft = deps.maxUnseenRereads ?? 100;
     this.keys = {
       repairs: deps.runs.key(run.runId, RUN_KEYS.repairs),
       orphans: deps.runs.key(run.runId, RUN_KEYS.orphans),
@@ -45,6 +48,18 @@ export class RunContext {
       embedRemoved: deps.runs.key(run.runId, RUN_KEYS.embedRemoved),
       adoptable: deps.runs.key(run.runId, RUN_KEYS.adoptable),
     };
+  }
+
+  /** Whether the run may read one more unseen entity again (and counts it): see rereadsLeft. */
+  takeReread(): boolean {
+    if (this.rereadsLeft <= 0) return false;
+    this.rereadsLeft -= 1;
+    return true;
+  }
+
+  /** Throws JobHandedOn when this process no longer holds the run's job (ReconcileDeps.lease). */
+  async stillHeld(): Promise<void> {
+    await this.deps.lease?.check();
   }
 
   get pageSize(): number {

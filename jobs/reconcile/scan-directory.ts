@@ -1,11 +1,12 @@
 import type { AppliedGroup, AppliedEmbedGroup } from "../../src/mapping/plan-types.js";
+import type { EmbedGroup } from "../../src/platform/platform-types.js";
 import { classifyUnseen } from "../../src/reconcile/classify-user.js";
 import type { EntityKind, EntityRef } from "../../src/scim/scim-types.js";
 import { caseFold } from "../../src/scim/case-fold.js";
 import { refKey } from "../../src/scim/scim-types.js";
 import { isPlatformFailure } from "../../src/sync/sync-error.js";
 import type { RunContext } from "./run-context.js";
-import { classifyOwnedWorkspaceGroup } from "./scan-platform-groups.js";
+import { classifyOwnedEmbedGroup, classifyOwnedWorkspaceGroup } from "./scan-platform-groups.js";
 import { classifyOwnedUsers, desiredOf } from "./scan-platform-users.js";
 
 /**
@@ -17,7 +18,12 @@ import { classifyOwnedUsers, desiredOf } from "./scan-platform-users.js";
  * The identity provider does not stop while a run streams: a user or group whose sync created it
  * on the platform after the listing had passed the page it lands on is there all the same. So an
  * unseen entity with a platform id is read once more on the platform before it is called deleted
- * behind the bridge's back (unseen ones are rare); found, it is classified as if listed.
+ * behind the bridge's back; found, it is classified as if listed. Every one whose sync recorded
+ * it after the run started (or records none yet) is read; of the others (a listing that shifted
+ * under deletions skips one now and then), at most `maxUnseenRereads` a run: a platform wiped
+ * behind the bridge would otherwise cost one read per user. The rest are taken as the listing found
+ * them (deletedBehind): their repair is a resync, which reads the platform first and writes only
+ * what differs, so one that is there after all is neither created again nor deprovisioned.
  */
 export async function scanDirectory(ctx: RunContext, kind: EntityKind): Promise<void> {
   const { directory, redis, state } = ctx.deps;
@@ -26,6 +32,7 @@ export async function scanDirectory(ctx: RunContext, kind: EntityKind): Promise<
   // Ids only: pages of 1000 (one SMISMEMBER each); unseen ones are rare and read individually.
   for await (const ids of directory.scanIds(source, kind, 1000)) {
     if (ids.length === 0) continue;
+    await ctx.stillHeld();
     const seen = await redis.smismember(seenKey, ...ids);
     const unseen = ids.filter((_id, index) => seen[index] !== 1);
     if (unseen.length === 0) continue;
@@ -38,6 +45,7 @@ export async function scanDirectory(ctx: RunContext, kind: EntityKind): Promise<
               return applied?.platformId ?? null;
             }),
           );
+    const recent = await syncedDuringRun(ctx, kind, unseen, platformIds);
     const inactiveUnknown: string[] = [];
     for (let start = 0; start < unseen.length; start += LOOKS_AT_ONCE) {
       await Promise.all(
@@ -49,7 +57,12 @@ export async function scanDirectory(ctx: RunContext, kind: EntityKind): Promise<
               : desiredOf(await directory.snapshotGroup(source, id));
           const platformId = platformIds[start + offset] ?? undefined;
           if (kind === "user" && platformId && desired.state === "present") ctx.ownedUsers += 1;
-          if (desired.state === "present" && platformId && (await classifyLanded(ctx, ref, platformId)))
+          if (
+            desired.state === "present" &&
+            platformId &&
+            (recent[start + offset] || ctx.takeReread()) &&
+            (await classifyLanded(ctx, ref, platformId))
+          )
             return;
           const result = classifyUnseen({ desired, platformId });
           if (kind === "user" && !platformId && desired.state === "present") {
@@ -66,6 +79,33 @@ export async function scanDirectory(ctx: RunContext, kind: EntityKind): Promise<
   }
 }
 
+/** How far another process's clock may lag behind this one's (sync times against the run's start). */
+const CLOCK_SKEW_MS = 60_000;
+
+/**
+ * Which of the unseen entities (those with a platform id) a sync recorded after the run started,
+ * or has recorded no finished sync for yet (one creating it right now records its platform id
+ * first): those may have landed on the platform after the listing passed their page.
+ */
+async function syncedDuringRun(
+  ctx: RunContext,
+  kind: EntityKind,
+  ids: readonly string[],
+  platformIds: ReadonlyArray<string | null | undefined>,
+): Promise<boolean[]> {
+  const lastSyncedAt = ctx.deps.state.lastSyncedAt?.bind(ctx.deps.state);
+  const withId = ids.flatMap((id, index) => (platformIds[index] ? [{ id, index }] : []));
+  const recent = ids.map(() => true);
+  if (!lastSyncedAt || withId.length === 0) return recent;
+  const since = Date.parse(ctx.run.startedAt ?? "") - CLOCK_SKEW_MS;
+  const at = await lastSyncedAt(withId.map(({ id }) => ({ source: ctx.run.source, kind, id })));
+  withId.forEach(({ index }, i) => {
+    const synced = at[i];
+    recent[index] = synced === null || synced === undefined || !(synced < since);
+  });
+  return recent;
+}
+
 /** Unseen entities looked at together (each costs a platform read when it has a platform id). */
 const LOOKS_AT_ONCE = 100;
 
@@ -73,7 +113,8 @@ const LOOKS_AT_ONCE = 100;
  * An unseen entity's platform object read once more: when it is there after all (created or
  * adopted by a sync after the listing had passed its page, or skipped by a listing that shifted
  * under deletions), it is classified as the listing would have classified it, and true is
- * answered. An embed group found is left for the next run (its members are not read here).
+ * answered. An embed group found has its members read as the listing's do: those it keeps count as
+ * kept by the deprovisioning guard (a member the run takes out of another group is not deprovisioned).
  */
 async function classifyLanded(ctx: RunContext, ref: EntityRef, platformId: string): Promise<boolean> {
   const { platform, state } = ctx.deps;
@@ -94,13 +135,17 @@ async function classifyLanded(ctx: RunContext, ref: EntityRef, platformId: strin
   }
   const tenant = (await state.getApplied<AppliedEmbedGroup>(ref))?.tenant;
   if (!tenant) return false;
+  let group: EmbedGroup | null;
   try {
-    return (await platform.getEmbedGroup(tenant, platformId)) !== null;
+    group = await platform.getEmbedGroup(tenant, platformId);
   } catch (err) {
     // A tenant gone with its groups (see unlessGone in scan-platform-groups.ts).
     if (isPlatformFailure(err, "not_found")) return false;
     throw err;
   }
+  if (!group || (await state.ownersOf("embed", [`${tenant}/${platformId}`]))[0] !== refKey(ref)) return false;
+  await classifyOwnedEmbedGroup(ctx, tenant, group, ref);
+  return true;
 }
 
 /**

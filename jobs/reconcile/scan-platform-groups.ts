@@ -4,7 +4,7 @@ import { platformGroupName } from "../../src/mapping/plan-group.js";
 import type { GroupRecord } from "../../src/directory/directory-types.js";
 import { classifyPlatformGroup } from "../../src/reconcile/classify-group.js";
 import { type EntityRef, refKey } from "../../src/scim/scim-types.js";
-import type { PlatformScimGroup } from "../../src/platform/platform-types.js";
+import type { EmbedGroup, PlatformScimGroup } from "../../src/platform/platform-types.js";
 import { isPlatformFailure } from "../../src/sync/sync-error.js";
 import { redisDirtyReader } from "./deprovision-under-way.js";
 import { type RunContext, batches, readAhead } from "./run-context.js";
@@ -34,6 +34,7 @@ export async function scanWorkspaceGroups(ctx: RunContext): Promise<void> {
   const { platform, state, redis } = ctx.deps;
   const source = ctx.run.source;
   for await (const page of readAhead(batches(platform.listGroups({ pageSize: 100 }), ctx.pageSize))) {
+    await ctx.stillHeld();
     const owners = await state.ownersOf(
       "group",
       page.map((group) => group.id),
@@ -109,12 +110,12 @@ async function* unlessGone<T>(items: AsyncIterable<T>): AsyncIterable<T> {
  * tenant, and members (embed users by externalId: the source's active members).
  */
 export async function scanEmbedGroups(ctx: RunContext): Promise<void> {
-  const { platform, state, directory, redis } = ctx.deps;
+  const { platform, state, redis } = ctx.deps;
   const source = ctx.run.source;
-  const target = ctx.source.target;
-  if (target === "workspace") return;
+  if (ctx.source.target === "workspace") return;
   for await (const tenant of tenantsOf(ctx)) {
     for await (const page of readAhead(batches(unlessGone(platform.listEmbedGroups(tenant)), ctx.pageSize))) {
+      await ctx.stillHeld();
       const owners = await state.ownersOf(
         "embed",
         page.map((group) => `${tenant}/${group.id}`),
@@ -126,40 +127,54 @@ export async function scanEmbedGroups(ctx: RunContext): Promise<void> {
       });
       if (mine.length === 0) continue;
       await redis.sadd(ctx.keys.seenGroups, ...mine.map((entry) => entry.ref.id));
-      for (const { group, ref } of mine) {
-        const snapshot = await directory.snapshotGroup(source, ref.id);
-        const record = snapshot?.desired ?? null;
-        const wantTenant = record ? resolveEmbedTenant(target, record.resource.displayName) : null;
-        const actual: string[] = [];
-        for await (const member of unlessGone(platform.listEmbedGroupMembers(tenant, group.id)))
-          actual.push(member.externalId);
-        const expected = record ? await expectedEmbedMembers(ctx, record) : undefined;
-        await recordEmbedMembership(ctx, {
-          tenant,
-          actual,
-          desired: desiredOf(snapshot).state,
-          wantTenant,
-          expected,
-          underWay: await removalsUnderWay(ctx, ref, tenant),
-        });
-        const result = classifyPlatformGroup({
-          owner: "this",
-          desired: desiredOf(snapshot),
-          platformName: group.name,
-          // A group whose tenant changed at the source counts as changed (the sync moves it).
-          expectedName: record
-            ? wantTenant === tenant
-              ? platformGroupName(ctx.source.groupPrefix, record.resource.displayName)
-              : `(in tenant ${wantTenant ?? "none"})`
-            : undefined,
-          expectedMembers: expected,
-          actualMembers: record ? actual : undefined,
-        });
-        ctx.record(result, { kind: "group", id: ref.id, platformId: group.id }, refKey(ref));
-      }
+      for (const { group, ref } of mine) await classifyOwnedEmbedGroup(ctx, tenant, group, ref);
       await ctx.flush();
     }
   }
+}
+
+/**
+ * Classifies one embed group of `tenant` this source owns (listed, or read again:
+ * scan-directory.ts): name, tenant and members against the desired state, and records for the
+ * deprovisioning guard what its repair does to its members (recordEmbedMembership).
+ */
+export async function classifyOwnedEmbedGroup(
+  ctx: RunContext,
+  tenant: string,
+  group: EmbedGroup,
+  ref: EntityRef,
+): Promise<void> {
+  const target = ctx.source.target;
+  if (target === "workspace") return;
+  const snapshot = await ctx.deps.directory.snapshotGroup(ctx.run.source, ref.id);
+  const record = snapshot?.desired ?? null;
+  const wantTenant = record ? resolveEmbedTenant(target, record.resource.displayName) : null;
+  const actual: string[] = [];
+  for await (const member of unlessGone(ctx.deps.platform.listEmbedGroupMembers(tenant, group.id)))
+    actual.push(member.externalId);
+  const expected = record ? await expectedEmbedMembers(ctx, record) : undefined;
+  await recordEmbedMembership(ctx, {
+    tenant,
+    actual,
+    desired: desiredOf(snapshot).state,
+    wantTenant,
+    expected,
+    underWay: await removalsUnderWay(ctx, ref, tenant),
+  });
+  const result = classifyPlatformGroup({
+    owner: "this",
+    desired: desiredOf(snapshot),
+    platformName: group.name,
+    // A group whose tenant changed at the source counts as changed (the sync moves it).
+    expectedName: record
+      ? wantTenant === tenant
+        ? platformGroupName(ctx.source.groupPrefix, record.resource.displayName)
+        : `(in tenant ${wantTenant ?? "none"})`
+      : undefined,
+    expectedMembers: expected,
+    actualMembers: record ? actual : undefined,
+  });
+  ctx.record(result, { kind: "group", id: ref.id, platformId: group.id }, refKey(ref));
 }
 
 /**

@@ -41,6 +41,7 @@ export async function scanPlatformUsers(ctx: RunContext): Promise<void> {
   const source = ctx.run.source;
   const policy = { onDelete: ctx.source.onDelete, orphans: ctx.deps.config.reconcile.orphans };
   for await (const page of readAhead(batches(platform.listUsers({ pageSize: 100 }), ctx.pageSize))) {
+    await ctx.stillHeld();
     const owners = await state.ownersOf(
       "user",
       page.map((user) => user.id),

@@ -31,6 +31,11 @@ export function reconcileSyncState(
     countOwnedUsers: (source) => store.countPlatformIds(source),
     queuedLifecycle: async (platformId) => (await store.getLifecycle(platformId))?.entry.action ?? null,
     changedSinceSync: (ref) => store.changedSinceSync(ref),
+    lastSyncedAt: async (refs) =>
+      (await store.getStatuses(refs)).map((status) => {
+        const at = status?.lastSyncedAt ? Date.parse(status.lastSyncedAt) : Number.NaN;
+        return Number.isNaN(at) ? null : at;
+      }),
     deadLetters: store,
   };
 }

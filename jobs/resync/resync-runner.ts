@@ -11,6 +11,7 @@ import { evaluateGuard } from "../../src/reconcile/deprovision-guard.js";
 import type { ResyncOperation } from "../../src/reconcile/reconcile-run.js";
 import { type EntityKind, type EntityRef, parseRefKey, refKey } from "../../src/scim/scim-types.js";
 import { type DirtyReader, syncDeprovisionsItself } from "../reconcile/deprovision-under-way.js";
+import { type JobLease, isJobHandedOn } from "../job-lease.js";
 import { failureLogFields } from "../reconcile/failure-log-fields.js";
 import type { ReconcileSyncState, ResyncRequester } from "../reconcile/reconcile-ports.js";
 import {
@@ -56,6 +57,13 @@ export interface ResyncDeps {
    * and ends `succeeded` only when none failed (`outcome`). Without it, it ends once enqueued.
    */
   settle?: SettleOptions;
+  /**
+   * The job the resync is processed under (per job, set by processResyncJob): checked before each
+   * chunk of its Redis work, so that a resync whose job was handed back to the queue (a forced
+   * close) or moved on (its lock ran out) stops here, quietly, while the next holder runs it: no
+   * second fan-out, no second writer of its record, no held set read after the other dropped it.
+   */
+  lease?: JobLease;
 }
 
 const MAX_UNKNOWN_LISTED = 100;
@@ -181,6 +189,7 @@ async function plannedDeprovisions(
   if (deps.config.sources[op.source]?.target !== "workspace") return plannedEmbedDeprovisions(deps, op);
   let planned = 0;
   for await (const ids of targets(deps, op, "user")) {
+    await deps.lease?.check();
     const found = await deprovisionCandidates(deps, op.source, ids);
     await deps.resyncs.addHeld(op.id, found);
     planned += found.length;
@@ -313,6 +322,7 @@ async function plannedEmbedDeprovisions(
 ): Promise<{ planned: number; owned?: number }> {
   const done = new Set<string>();
   for await (const ids of embedScopeGroups(deps, op)) {
+    await deps.lease?.check();
     for (const id of ids) {
       if (done.has(id)) continue;
       if (!("all" in op.scope)) done.add(id);
@@ -323,6 +333,7 @@ async function plannedEmbedDeprovisions(
     }
   }
   const leaving = await embedUsersLeaving(deps, op);
+  await deps.lease?.check();
   await deps.resyncs.addHeld(op.id, leaving);
   const { planned, onPlatform } = await deps.resyncs.countEmbedDeprovisions(op.id);
   const synced = await deps.state.countEmbedUsers?.(op.source);
@@ -345,6 +356,7 @@ async function fanOut(
   const embed = deps.config.sources[op.source]?.target !== "workspace";
   for (const kind of ["user", "group"] as const) {
     for await (const ids of targets(deps, current, kind)) {
+      await deps.lease?.check();
       let known = ids;
       if (!("all" in current.scope)) {
         const present = await Promise.all(ids.map((id) => exists(deps, current.source, kind, id)));
@@ -367,12 +379,15 @@ async function fanOut(
       }
       if (known.length > 0) {
         const refs = known.map((id) => ({ source: current.source, kind, id }));
+        await deps.lease?.check();
         await deps.requestResync(refs);
         // After the request (the entities are dirty by now): a pass never takes one for settled
         // on the strength of a sync that came before it.
         if (deps.settle) await deps.resyncs.track(current.id, refs.map(refKey));
       }
       current = { ...current, enqueued: current.enqueued + known.length };
+      // Its progress is the next holder's to write once the job was handed on meanwhile.
+      await deps.lease?.check();
       await deps.resyncs.transition(current, ["running"]);
     }
   }
@@ -489,6 +504,7 @@ export async function runResync(
   } else {
     op = { ...op, total: op.scope.users.length + op.scope.groups.length };
   }
+  await deps.lease?.check();
   if (!(await deps.resyncs.transition(op, ["queued", "running"]))) return deps.resyncs.get(id);
   const log = deps.logger.child({ module: "resync", operationId: id, source: op.source });
   try {
@@ -498,6 +514,7 @@ export async function runResync(
       const owned = counted.owned ?? (await deps.state.countOwnedUsers(op.source));
       const guard = evaluateGuard(planned, owned, deps.config.reconcile.maxDeprovisionShare);
       op = { ...op, guard };
+      await deps.lease?.check();
       if (guard.tripped) {
         log.warn(
           { planned, owned },
@@ -511,6 +528,7 @@ export async function runResync(
     }
     const fanned = await fanOut(deps, op, phase === "apply");
     op = fanned.op;
+    await deps.lease?.check();
     if (fanned.withheld.length > 0 || fanned.withheldGroups.ids.length > 0) {
       op = await holdAgain(deps, op, fanned.withheld, fanned.withheldGroups, log);
     }
@@ -530,6 +548,8 @@ export async function runResync(
       durationMs: Date.now() - startedMs,
     };
   } catch (err) {
+    // Handed on: the next holder runs it (and owns its record and held set from here).
+    if (isJobHandedOn(err)) throw err;
     op = {
       ...op,
       state: "failed",
@@ -557,6 +577,7 @@ export async function settleResync(deps: ResyncDeps, id: string): Promise<Tracke
   const op = await deps.resyncs.get(id);
   if (!op || !isResyncSettling(op) || !deps.settle) return op;
   const previous = op.outcome as RepairOutcome;
+  await deps.lease?.check();
   const { outcome } = await settlePass(deps.settle, deps.resyncs.settleKeys(id), previous);
   const done = outcome.settled || stalled(deps.settle, outcome);
   let next: TrackedResync = { ...op, outcome };
@@ -565,6 +586,7 @@ export async function settleResync(deps: ResyncDeps, id: string): Promise<Tracke
   } else if (sameProgress(outcome, previous)) {
     return op;
   }
+  await deps.lease?.check();
   if (!(await deps.resyncs.transition(next, ["running"]))) return deps.resyncs.get(id);
   if (done) {
     await deps.resyncs.dropOwnedKeys(id);

@@ -1,0 +1,52 @@
+import type { Job } from "bullmq";
+
+/**
+ * This process no longer holds the job it was running: a forced close handed it back to the queue
+ * (HeldJobs.handBack, job-hand-back.ts), or its lock ran out and the stalled check moved it on. The
+ * next holder runs it again from its start; this process stops where it is, quietly: it records
+ * no failure (the run or resync is not over) and writes nothing more of it.
+ */
+export class JobHandedOn extends Error {
+  constructor(jobId: string | undefined) {
+    super(`job ${jobId ?? "?"} is no longer held by this process`);
+    this.name = "JobHandedOn";
+  }
+}
+
+/** What a run's or resync's processor answers for a job this process no longer holds. */
+export const HANDED_ON = "handed_on";
+
+/** Whether the error says the job was handed on (JobHandedOn). */
+export function isJobHandedOn(err: unknown): err is JobHandedOn {
+  return err instanceof JobHandedOn;
+}
+
+/**
+ * What a run or resync checks before each chunk of its Redis-only work (a platform call of a frozen
+ * job never returns, but Redis work would go on in the closing process while the next process runs
+ * the same job: two fan-outs, two writers of the same record).
+ */
+export interface JobLease {
+  /** Throws JobHandedOn when this process no longer holds the job. */
+  check(): Promise<void>;
+}
+
+/**
+ * The lease of a job taken with `token`: held while its lock key still holds that token. Checking
+ * extends the lock by `lockDurationMs` (as the worker's lock renewal does; BullMQ's extendLock
+ * answers 0 once the lock is gone or another holder's). A Redis failure here is no answer: the
+ * work that follows meets it and fails as it would have.
+ */
+export function jobLease(job: Job, token: string, lockDurationMs = 30_000): JobLease {
+  return {
+    async check() {
+      let extended: number;
+      try {
+        extended = await job.extendLock(token, lockDurationMs);
+      } catch {
+        return;
+      }
+      if (extended !== 1) throw new JobHandedOn(job.id);
+    },
+  };
+}
