@@ -189,11 +189,14 @@ function applyPlain(
     if (isJsonObject(given) && isJsonObject(current)) return mergeComplex(def, current, given, label);
   }
   const v = canonicalValue(def, value, label);
+  // An attribute no schema describes (a custom extension's) is multi-valued when it holds a list:
+  // an add appends to it as to a known one, instead of replacing the list it holds.
+  const multiValued = def ? def.multiValued === true : Array.isArray(current);
   // §3.5.2.1: an add adds values; [] or null adds none and leaves the attribute as it is.
-  if (def?.multiValued && op === "add" && v === undefined) return current;
-  if (def?.multiValued && op === "add" && Array.isArray(v)) {
+  if (multiValued && op === "add" && v === undefined) return current;
+  if (multiValued && op === "add") {
     let out = Array.isArray(current) ? [...current] : [];
-    for (const el of v) {
+    for (const el of Array.isArray(v) ? v : [v as Json]) {
       const at = out.findIndex((old) => sameElement(old, el, def));
       if (at >= 0)
         out[at] = isJsonObject(out[at]) && isJsonObject(el) ? { ...(out[at] as JsonObject), ...el } : el;

@@ -1,0 +1,83 @@
+/**
+ * Acceptance probes (round k) of the SCIM intake, as identity providers put requests on the wire
+ * (intake only, real Redis):
+ * - `add` to a list held by a custom extension (Entra ID's custom extension attributes may be
+ *   string collections; the SCIM client adds values to them): RFC 7644 §3.5.2.1 adds the values to
+ *   a multi-valued attribute; the list the user held was replaced by the values added, and the
+ *   values it held were lost for the platform's attribute mapping too.
+ * Earlier rounds: idp-probes-a/d/e/g/i/j, idp-intake-edges, scim-edges.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ScimTestApp, createScimTestApp } from "../helpers/scim-test-app.js";
+
+const USER = "urn:ietf:params:scim:schemas:core:2.0:User";
+const PATCH = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
+/** A custom extension named as Entra ID documents them (urn:...:extension:<Name>:2.0:User). */
+const ACME = "urn:ietf:params:scim:schemas:extension:Acme:2.0:User";
+const base = "/scim/v2/entra";
+
+let t: ScimTestApp;
+let n = 0;
+const unique = (stem: string) => `${stem}.k${++n}@example.com`;
+const q = (filter: string) => encodeURIComponent(filter);
+
+beforeAll(async () => {
+  t = await createScimTestApp("acceptance-idp-probes-k");
+});
+afterAll(async () => {
+  await t.close();
+});
+
+const send = (method: "post" | "put" | "patch", path: string, body: unknown) =>
+  t.request[method](`${base}${path}`)
+    .set(t.entra)
+    .set("Content-Type", "application/scim+json")
+    .send(JSON.stringify(body));
+const get = (path: string) => t.request.get(`${base}${path}`).set(t.entra);
+const patch = (path: string, Operations: unknown[]) => send("patch", path, { schemas: [PATCH], Operations });
+
+type Resource = { id: string; meta: { version: string }; schemas: string[] } & Record<string, unknown>;
+
+async function created(res: { status: number; body: unknown }): Promise<Resource> {
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body as Resource;
+}
+
+describe("lists held by a custom extension (Entra ID custom extension attributes)", () => {
+  it("Add of values to the list keeps the values the user holds (RFC 7644 §3.5.2.1), by path and without", async () => {
+    const user = await created(
+      await send("post", "/Users", {
+        schemas: [USER, ACME],
+        userName: unique("otherMails"),
+        [ACME]: { otherMails: ["ada@home.example"], costCenter: "4711" },
+      }),
+    );
+    const added = await patch(`/Users/${user.id}`, [
+      { op: "Add", path: `${ACME}:otherMails`, value: ["ada@club.example"] },
+    ]);
+    expect(added.status, JSON.stringify(added.body)).toBe(200);
+    expect(added.body[ACME]).toEqual({
+      otherMails: ["ada@home.example", "ada@club.example"],
+      costCenter: "4711",
+    });
+    const noPath = await patch(`/Users/${user.id}`, [
+      { op: "Add", value: { [`${ACME}:otherMails`]: ["ada@choir.example"] } },
+    ]);
+    expect(noPath.status, JSON.stringify(noPath.body)).toBe(200);
+    expect(noPath.body[ACME].otherMails).toEqual(["ada@home.example", "ada@club.example", "ada@choir.example"]);
+    // Stored so: read back, and found by each value it holds.
+    const read = await get(`/Users/${user.id}`);
+    expect(read.body[ACME].otherMails).toHaveLength(3);
+    const found = await get(`/Users?filter=${q(`${ACME}:otherMails eq "ada@home.example"`)}`);
+    expect(found.body.Resources.map((r: Resource) => r.id)).toEqual([user.id]);
+    // A value already held is not added twice, and a remove by value takes out that one alone.
+    const again = await patch(`/Users/${user.id}`, [
+      { op: "Add", path: `${ACME}:otherMails`, value: ["ada@club.example"] },
+    ]);
+    expect(again.headers.etag).toBe(noPath.headers.etag);
+    const removed = await patch(`/Users/${user.id}`, [
+      { op: "Remove", path: `${ACME}:otherMails`, value: ["ada@club.example"] },
+    ]);
+    expect(removed.body[ACME].otherMails).toEqual(["ada@home.example", "ada@choir.example"]);
+  });
+});
