@@ -188,6 +188,9 @@ function applyPlain(
     const given = Array.isArray(value) && value.length === 1 ? value[0] : value;
     if (isJsonObject(given) && isJsonObject(current)) return mergeComplex(def, current, given, label);
   }
+  // An attribute no schema describes that holds an object (a custom extension's complex one) is
+  // complex: an object value sets the sub-attributes it names, as for `name` (RFC 7644 §3.5.2.3).
+  if (!def && isJsonObject(value) && isJsonObject(current)) return mergeComplex(undefined, current, value, label);
   const v = canonicalValue(def, value, label);
   // An attribute no schema describes (a custom extension's) is multi-valued when it holds a list:
   // an add appends to it as to a known one, instead of replacing the list it holds.
@@ -215,15 +218,21 @@ function applyPlain(
  * whole value first, the null left `{}`, which cleared the entire name.) Returns the new value,
  * undefined when nothing is left.
  */
-function mergeComplex(def: AttrDef, current: JsonObject, value: JsonObject, label: string): Json | undefined {
+function mergeComplex(
+  def: AttrDef | undefined,
+  current: JsonObject,
+  value: JsonObject,
+  label: string,
+): Json | undefined {
   const merged: JsonObject = { ...current };
   for (const [key, sub] of Object.entries(value)) {
     if (key === "__proto__") continue;
-    const name = def.sub?.get(key.toLowerCase())?.name ?? key;
+    const name = def?.sub?.get(key.toLowerCase())?.name ?? key;
     const old = findKey(merged, name);
     if (old !== undefined) delete merged[old];
     if (sub !== null) merged[name] = sub;
   }
+  if (!def) return Object.keys(merged).length === 0 ? undefined : merged;
   return canonicalValue(def, merged, label);
 }
 

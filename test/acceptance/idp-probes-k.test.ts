@@ -4,7 +4,10 @@
  * - `add` to a list held by a custom extension (Entra ID's custom extension attributes may be
  *   string collections; the SCIM client adds values to them): RFC 7644 §3.5.2.1 adds the values to
  *   a multi-valued attribute; the list the user held was replaced by the values added, and the
- *   values it held were lost for the platform's attribute mapping too.
+ *   values it held were lost for the platform's attribute mapping too;
+ * - a replace of an object held by a custom extension with some of its sub-attributes (RFC 7644
+ *   §3.5.2.3: the others are left unchanged): the object was replaced whole, and a sub-attribute
+ *   sent as null was stored as null.
  * Earlier rounds: idp-probes-a/d/e/g/i/j, idp-intake-edges, scim-edges.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -79,5 +82,26 @@ describe("lists held by a custom extension (Entra ID custom extension attributes
       { op: "Remove", path: `${ACME}:otherMails`, value: ["ada@club.example"] },
     ]);
     expect(removed.body[ACME].otherMails).toEqual(["ada@home.example", "ada@choir.example"]);
+  });
+
+  it("Replace of an object with some of its sub-attributes leaves the others (RFC 7644 §3.5.2.3); null clears one", async () => {
+    const user = await created(
+      await send("post", "/Users", {
+        schemas: [USER, ACME],
+        userName: unique("site"),
+        [ACME]: { site: { city: "Berlin", zip: "10115", building: "B2" } },
+      }),
+    );
+    const replaced = await patch(`/Users/${user.id}`, [
+      { op: "Replace", path: `${ACME}:site`, value: { city: "Bonn", zip: "53111" } },
+    ]);
+    expect(replaced.status, JSON.stringify(replaced.body)).toBe(200);
+    expect(replaced.body[ACME]).toEqual({ site: { city: "Bonn", zip: "53111", building: "B2" } });
+    const cleared = await patch(`/Users/${user.id}`, [
+      { op: "Replace", value: { [ACME]: { site: { building: null } } } },
+    ]);
+    expect(cleared.status, JSON.stringify(cleared.body)).toBe(200);
+    expect(cleared.body[ACME]).toEqual({ site: { city: "Bonn", zip: "53111" } });
+    expect((await get(`/Users/${user.id}`)).body[ACME]).toEqual({ site: { city: "Bonn", zip: "53111" } });
   });
 });

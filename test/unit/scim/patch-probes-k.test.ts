@@ -3,6 +3,9 @@
  * - `add` to a multi-valued attribute no schema describes (a custom extension's list, kept whole
  *   under its URN): RFC 7644 §3.5.2.1 says a new value is added to a multi-valued attribute; the
  *   list the user holds was replaced by the values added.
+ * - `add` or `replace` of an object held by a custom extension: RFC 7644 §3.5.2.3 sets the
+ *   sub-attributes given and leaves the others; the whole object was replaced, and a sub-attribute
+ *   given as null was stored as null.
  */
 import { describe, expect, it } from "vitest";
 import { normalizePatchRequest } from "../../../src/scim/dialects.js";
@@ -78,5 +81,42 @@ describe("add to a list of a custom extension (RFC 7644 §3.5.2.1: a new value i
       ]),
     );
     expect(out[ACME]).toEqual({ tags: ["z"], sites: ["berlin"], level: 4 });
+  });
+});
+
+describe("add or replace of an object held by a custom extension (RFC 7644 §3.5.2.3)", () => {
+  const stored = user({ site: { city: "Berlin", zip: "10115" }, costCenter: "4711" });
+
+  it("sets the sub-attributes the value names and leaves the others, by path and without", () => {
+    for (const op of ["add", "replace"]) {
+      expect(
+        applyUserPatch(stored, ops([{ op, path: `${ACME}:site`, value: { city: "Bonn" } }]))[ACME],
+      ).toEqual({ site: { city: "Bonn", zip: "10115" }, costCenter: "4711" });
+      expect(applyUserPatch(stored, ops([{ op, value: { [ACME]: { site: { city: "Bonn" } } } }]))[ACME]).toEqual({
+        site: { city: "Bonn", zip: "10115" },
+        costCenter: "4711",
+      });
+    }
+  });
+
+  it("a sub-attribute given as null is unassigned (RFC 7643 §2.5); nothing left, the object goes", () => {
+    expect(
+      applyUserPatch(stored, ops([{ op: "replace", path: `${ACME}:site`, value: { city: null } }]))[ACME],
+    ).toEqual({ site: { zip: "10115" }, costCenter: "4711" });
+    expect(
+      applyUserPatch(stored, ops([{ op: "replace", path: `${ACME}:site`, value: { city: null, zip: null } }]))[
+        ACME
+      ],
+    ).toEqual({ costCenter: "4711" });
+  });
+
+  it("a value that is no object, or an attribute holding none, is set as given", () => {
+    expect(applyUserPatch(stored, ops([{ op: "replace", path: `${ACME}:site`, value: "Bonn" }]))[ACME]).toEqual({
+      site: "Bonn",
+      costCenter: "4711",
+    });
+    expect(
+      applyUserPatch(stored, ops([{ op: "replace", path: `${ACME}:costCenter`, value: { code: "4712" } }]))[ACME],
+    ).toEqual({ site: { city: "Berlin", zip: "10115" }, costCenter: { code: "4712" } });
   });
 });
