@@ -190,7 +190,8 @@ function applyPlain(
   }
   // An attribute no schema describes that holds an object (a custom extension's complex one) is
   // complex: an object value sets the sub-attributes it names, as for `name` (RFC 7644 §3.5.2.3).
-  if (!def && isJsonObject(value) && isJsonObject(current)) return mergeComplex(undefined, current, value, label);
+  if (!def && isJsonObject(value) && isJsonObject(current))
+    return mergeComplex(undefined, current, value, label);
   const v = canonicalValue(def, value, label);
   // An attribute no schema describes (a custom extension's) is multi-valued when it holds a list:
   // an add appends to it as to a known one, instead of replacing the list it holds.
@@ -257,7 +258,10 @@ function applyFiltered(
       : [current];
   const hits: number[] = [];
   list.forEach((el, i) => {
-    if (isJsonObject(el) && matchesFilterWithin(path.filter!, el, table)) hits.push(i);
+    // An element of a list of plain values (a custom extension's ["a", "b"]) is its `value`: the
+    // filter `tags[value eq "a"]` selects "a" (RFC 7644 §3.5.2.2: the values matched are removed).
+    const element = isJsonObject(el) ? el : el === null ? undefined : { value: el };
+    if (element && matchesFilterWithin(path.filter!, element, table)) hits.push(i);
   });
   const sub = path.filterSub;
   const subLabel = `${label}${sub ? `.${sub}` : ""}`;
@@ -302,6 +306,10 @@ function applyFiltered(
     if (sub !== undefined) {
       out[i] = applyPlain("replace", elementDef, sub, path.filterSubDef, out[i], value, subLabel) ?? {};
     } else {
+      if (!isJsonObject(out[i]) && value !== null && !isJsonObject(value) && !Array.isArray(value)) {
+        out[i] = value; // a plain value replaced by another
+        continue;
+      }
       if (!isJsonObject(value)) throw new BadRequestError(`"${label}" needs an object value`, "invalidValue");
       const merged = op === "add" ? { ...(out[i] as JsonObject), ...value } : value;
       out[i] = canonicalValue(elementDef, merged, label) ?? {};

@@ -7,7 +7,9 @@
  *   values it held were lost for the platform's attribute mapping too;
  * - a replace of an object held by a custom extension with some of its sub-attributes (RFC 7644
  *   §3.5.2.3: the others are left unchanged): the object was replaced whole, and a sub-attribute
- *   sent as null was stored as null.
+ *   sent as null was stored as null;
+ * - a remove of one value of such a list by a value filter (`tags[value eq "b"]`, RFC 7644
+ *   §3.5.2.2): answered 200, and nothing was removed.
  * Earlier rounds: idp-probes-a/d/e/g/i/j, idp-intake-edges, scim-edges.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -103,5 +105,28 @@ describe("lists held by a custom extension (Entra ID custom extension attributes
     expect(cleared.status, JSON.stringify(cleared.body)).toBe(200);
     expect(cleared.body[ACME]).toEqual({ site: { city: "Bonn", zip: "53111" } });
     expect((await get(`/Users/${user.id}`)).body[ACME]).toEqual({ site: { city: "Bonn", zip: "53111" } });
+  });
+
+  it("Remove of one value of the list by a value filter removes that value (RFC 7644 §3.5.2.2)", async () => {
+    const user = await created(
+      await send("post", "/Users", {
+        schemas: [USER, ACME],
+        userName: unique("tags"),
+        [ACME]: { otherMails: ["grace@home.example", "grace@club.example"] },
+      }),
+    );
+    const removed = await patch(`/Users/${user.id}`, [
+      { op: "Remove", path: `${ACME}:otherMails[value eq "grace@club.example"]` },
+    ]);
+    expect(removed.status, JSON.stringify(removed.body)).toBe(200);
+    expect(removed.body[ACME]).toEqual({ otherMails: ["grace@home.example"] });
+    expect(removed.headers.etag).not.toBe(user.meta.version);
+    expect(t.notified.filter((ref) => ref.id === user.id).length).toBe(2);
+    expect((await get(`/Users/${user.id}`)).body[ACME]).toEqual({ otherMails: ["grace@home.example"] });
+    // The same value filter in a query finds the user by the value it holds, and not by the one removed.
+    const found = await get(`/Users?filter=${q(`${ACME}:otherMails[value eq "GRACE@home.example"]`)}`);
+    expect(found.body.Resources.map((r: Resource) => r.id)).toEqual([user.id]);
+    const gone = await get(`/Users?filter=${q(`${ACME}:otherMails[value eq "grace@club.example"]`)}`);
+    expect(gone.body.totalResults).toBe(0);
   });
 });

@@ -6,9 +6,14 @@
  * - `add` or `replace` of an object held by a custom extension: RFC 7644 §3.5.2.3 sets the
  *   sub-attributes given and leaves the others; the whole object was replaced, and a sub-attribute
  *   given as null was stored as null.
+ * - a value filter on a list of plain values of a custom extension (`tags[value eq "a"]`): RFC
+ *   7644 §3.5.2.2 removes the values the filter matches; nothing matched (the filter only looked
+ *   at objects), so the remove answered 200 and removed nothing, and a replace was a 400.
  */
 import { describe, expect, it } from "vitest";
 import { normalizePatchRequest } from "../../../src/scim/dialects.js";
+import { matchesFilter } from "../../../src/scim/filter-eval.js";
+import { parseFilter } from "../../../src/scim/filter-parser.js";
 import { applyUserPatch } from "../../../src/scim/patch.js";
 import type { JsonObject } from "../../../src/scim/scim-types.js";
 
@@ -118,5 +123,48 @@ describe("add or replace of an object held by a custom extension (RFC 7644 §3.5
     expect(
       applyUserPatch(stored, ops([{ op: "replace", path: `${ACME}:costCenter`, value: { code: "4712" } }]))[ACME],
     ).toEqual({ site: { city: "Berlin", zip: "10115" }, costCenter: { code: "4712" } });
+  });
+});
+
+describe("a value filter on a list of plain values of a custom extension", () => {
+  const stored = user({ tags: ["a", "b", "c"] });
+
+  it("remove removes the values it matches (RFC 7644 §3.5.2.2), in any case, and keeps the others", () => {
+    expect(applyUserPatch(stored, ops([{ op: "remove", path: `${ACME}:tags[value eq "b"]` }]))[ACME]).toEqual({
+      tags: ["a", "c"],
+    });
+    expect(
+      applyUserPatch(stored, ops([{ op: "remove", path: `${ACME}:tags[value eq "A" or value eq "c"]` }]))[ACME],
+    ).toEqual({ tags: ["b"] });
+    expect(
+      applyUserPatch(stored, ops([{ op: "remove", path: `${ACME}:tags[value ne "zzz"]` }]))[ACME],
+    ).toBeUndefined();
+  });
+
+  it("replace swaps the matching value for the one given", () => {
+    expect(
+      applyUserPatch(stored, ops([{ op: "replace", path: `${ACME}:tags[value eq "b"]`, value: "x" }]))[ACME],
+    ).toEqual({ tags: ["a", "x", "c"] });
+  });
+
+  it("a filter matching nothing removes nothing; objects of such a list are matched as before", () => {
+    expect(applyUserPatch(stored, ops([{ op: "remove", path: `${ACME}:tags[value eq "q"]` }]))[ACME]).toEqual({
+      tags: ["a", "b", "c"],
+    });
+    const badges = user({ badges: [{ type: "x", value: "1" }, "2"] });
+    expect(
+      applyUserPatch(badges, ops([{ op: "remove", path: `${ACME}:badges[type eq "x"]` }]))[ACME],
+    ).toEqual({ badges: ["2"] });
+  });
+});
+
+describe("the same value filter in a query", () => {
+  it("matches a list of plain values by its elements, in any case; null elements match nothing", () => {
+    const stored = { ...user({ tags: ["a", null, "B"] }), id: "u1" };
+    const matches = (f: string) => matchesFilter(parseFilter(f, "User"), stored);
+    expect(matches(`${ACME}:tags[value eq "b"]`)).toBe(true);
+    expect(matches(`${ACME}:tags[value eq "q"]`)).toBe(false);
+    expect(matches(`${ACME}:tags[value sw "a" or value eq "q"]`)).toBe(true);
+    expect(matches(`${ACME}:tags[value eq null]`)).toBe(false);
   });
 });
