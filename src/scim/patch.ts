@@ -193,14 +193,13 @@ function applyPlain(
   if (!def && isJsonObject(value) && isJsonObject(current))
     return mergeComplex(undefined, current, value, label);
   const v = canonicalValue(def, value, label);
-  // An attribute no schema describes (a custom extension's) is multi-valued when it holds a list:
-  // an add appends to it as to a known one, instead of replacing the list it holds.
-  const multiValued = def ? def.multiValued === true : Array.isArray(current);
-  // §3.5.2.1: an add adds values; [] or null adds none and leaves the attribute as it is.
-  if (multiValued && op === "add" && v === undefined) return current;
-  if (multiValued && op === "add") {
+  // §3.5.2.1: an add adds values; [] or null adds none and leaves the attribute as it is. A list no
+  // schema describes (a custom extension's) is set by an add instead: Entra ID sends the whole new
+  // list of a multi-valued custom attribute as an Add, and never a Remove of the values dropped.
+  if (def?.multiValued && op === "add" && v === undefined) return current;
+  if (def?.multiValued && op === "add" && Array.isArray(v)) {
     let out = Array.isArray(current) ? [...current] : [];
-    for (const el of Array.isArray(v) ? v : [v as Json]) {
+    for (const el of v) {
       const at = out.findIndex((old) => sameElement(old, el, def));
       if (at >= 0)
         out[at] = isJsonObject(out[at]) && isJsonObject(el) ? { ...(out[at] as JsonObject), ...el } : el;

@@ -1,8 +1,7 @@
 /**
  * Round k: PATCH semantics the earlier rounds left open (RFC 7644 §3.5.2), as pure functions.
- * - `add` to a multi-valued attribute no schema describes (a custom extension's list, kept whole
- *   under its URN): RFC 7644 §3.5.2.1 says a new value is added to a multi-valued attribute; the
- *   list the user holds was replaced by the values added.
+ * - `add` to a list no schema describes (a custom extension's, kept whole under its URN) sets it,
+ *   as Entra ID means it (pinned: see below; RFC 7644 §3.5.2.1 would append).
  * - `add` or `replace` of an object held by a custom extension: RFC 7644 §3.5.2.3 sets the
  *   sub-attributes given and leaves the others; the whole object was replaced, and a sub-attribute
  *   given as null was stored as null.
@@ -30,62 +29,27 @@ const user = (ext: JsonObject): JsonObject => ({
   [ACME]: ext,
 });
 
-describe("add to a list of a custom extension (RFC 7644 §3.5.2.1: a new value is added)", () => {
-  it("appends strings and objects by path, and keeps what is there", () => {
-    const stored = user({ tags: ["a"], badges: [{ type: "x", value: "1" }], level: 3 });
+describe("add to a list of a custom extension (Entra ID: the whole new list, as an Add)", () => {
+  // Entra sends a multi-valued custom attribute's new list as an Add, and no Remove of the values
+  // dropped at the source (Microsoft Q&A 1693075, "Why is Entra ID sending 'Add' Operations instead
+  // of 'Replace'"). No schema says such a list is multi-valued, so the add sets it: appended, the
+  // values the source dropped would stay for good.
+  it("sets the list by path and without, strings and objects alike", () => {
+    const stored = user({ department_ids: [{ value: "2" }], tags: ["a"], level: 3 });
     const out = applyUserPatch(
       stored,
       ops([
-        { op: "add", path: `${ACME}:tags`, value: ["b"] },
-        { op: "add", path: `${ACME}:badges`, value: [{ type: "y", value: "2" }] },
+        { op: "Add", path: `${ACME}:department_ids`, value: [{ value: "1" }] },
+        { op: "Add", value: { [`${ACME}:tags`]: ["b"] } },
       ]),
     );
-    expect(out[ACME]).toEqual({
-      tags: ["a", "b"],
-      badges: [
-        { type: "x", value: "1" },
-        { type: "y", value: "2" },
-      ],
-      level: 3,
-    });
+    expect(out[ACME]).toEqual({ department_ids: [{ value: "1" }], tags: ["b"], level: 3 });
   });
 
-  it("appends without a path too (a URN-prefixed key or the extension's object)", () => {
-    const stored = user({ tags: ["a"] });
-    expect(applyUserPatch(stored, ops([{ op: "add", value: { [`${ACME}:tags`]: ["b"] } }]))[ACME]).toEqual({
-      tags: ["a", "b"],
-    });
-    expect(applyUserPatch(stored, ops([{ op: "add", value: { [ACME]: { tags: ["c"] } } }]))[ACME]).toEqual({
-      tags: ["a", "c"],
-    });
-  });
-
-  it("adds a single value to the list, does not add a value twice, and [] or null adds nothing", () => {
-    const stored = user({ tags: ["a", "b"] });
-    expect(applyUserPatch(stored, ops([{ op: "add", path: `${ACME}:tags`, value: "c" }]))[ACME]).toEqual({
-      tags: ["a", "b", "c"],
-    });
-    expect(applyUserPatch(stored, ops([{ op: "add", path: `${ACME}:tags`, value: ["b"] }]))[ACME]).toEqual({
-      tags: ["a", "b"],
-    });
-    for (const value of [[], null]) {
-      expect(applyUserPatch(stored, ops([{ op: "add", path: `${ACME}:tags`, value }]))[ACME]).toEqual({
-        tags: ["a", "b"],
-      });
-    }
-  });
-
-  it("replace still sets the list, and add sets an attribute the user does not have or holds one value of", () => {
-    const stored = user({ tags: ["a"], level: 3 });
-    const out = applyUserPatch(
-      stored,
-      ops([
-        { op: "replace", path: `${ACME}:tags`, value: ["z"] },
-        { op: "add", path: `${ACME}:sites`, value: ["berlin"] },
-        { op: "add", path: `${ACME}:level`, value: 4 },
-      ]),
-    );
-    expect(out[ACME]).toEqual({ tags: ["z"], sites: ["berlin"], level: 4 });
+  it("a known multi-valued attribute still gets the values added (RFC 7644 §3.5.2.1)", () => {
+    const stored = { ...user({}), emails: [{ value: "a@example.com", type: "work" }] };
+    const out = applyUserPatch(stored, ops([{ op: "add", path: "emails", value: [{ value: "b@example.com" }] }]));
+    expect(out.emails).toEqual([{ value: "a@example.com", type: "work" }, { value: "b@example.com" }]);
   });
 });
 
