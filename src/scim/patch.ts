@@ -305,7 +305,13 @@ function applyFiltered(
     if (sub !== undefined) {
       out[i] = applyPlain("replace", elementDef, sub, path.filterSubDef, out[i], value, subLabel) ?? {};
     } else {
-      if (!isJsonObject(out[i]) && value !== null && !isJsonObject(value) && !Array.isArray(value)) {
+      if (
+        !isJsonObject(out[i]) &&
+        value !== null &&
+        value !== undefined &&
+        !isJsonObject(value) &&
+        !Array.isArray(value)
+      ) {
         out[i] = value; // a plain value replaced by another
         continue;
       }

@@ -62,7 +62,9 @@ describe("lists held by a custom extension (Entra ID custom extension attributes
     ]);
     expect(added.status, JSON.stringify(added.body)).toBe(200);
     expect(added.body[ACME]).toEqual({ department_ids: [{ value: "1" }], costCenter: "4711" });
-    const stale = await get(`/Users?filter=${q(`${ACME}:department_ids[value eq "2"] and id eq "${user.id}"`)}`);
+    const stale = await get(
+      `/Users?filter=${q(`${ACME}:department_ids[value eq "2"] and id eq "${user.id}"`)}`,
+    );
     expect(stale.body.totalResults).toBe(0);
   });
 

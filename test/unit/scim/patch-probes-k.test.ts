@@ -48,7 +48,10 @@ describe("add to a list of a custom extension (Entra ID: the whole new list, as 
 
   it("a known multi-valued attribute still gets the values added (RFC 7644 §3.5.2.1)", () => {
     const stored = { ...user({}), emails: [{ value: "a@example.com", type: "work" }] };
-    const out = applyUserPatch(stored, ops([{ op: "add", path: "emails", value: [{ value: "b@example.com" }] }]));
+    const out = applyUserPatch(
+      stored,
+      ops([{ op: "add", path: "emails", value: [{ value: "b@example.com" }] }]),
+    );
     expect(out.emails).toEqual([{ value: "a@example.com", type: "work" }, { value: "b@example.com" }]);
   });
 });
@@ -61,7 +64,9 @@ describe("add or replace of an object held by a custom extension (RFC 7644 §3.5
       expect(
         applyUserPatch(stored, ops([{ op, path: `${ACME}:site`, value: { city: "Bonn" } }]))[ACME],
       ).toEqual({ site: { city: "Bonn", zip: "10115" }, costCenter: "4711" });
-      expect(applyUserPatch(stored, ops([{ op, value: { [ACME]: { site: { city: "Bonn" } } } }]))[ACME]).toEqual({
+      expect(
+        applyUserPatch(stored, ops([{ op, value: { [ACME]: { site: { city: "Bonn" } } } }]))[ACME],
+      ).toEqual({
         site: { city: "Bonn", zip: "10115" },
         costCenter: "4711",
       });
@@ -73,19 +78,24 @@ describe("add or replace of an object held by a custom extension (RFC 7644 §3.5
       applyUserPatch(stored, ops([{ op: "replace", path: `${ACME}:site`, value: { city: null } }]))[ACME],
     ).toEqual({ site: { zip: "10115" }, costCenter: "4711" });
     expect(
-      applyUserPatch(stored, ops([{ op: "replace", path: `${ACME}:site`, value: { city: null, zip: null } }]))[
-        ACME
-      ],
+      applyUserPatch(
+        stored,
+        ops([{ op: "replace", path: `${ACME}:site`, value: { city: null, zip: null } }]),
+      )[ACME],
     ).toEqual({ costCenter: "4711" });
   });
 
   it("a value that is no object, or an attribute holding none, is set as given", () => {
-    expect(applyUserPatch(stored, ops([{ op: "replace", path: `${ACME}:site`, value: "Bonn" }]))[ACME]).toEqual({
+    expect(
+      applyUserPatch(stored, ops([{ op: "replace", path: `${ACME}:site`, value: "Bonn" }]))[ACME],
+    ).toEqual({
       site: "Bonn",
       costCenter: "4711",
     });
     expect(
-      applyUserPatch(stored, ops([{ op: "replace", path: `${ACME}:costCenter`, value: { code: "4712" } }]))[ACME],
+      applyUserPatch(stored, ops([{ op: "replace", path: `${ACME}:costCenter`, value: { code: "4712" } }]))[
+        ACME
+      ],
     ).toEqual({ site: { city: "Berlin", zip: "10115" }, costCenter: { code: "4712" } });
   });
 });
@@ -94,11 +104,15 @@ describe("a value filter on a list of plain values of a custom extension", () =>
   const stored = user({ tags: ["a", "b", "c"] });
 
   it("remove removes the values it matches (RFC 7644 §3.5.2.2), in any case, and keeps the others", () => {
-    expect(applyUserPatch(stored, ops([{ op: "remove", path: `${ACME}:tags[value eq "b"]` }]))[ACME]).toEqual({
-      tags: ["a", "c"],
-    });
+    expect(applyUserPatch(stored, ops([{ op: "remove", path: `${ACME}:tags[value eq "b"]` }]))[ACME]).toEqual(
+      {
+        tags: ["a", "c"],
+      },
+    );
     expect(
-      applyUserPatch(stored, ops([{ op: "remove", path: `${ACME}:tags[value eq "A" or value eq "c"]` }]))[ACME],
+      applyUserPatch(stored, ops([{ op: "remove", path: `${ACME}:tags[value eq "A" or value eq "c"]` }]))[
+        ACME
+      ],
     ).toEqual({ tags: ["b"] });
     expect(
       applyUserPatch(stored, ops([{ op: "remove", path: `${ACME}:tags[value ne "zzz"]` }]))[ACME],
@@ -112,9 +126,11 @@ describe("a value filter on a list of plain values of a custom extension", () =>
   });
 
   it("a filter matching nothing removes nothing; objects of such a list are matched as before", () => {
-    expect(applyUserPatch(stored, ops([{ op: "remove", path: `${ACME}:tags[value eq "q"]` }]))[ACME]).toEqual({
-      tags: ["a", "b", "c"],
-    });
+    expect(applyUserPatch(stored, ops([{ op: "remove", path: `${ACME}:tags[value eq "q"]` }]))[ACME]).toEqual(
+      {
+        tags: ["a", "b", "c"],
+      },
+    );
     const badges = user({ badges: [{ type: "x", value: "1" }, "2"] });
     expect(
       applyUserPatch(badges, ops([{ op: "remove", path: `${ACME}:badges[type eq "x"]` }]))[ACME],
