@@ -69,7 +69,12 @@ function evaluate(node: FilterNode, obj: JsonObject, table: AttrTable): boolean 
     case "valuePath": {
       const p = resolve(node.path, table);
       const subTable = p.def?.sub ?? EMPTY;
-      return values(obj, p, false).some((el) => isObject(el) && evaluate(node.filter, el, subTable));
+      // An element of a list of plain values is its `value` (`tags[value eq "a"]`), as in a PATCH path.
+      return values(obj, p, false).some((el) =>
+        isObject(el)
+          ? evaluate(node.filter, el, subTable)
+          : el !== null && evaluate(node.filter, { value: el }, subTable),
+      );
     }
     case "compare": {
       const p = resolve(node.path, table);

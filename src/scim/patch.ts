@@ -188,8 +188,14 @@ function applyPlain(
     const given = Array.isArray(value) && value.length === 1 ? value[0] : value;
     if (isJsonObject(given) && isJsonObject(current)) return mergeComplex(def, current, given, label);
   }
+  // An attribute no schema describes that holds an object (a custom extension's complex one) is
+  // complex: an object value sets the sub-attributes it names, as for `name` (RFC 7644 §3.5.2.3).
+  if (!def && isJsonObject(value) && isJsonObject(current))
+    return mergeComplex(undefined, current, value, label);
   const v = canonicalValue(def, value, label);
-  // §3.5.2.1: an add adds values; [] or null adds none and leaves the attribute as it is.
+  // §3.5.2.1: an add adds values; [] or null adds none and leaves the attribute as it is. A list no
+  // schema describes (a custom extension's) is set by an add instead: Entra ID sends the whole new
+  // list of a multi-valued custom attribute as an Add, and never a Remove of the values dropped.
   if (def?.multiValued && op === "add" && v === undefined) return current;
   if (def?.multiValued && op === "add" && Array.isArray(v)) {
     let out = Array.isArray(current) ? [...current] : [];
@@ -212,15 +218,21 @@ function applyPlain(
  * whole value first, the null left `{}`, which cleared the entire name.) Returns the new value,
  * undefined when nothing is left.
  */
-function mergeComplex(def: AttrDef, current: JsonObject, value: JsonObject, label: string): Json | undefined {
+function mergeComplex(
+  def: AttrDef | undefined,
+  current: JsonObject,
+  value: JsonObject,
+  label: string,
+): Json | undefined {
   const merged: JsonObject = { ...current };
   for (const [key, sub] of Object.entries(value)) {
     if (key === "__proto__") continue;
-    const name = def.sub?.get(key.toLowerCase())?.name ?? key;
+    const name = def?.sub?.get(key.toLowerCase())?.name ?? key;
     const old = findKey(merged, name);
     if (old !== undefined) delete merged[old];
     if (sub !== null) merged[name] = sub;
   }
+  if (!def) return Object.keys(merged).length === 0 ? undefined : merged;
   return canonicalValue(def, merged, label);
 }
 
@@ -245,7 +257,10 @@ function applyFiltered(
       : [current];
   const hits: number[] = [];
   list.forEach((el, i) => {
-    if (isJsonObject(el) && matchesFilterWithin(path.filter!, el, table)) hits.push(i);
+    // An element of a list of plain values (a custom extension's ["a", "b"]) is its `value`: the
+    // filter `tags[value eq "a"]` selects "a" (RFC 7644 §3.5.2.2: the values matched are removed).
+    const element = isJsonObject(el) ? el : el === null ? undefined : { value: el };
+    if (element && matchesFilterWithin(path.filter!, element, table)) hits.push(i);
   });
   const sub = path.filterSub;
   const subLabel = `${label}${sub ? `.${sub}` : ""}`;
@@ -290,6 +305,16 @@ function applyFiltered(
     if (sub !== undefined) {
       out[i] = applyPlain("replace", elementDef, sub, path.filterSubDef, out[i], value, subLabel) ?? {};
     } else {
+      if (
+        !isJsonObject(out[i]) &&
+        value !== null &&
+        value !== undefined &&
+        !isJsonObject(value) &&
+        !Array.isArray(value)
+      ) {
+        out[i] = value; // a plain value replaced by another
+        continue;
+      }
       if (!isJsonObject(value)) throw new BadRequestError(`"${label}" needs an object value`, "invalidValue");
       const merged = op === "add" ? { ...(out[i] as JsonObject), ...value } : value;
       out[i] = canonicalValue(elementDef, merged, label) ?? {};
