@@ -190,8 +190,9 @@ function applyPlain(
   }
   // An attribute no schema describes that holds an object (a custom extension's complex one) is
   // complex: an object value sets the sub-attributes it names, as for `name` (RFC 7644 §3.5.2.3).
-  if (!def && isJsonObject(value) && isJsonObject(current))
-    return mergeComplex(undefined, current, value, label);
+  // Given to an attribute without a value, its null sub-attributes are unassigned all the same.
+  if (!def && isJsonObject(value) && (isJsonObject(current) || current === undefined || current === null))
+    return mergeComplex(undefined, isJsonObject(current) ? current : {}, value, label);
   const v = canonicalValue(def, value, label);
   // §3.5.2.1: an add adds values; [] or null adds none and leaves the attribute as it is. A list no
   // schema describes (a custom extension's) is set by an add instead: Entra ID sends the whole new
@@ -236,14 +237,30 @@ function mergeComplex(
   return canonicalValue(def, merged, label);
 }
 
-/** Ops on `attr[filter]` and `attr[filter].sub`. */
+/**
+ * Ops on `attr[filter]` and `attr[filter].sub`. An attribute holding one value (a custom
+ * extension's `3` or `{city}`) is filtered as a list of one, and keeps holding one value: a replace
+ * of `level[value eq 3]` with 4 leaves 4, not [4].
+ */
 function applyFiltered(
   op: Op,
   path: PatchPath,
   current: Json | undefined,
   value: Json | undefined,
   label: string,
-) {
+): Json | undefined {
+  const next = applyFilteredList(op, path, current, value, label);
+  const single = current !== undefined && current !== null && !Array.isArray(current);
+  return single && Array.isArray(next) && next.length === 1 ? next[0] : next;
+}
+
+function applyFilteredList(
+  op: Op,
+  path: PatchPath,
+  current: Json | undefined,
+  value: Json | undefined,
+  label: string,
+): Json | undefined {
   // Some clients wrap the element of a filtered add/replace in an array of one.
   if (path.filterSub === undefined && Array.isArray(value) && value.length === 1 && isJsonObject(value[0])) {
     value = value[0];
@@ -263,6 +280,14 @@ function applyFiltered(
     if (element && matchesFilterWithin(path.filter!, element, table)) hits.push(i);
   });
   const sub = path.filterSub;
+  if (sub?.toLowerCase() === "value" && hits.length > 0 && hits.every((i) => !isJsonObject(list[i]))) {
+    // `.value` of a plain value the filter selects is the value itself (`tags[value eq "a"].value`):
+    // removed (or replaced by null) it goes; replaced by a plain value, that takes its place.
+    const { filterSub: _sub, filterSubDef: _subDef, ...element } = path;
+    if (op === "remove" || value === null) return applyFilteredList("remove", element, current, undefined, label);
+    if (value !== undefined && !isJsonObject(value) && !Array.isArray(value))
+      return applyFilteredList(op, element, current, value, label);
+  }
   const subLabel = `${label}${sub ? `.${sub}` : ""}`;
   const elementDef: AttrDef | undefined = def ? { ...def, multiValued: false } : undefined;
   if (op === "remove") {
@@ -305,14 +330,10 @@ function applyFiltered(
     if (sub !== undefined) {
       out[i] = applyPlain("replace", elementDef, sub, path.filterSubDef, out[i], value, subLabel) ?? {};
     } else {
-      if (
-        !isJsonObject(out[i]) &&
-        value !== null &&
-        value !== undefined &&
-        !isJsonObject(value) &&
-        !Array.isArray(value)
-      ) {
-        out[i] = value; // a plain value replaced by another
+      if (!isJsonObject(out[i]) && value !== null && value !== undefined && !Array.isArray(value)) {
+        // A plain value replaced by the one given (an object too: a plain value has no
+        // sub-attributes to keep, and spread into an add's merge, "abc" became {0: "a", ...}).
+        out[i] = value;
         continue;
       }
       if (!isJsonObject(value)) throw new BadRequestError(`"${label}" needs an object value`, "invalidValue");

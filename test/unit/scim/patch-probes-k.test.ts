@@ -148,3 +148,60 @@ describe("the same value filter in a query", () => {
     expect(matches(`${ACME}:tags[value eq null]`)).toBe(false);
   });
 });
+
+describe("review of round k: a value filter selecting plain values keeps the attribute's shape", () => {
+  it("a single plain value replaced through a value filter stays a single value (3 becomes 4, not [4])", () => {
+    const stored = user({ level: 3, site: { city: "Berlin" } });
+    expect(
+      applyUserPatch(stored, ops([{ op: "replace", path: `${ACME}:level[value eq 3]`, value: 4 }]))[ACME],
+    ).toEqual({ level: 4, site: { city: "Berlin" } });
+    expect(
+      applyUserPatch(stored, ops([{ op: "add", path: `${ACME}:level[value eq 3]`, value: 4 }]))[ACME],
+    ).toEqual({ level: 4, site: { city: "Berlin" } });
+  });
+
+  it("an object given for a plain value the filter selects takes its place, by add as by replace", () => {
+    // A plain value has no sub-attributes to keep: the add spread "abc" as {0: "a", 1: "b", 2: "c"}
+    // and merged the value given into that.
+    const stored = user({ tags: ["a", "abc"] });
+    for (const op of ["add", "replace"]) {
+      expect(
+        applyUserPatch(stored, ops([{ op, path: `${ACME}:tags[value eq "abc"]`, value: { value: "x" } }]))[
+          ACME
+        ],
+      ).toEqual({ tags: ["a", { value: "x" }] });
+    }
+  });
+});
+
+describe("review of round k: null sub-attributes of a custom extension's object are unassigned", () => {
+  it("also when the object does not exist yet (RFC 7643 §2.5): the nulls are not stored", () => {
+    const stored = user({ costCenter: "4711" });
+    for (const op of ["add", "replace"]) {
+      expect(
+        applyUserPatch(stored, ops([{ op, path: `${ACME}:site`, value: { city: "Bonn", zip: null } }]))[ACME],
+      ).toEqual({ site: { city: "Bonn" }, costCenter: "4711" });
+      expect(
+        applyUserPatch(stored, ops([{ op, value: { [ACME]: { site: { city: null } } } }]))[ACME],
+      ).toEqual({ costCenter: "4711" });
+    }
+  });
+});
+
+describe("review of round k: `.value` of a plain value a filter selects is that value", () => {
+  const stored = user({ tags: ["a", "b"] });
+
+  it("remove of tags[value eq \"a\"].value removes \"a\" (it answered 200 and kept it)", () => {
+    expect(
+      applyUserPatch(stored, ops([{ op: "remove", path: `${ACME}:tags[value eq "a"].value` }]))[ACME],
+    ).toEqual({ tags: ["b"] });
+  });
+
+  it("replace of it puts the value given in its place, a plain value still (not {value: …})", () => {
+    expect(
+      applyUserPatch(stored, ops([{ op: "replace", path: `${ACME}:tags[value eq "a"].value`, value: "z" }]))[
+        ACME
+      ],
+    ).toEqual({ tags: ["z", "b"] });
+  });
+});
