@@ -158,6 +158,12 @@ describe("review of round k: a value filter selecting plain values keeps the att
     expect(
       applyUserPatch(stored, ops([{ op: "add", path: `${ACME}:level[value eq 3]`, value: 4 }]))[ACME],
     ).toEqual({ level: 4, site: { city: "Berlin" } });
+    expect(
+      applyUserPatch(
+        stored,
+        ops([{ op: "replace", path: `${ACME}:site[city eq "Berlin"]`, value: { city: "Rome" } }]),
+      )[ACME],
+    ).toEqual({ level: 3, site: { city: "Rome" } });
   });
 
   it("an object given for a plain value the filter selects takes its place, by add as by replace", () => {
