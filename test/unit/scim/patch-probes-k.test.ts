@@ -211,3 +211,33 @@ describe("review of round k: `.value` of a plain value a filter selects is that 
     ).toEqual({ tags: ["z", "b"] });
   });
 });
+
+describe("review of round k: a filter naming a prototype key (constructor, toString) finds nothing", () => {
+  // Read as `element[name]`, an attribute nobody set was found on Object.prototype: the filter
+  // matched every element (every user in a query), and a PATCH remove took them all.
+  const stored = { ...user({ tags: ["a", "b"] }), emails: [{ value: "a@example.com", type: "work" }] };
+
+  it("in a query", () => {
+    const matches = (f: string) => matchesFilter(parseFilter(f, "User"), { ...stored, id: "u1" });
+    for (const f of [
+      "constructor pr",
+      "toString pr",
+      "emails[constructor pr]",
+      "emails.hasOwnProperty pr",
+      `${ACME}:tags[constructor pr]`,
+    ])
+      expect(matches(f), f).toBe(false);
+  });
+
+  it("in a PATCH path: the remove removes nothing", () => {
+    const out = applyUserPatch(
+      stored,
+      ops([
+        { op: "remove", path: "emails[constructor pr]" },
+        { op: "remove", path: `${ACME}:tags[toString pr]` },
+      ]),
+    );
+    expect(out.emails).toEqual([{ value: "a@example.com", type: "work" }]);
+    expect(out[ACME]).toEqual({ tags: ["a", "b"] });
+  });
+});
