@@ -284,7 +284,8 @@ function applyFilteredList(
     // `.value` of a plain value the filter selects is the value itself (`tags[value eq "a"].value`):
     // removed (or replaced by null) it goes; replaced by a plain value, that takes its place.
     const { filterSub: _sub, filterSubDef: _subDef, ...element } = path;
-    if (op === "remove" || value === null) return applyFilteredList("remove", element, current, undefined, label);
+    if (op === "remove" || value === null)
+      return applyFilteredList("remove", element, current, undefined, label);
     if (value !== undefined && !isJsonObject(value) && !Array.isArray(value))
       return applyFilteredList(op, element, current, value, label);
   }

@@ -197,7 +197,7 @@ describe("review of round k: null sub-attributes of a custom extension's object 
 describe("review of round k: `.value` of a plain value a filter selects is that value", () => {
   const stored = user({ tags: ["a", "b"] });
 
-  it("remove of tags[value eq \"a\"].value removes \"a\" (it answered 200 and kept it)", () => {
+  it('remove of tags[value eq "a"].value removes "a" (it answered 200 and kept it)', () => {
     expect(
       applyUserPatch(stored, ops([{ op: "remove", path: `${ACME}:tags[value eq "a"].value` }]))[ACME],
     ).toEqual({ tags: ["b"] });
