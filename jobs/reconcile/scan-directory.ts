@@ -23,7 +23,9 @@ import { classifyOwnedUsers, desiredOf } from "./scan-platform-users.js";
  * under deletions skips one now and then), at most `maxUnseenRereads` a run: a platform wiped
  * behind the bridge would otherwise cost one read per user. The rest are taken as the listing found
  * them (deletedBehind): their repair is a resync, which reads the platform first and writes only
- * what differs, so one that is there after all is neither created again nor deprovisioned.
+ * what differs, so one that is there after all is not created again. One whose repair could
+ * deprovision someone when it is there after all (a user the source wants inactive, an embed
+ * group) is always read: the guard counts what its classification deprovisions (mayDeprovision).
  */
 export async function scanDirectory(ctx: RunContext, kind: EntityKind): Promise<void> {
   const { directory, redis, state } = ctx.deps;
@@ -60,7 +62,7 @@ export async function scanDirectory(ctx: RunContext, kind: EntityKind): Promise<
           if (
             desired.state === "present" &&
             platformId &&
-            (recent[start + offset] || ctx.takeReread()) &&
+            (recent[start + offset] || mayDeprovision(ctx, kind, desired.resource) || ctx.takeReread()) &&
             (await classifyLanded(ctx, ref, platformId))
           )
             return;
@@ -77,6 +79,19 @@ export async function scanDirectory(ctx: RunContext, kind: EntityKind): Promise<
     await countAdoptedDeactivations(ctx, inactiveUnknown);
     await ctx.flush();
   }
+}
+
+/**
+ * Whether the repair of an unseen entity not read again (deletedBehind: a resync, which reads the
+ * platform and applies what differs) could deprovision someone the deprovisioning guard never
+ * counted (invariant 8), when the entity is there after all (a listing that skipped it): a user the
+ * source wants inactive and that is active there is deactivated; an embed group's members are
+ * neither counted as kept nor as taken out (an embed user left in no group of its tenant). Such
+ * entities are always read again, whatever the cap, and classified as listed.
+ */
+function mayDeprovision(ctx: RunContext, kind: EntityKind, resource: unknown): boolean {
+  if (kind === "group") return !ctx.isWorkspace;
+  return (resource as { active?: unknown } | undefined)?.active === false;
 }
 
 /** How far another process's clock may lag behind this one's (sync times against the run's start). */
