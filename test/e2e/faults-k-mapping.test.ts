@@ -8,6 +8,8 @@
  *   the userName alone (the rest of the change lands); renamed again, the letter goes;
  * - users deleted on the platform behind the bridge, then changed at the source: created again,
  *   back in their groups; a member whose user is a dead letter does not block the others;
+ * - a userName given to another user (created, or renamed onto it) while the deprovisioning of its
+ *   old user failed for good: a visible conflict, not a wait for ever that keeps the bridge busy;
  * - creates in doubt (groups, attribute definitions, users, embed groups), then renamed, changed or
  *   deleted at the source: one object each, as the directory says.
  */
@@ -187,6 +189,77 @@ describe("faults-k: workspace identity", () => {
     );
     expect([...(group()?.members ?? [])].sort()).toEqual(ids.sort());
     expect((await letters()).filter((l) => l.ref.id === held.id)).toEqual([]);
+  }, 60_000);
+});
+
+describe("faults-k: a userName given again while its old user's deprovisioning failed for good", () => {
+  it("the new user is a visible conflict, not a wait for ever; once the old one is deprovisioned, a retry adopts", async () => {
+    const okta = h.scim("okta");
+    const old = await okta.createUser("reused.k@example.com");
+    await h.waitForIdle();
+    const pid = h.platformUsers().get("reused.k@example.com")?.id as string;
+    h.emulator.drift({ action: "failBulkFor", userId: pid, code: "FORBIDDEN" });
+    expect((await okta.deleteUser(old.id)).status).toBe(204);
+    await waitFor(async () => (await letters()).some((l) => l.ref.id === old.id), {
+      what: "the old user's letter",
+    });
+    const again = await okta.createUser("reused.k@example.com", { displayName: "Again" });
+    // The bridge settles (idle): the new user does not wait for an admin's act as if it were coming.
+    await waitFor(async () => (await letters()).some((l) => l.ref.id === again.id), {
+      timeoutMs: 15_000,
+      what: "the new user's letter",
+    });
+    await h.waitForIdle();
+    const entity = (await h.admin().get(`/sources/okta/users/${again.id}`)).body as {
+      state: string;
+      lastError?: { code: string };
+    };
+    expect(entity).toMatchObject({ state: "dead", lastError: { code: "ownership_conflict" } });
+    // The platform lets the old user go: its retry deprovisions it, then the new one's adopts it.
+    h.emulator.drift({ action: "failBulkFor", userId: pid, code: "" });
+    expect((await h.admin().post(`/dead-letters/okta/user/${old.id}/retry`)).status).toBeLessThan(300);
+    await h.waitForIdle();
+    expect((await h.admin().post(`/dead-letters/okta/user/${again.id}/retry`)).status).toBeLessThan(300);
+    await h.waitForIdle();
+    expect(h.platformUsers().get("reused.k@example.com")).toMatchObject({
+      id: pid,
+      active: true,
+      displayName: "Again",
+    });
+    expect((await letters()).filter((l) => [old.id, again.id].includes(l.ref.id))).toEqual([]);
+  }, 60_000);
+});
+
+describe("faults-k: a userName given again while its old user's deprovisioning failed for good (rename)", () => {
+  it("a user renamed onto it is a visible conflict, not a wait for ever; its other changes land", async () => {
+    const gone = h.scim("gone");
+    const old = await gone.createUser("renamed.onto.k@example.com");
+    const mover = await gone.createUser("renamer.k@example.com");
+    await h.waitForIdle();
+    const pid = h.platformUsers().get("renamed.onto.k@example.com")?.id as string;
+    h.emulator.drift({ action: "failBulkFor", userId: pid, code: "FORBIDDEN" });
+    expect((await gone.deleteUser(old.id)).status).toBe(204);
+    await waitFor(async () => (await letters()).some((l) => l.ref.id === old.id), {
+      what: "the old user's letter",
+    });
+    await gone.patchUser(mover.id, [
+      { op: "replace", path: "userName", value: "renamed.onto.k@example.com" },
+      { op: "replace", path: "displayName", value: "Renamer" },
+    ]);
+    await waitFor(async () => (await letters()).some((l) => l.ref.id === mover.id), {
+      timeoutMs: 15_000,
+      what: "the renamed user's letter",
+    });
+    await h.waitForIdle();
+    expect(h.platformUsers().get("renamer.k@example.com")?.displayName).toBe("Renamer");
+    h.emulator.drift({ action: "failBulkFor", userId: pid, code: "" });
+    expect((await h.admin().post(`/dead-letters/gone/user/${old.id}/retry`)).status).toBeLessThan(300);
+    await h.waitForIdle();
+    expect((await h.admin().post(`/dead-letters/gone/user/${mover.id}/retry`)).status).toBeLessThan(300);
+    await h.waitForIdle();
+    expect(h.platformUsers().get("renamed.onto.k@example.com")?.displayName).toBe("Renamer");
+    expect(h.platformUsers().has("renamer.k@example.com")).toBe(false);
+    expect((await letters()).filter((l) => [old.id, mover.id].includes(l.ref.id))).toEqual([]);
   }, 60_000);
 });
 
