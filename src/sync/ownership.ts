@@ -36,7 +36,7 @@ export async function claimOwnership(
       // Its deprovisioning failed for good: nothing moves it until an admin acts (its dead letter).
       // Waiting would hold this entity pending, and the bridge busy, for ever: a visible conflict.
       throw new SyncError(
-        "the platform object still belongs to a deleted entity whose deprovisioning failed for good (its dead letter): retry or discard that one first",
+        "the platform object still belongs to a deleted entity whose deprovisioning failed for good (its dead letter): retry or resync that one first",
         { code: "ownership_conflict", permanent: true, operation },
       );
     }
