@@ -165,6 +165,10 @@ async function syncWorkspaceUser(
 
     const platformId = applied?.platformId;
     if (!applied || !platformId) throw new Error("planner produced updates without a platform id");
+    // A create of this user that timed out may still land (late): while the user holds its name,
+    // the platform refuses it; once a delete or a rename frees the name, it would land as a second,
+    // active platform user that no source owns. Such a change waits until no write can land late.
+    if (freesUserName(plan.steps, applied)) await waitForLateCreate(ctx, ref, "createUser");
     if (!plan.steps.some((s) => s.type === "patchUser")) {
       // The profile is already as planned, and so its manager translation (a user created with
       // its manager's platform id): recorded before any lifecycle change is queued.
@@ -299,6 +303,22 @@ async function syncWorkspaceUser(
     code: "not_converging",
     permanent: false,
   });
+}
+
+/**
+ * Whether the steps free the userName the platform user holds: a DELETE, or a userName changed
+ * other than in case (the platform compares userNames without regard to case).
+ */
+function freesUserName(steps: readonly UserStep[], applied: AppliedUser): boolean {
+  const current = caseFold(String(applied.profile?.userName ?? ""));
+  return steps.some(
+    (step) =>
+      (step.type === "lifecycle" && step.action === "DELETE") ||
+      (step.type === "patchUser" &&
+        step.operations.some(
+          (operation) => operation.path === "userName" && caseFold(String(operation.value)) !== current,
+        )),
+  );
 }
 
 /** A profile PATCH without its userName operation; undefined when it has none or nothing else. */

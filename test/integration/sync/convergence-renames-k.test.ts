@@ -74,6 +74,9 @@ const FAULTS: FaultRule[] = [
   { type: "ghost", probability: 0.05, match: { method: "PATCH" } },
   { type: "ghost", probability: 0.05, match: { method: "DELETE" } },
   { type: "late", delayMs: 400, probability: 0.03, match: { method: "PATCH" } },
+  { type: "late", delayMs: 400, probability: 0.03, match: { method: "POST" } },
+  { type: "cutOff", probability: 0.03, match: { method: "POST" } },
+  { type: "cutOff", contentLength: false, probability: 0.03, match: { method: "PATCH" } },
 ];
 
 const nameOf = (k: number, upper: boolean) => (upper ? `NAME${k}@EXAMPLE.COM` : `name${k}@example.com`);
