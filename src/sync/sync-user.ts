@@ -165,10 +165,14 @@ async function syncWorkspaceUser(
 
     const platformId = applied?.platformId;
     if (!applied || !platformId) throw new Error("planner produced updates without a platform id");
-    // A create of this user that timed out may still land (late): while the user holds its name,
-    // the platform refuses it; once a delete or a rename frees the name, it would land as a second,
-    // active platform user that no source owns. Such a change waits until no write can land late.
-    if (freesUserName(plan.steps, applied)) await waitForLateCreate(ctx, ref, "createUser");
+    // A write of this user that timed out may still land (late). A create: while the user holds
+    // its name the platform refuses it, but once a delete or a rename frees the name it would land
+    // as a second, active platform user that no source owns. Any write, on a deleted user: after
+    // its deprovisioning the user is forgotten and the late-write check finds nothing to put right
+    // (a late ACTIVATE would leave it active). Such a change waits until no write can land late.
+    if (desired === null || freesUserName(plan.steps, applied)) {
+      await waitForLateCreate(ctx, ref, desired === null ? "bulkUsers" : "createUser");
+    }
     if (!plan.steps.some((s) => s.type === "patchUser")) {
       // The profile is already as planned, and so its manager translation (a user created with
       // its manager's platform id): recorded before any lifecycle change is queued.

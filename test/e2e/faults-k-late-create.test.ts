@@ -5,7 +5,8 @@
  * when the identity provider deletes the user (onDelete delete) or renames it before the late create
  * lands, the name is free again when it lands: a second, active platform object that no source owns
  * would be left. The bridge waits with a change that frees the name until no write of the entity can
- * still land (its late-write check is due), then applies it.
+ * still land (its late-write check is due), then applies it. The same for a deleted user's
+ * deprovisioning after any late write (an ACTIVATE that lands after the deactivation).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PLATFORM_TOKEN, type TestBridge, startTestBridge } from "../helpers/bridge-harness.js";
@@ -146,4 +147,27 @@ describe("faults-k: a create that lands late, after its retry was answered", () 
       expect(embedNamed(`${name} 2`)).toHaveLength(change === "renamed" ? 1 : 0);
     }, 30_000);
   }
+
+  it("a reactivation that lands late, the user deleted at the source (onDelete deactivate) meanwhile: it ends inactive", async () => {
+    const okta = h.scim("okta");
+    const u = await okta.createUser("late.activate.k@example.com", { active: false });
+    await h.waitForIdle();
+    const since = h.emulator.requests().at(-1)?.seq ?? 0;
+    // Held past the client's timeout, sooner than the late-write check (twice the timeout).
+    h.emulator.addFault({
+      type: "late",
+      delayMs: 2 * TIMEOUT_MS - 100,
+      count: 1,
+      match: { operation: "bulkUsers" },
+    });
+    await okta.patchUser(u.id, [{ op: "replace", path: "active", value: true }]);
+    // The retry's ACTIVATE is answered (the first is still held): the identity provider deletes the user.
+    await waitFor(async () => named("late.activate.k@example.com")[0]?.active === true, {
+      what: "the retry",
+    });
+    expect((await okta.deleteUser(u.id)).status).toBe(204);
+    await waitFor(async () => lateLanded("bulkUsers", since), { what: "the late ACTIVATE to land" });
+    await h.waitForIdle();
+    expect(named("late.activate.k@example.com").map((x) => x.active)).toEqual([false]);
+  }, 30_000);
 });
