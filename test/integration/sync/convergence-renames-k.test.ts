@@ -3,7 +3,8 @@
  * (test/e2e/sync/convergence-property.test.ts) does not make: userNames changed (to a fresh name,
  * in case only, or to a name another user of the source just gave up or was deleted with), embed
  * users' externalIds changed and taken away; with platform faults that include writes applied
- * whose answers are lost, and writes that land after the client gave up (late).
+ * whose answers are lost or cut off, writes that land after the client gave up (late), slow
+ * answers and 429s with an HTTP-date Retry-After; groups renamed and deleted too.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -23,6 +24,8 @@ type Command =
   | { t: "createGroup"; g: number; members: number[] }
   | { t: "addMember"; g: number; i: number }
   | { t: "removeMember"; g: number; i: number }
+  | { t: "renameGroup"; g: number; v: number }
+  | { t: "deleteGroup"; g: number }
   | { t: "pause"; ms: number };
 
 const user = fc.integer({ min: 0, max: USERS - 1 });
@@ -61,6 +64,15 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   { arbitrary: fc.record({ t: fc.constant("addMember" as const), g: grp, i: user }), weight: 2 },
   { arbitrary: fc.record({ t: fc.constant("removeMember" as const), g: grp, i: user }), weight: 1 },
   {
+    arbitrary: fc.record({
+      t: fc.constant("renameGroup" as const),
+      g: grp,
+      v: fc.integer({ min: 0, max: 2 }),
+    }),
+    weight: 2,
+  },
+  { arbitrary: fc.record({ t: fc.constant("deleteGroup" as const), g: grp }), weight: 1 },
+  {
     arbitrary: fc.record({ t: fc.constant("pause" as const), ms: fc.integer({ min: 0, max: 40 }) }),
     weight: 2,
   },
@@ -77,6 +89,9 @@ const FAULTS: FaultRule[] = [
   { type: "late", delayMs: 400, probability: 0.03, match: { method: "POST" } },
   { type: "cutOff", probability: 0.03, match: { method: "POST" } },
   { type: "cutOff", contentLength: false, probability: 0.03, match: { method: "PATCH" } },
+  { type: "late", delayMs: 450, probability: 0.05, match: { method: "DELETE" } },
+  { type: "slow", delayMs: 200, probability: 0.05 },
+  { type: "error", status: 429, retryAfterSeconds: 1, retryAfterDate: true, probability: 0.01 },
 ];
 
 const nameOf = (k: number, upper: boolean) => (upper ? `NAME${k}@EXAMPLE.COM` : `name${k}@example.com`);
@@ -171,6 +186,21 @@ async function applyCommands(
             resource: cur.resource,
             members: c.t === "addMember" ? { add: [id] } : { remove: [id] },
           }));
+          break;
+        }
+        case "renameGroup": {
+          const g = groups.get(c.g);
+          if (!g) break;
+          await d.updateGroup("okta", g, (cur) => ({
+            resource: { ...cur.resource, displayName: `g${c.g}-v${c.v}` },
+          }));
+          break;
+        }
+        case "deleteGroup": {
+          const g = groups.get(c.g);
+          if (!g) break;
+          await d.deleteGroup("okta", g);
+          groups.delete(c.g);
           break;
         }
         case "pause":
