@@ -32,6 +32,14 @@ export async function claimOwnership(
       await ctx.state.takeOverOwner(scope, platformKey, owner, ref);
       return;
     }
+    if (snap.desired === null && (await deprovisioningFailed(ctx, previous))) {
+      // Its deprovisioning failed for good: nothing moves it until an admin acts (its dead letter).
+      // Waiting would hold this entity pending, and the bridge busy, for ever: a visible conflict.
+      throw new SyncError(
+        "the platform object still belongs to a deleted entity whose deprovisioning failed for good (its dead letter): retry or resync that one first",
+        { code: "ownership_conflict", permanent: true, operation },
+      );
+    }
     if (snap.desired === null) {
       throw new SyncError("the platform object still belongs to a deleted entity being deprovisioned", {
         code: "waiting_for_previous_owner",
@@ -56,6 +64,14 @@ export async function claimOwnership(
     permanent: true,
     operation,
   });
+}
+
+/**
+ * Whether a deleted entity (a tombstone) is a dead letter: its deprovisioning failed for good, and
+ * it holds its platform object (and name) until an admin retries or discards the letter.
+ */
+async function deprovisioningFailed(ctx: SyncContext, ref: EntityRef): Promise<boolean> {
+  return (await ctx.state.getStatus(ref))?.state === "dead";
 }
 
 /** Whether `ref` has a directory generation its sync has not applied yet (and is not dead-lettered). */
@@ -89,10 +105,12 @@ export async function waitForNameHolder(
       ? await ctx.directory.snapshotUser(holder.source, holder.id)
       : await ctx.directory.snapshotGroup(holder.source, holder.id);
   if (snap === null) return;
+  // A deleted holder moves away once deprovisioned; not one whose deprovisioning failed for good.
   const moving =
-    snap.desired === null ||
-    (!swapsWithUs(snap.desired.resource as Record<string, unknown>) &&
-      (await hasUnappliedChange(ctx, holder, snap.generation)));
+    snap.desired === null
+      ? !(await deprovisioningFailed(ctx, holder))
+      : !swapsWithUs(snap.desired.resource as Record<string, unknown>) &&
+        (await hasUnappliedChange(ctx, holder, snap.generation));
   if (!moving) return;
   throw new SyncError("the new name is still held by an entity of this source that is moving away", {
     code: "waiting_for_previous_owner",

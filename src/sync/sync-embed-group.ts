@@ -17,6 +17,7 @@ import {
   settleCreate,
   waitForNameHolder,
 } from "./ownership.js";
+import { waitForLateCreate } from "./late-writes.js";
 import type { SyncContext, SyncOutcome } from "./sync-context.js";
 import { SyncError, isPlatformFailure } from "./sync-error.js";
 
@@ -115,6 +116,9 @@ export async function syncEmbedGroup(
       continue;
     }
     if (first.type === "deleteEmbedGroup") {
+      // A create of it that timed out may still land (late) once the name is free in the tenant:
+      // the delete waits until no write of it can land late (as a rename does, below).
+      await waitForLateCreate(ctx, ref, "createEmbedGroup");
       if (applied?.platformId && applied.tenant) {
         await ctx.platform.deleteEmbedGroup(applied.tenant, applied.platformId);
         await ctx.state.releaseOwner("embed", embedKey(applied.tenant, applied.platformId), ref);
@@ -135,6 +139,7 @@ export async function syncEmbedGroup(
     try {
       for (const [i, step] of plan.steps.entries()) {
         if (step.type === "renameEmbedGroup") {
+          await waitForLateCreate(ctx, ref, "createEmbedGroup");
           await ctx.platform.updateEmbedGroup(tenant, platformId, { name: step.name });
           applied = { ...applied, name: step.name };
         } else if (step.type === "addEmbedMembers") {

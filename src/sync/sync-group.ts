@@ -144,6 +144,9 @@ async function syncWorkspaceGroup(
         continue;
       }
       case "deleteGroup":
+        // A create of this group that timed out may still land (late) once the name is free: the
+        // delete waits until no write of it can land late (as a rename does, below).
+        await waitForLateCreate(ctx, ref, "createGroup");
         // Deleting a group never touches its members (they are users of their own).
         if (applied?.platformId) await ctx.platform.deleteGroup(applied.platformId);
         return forgetGroup(ctx, ref, applied, generation);
@@ -161,6 +164,11 @@ async function syncWorkspaceGroup(
         try {
           for (const [i, step] of patches.entries()) {
             sending = step.operations;
+            // The rename frees the old name: a create of it that timed out could land after it, as a
+            // second group no source owns. It waits (after the members' PATCHes) until none can.
+            if (step.operations.some((operation) => operation.path === "displayName")) {
+              await waitForLateCreate(ctx, ref, "createGroup");
+            }
             await ctx.platform.patchGroup(platformId, step.operations);
             applied = applyOps(applied, step.operations);
             if (i === patches.length - 1) applied = answered(applied);

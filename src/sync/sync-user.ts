@@ -10,11 +10,11 @@ import {
 import { valuesUnderRuleNames } from "../mapping/attribute-values.js";
 import { embedMemberId } from "../mapping/plan-embed-group.js";
 import { planUser, withManagerTranslation } from "../mapping/plan-user.js";
-import { type ManagerTranslation, toUserProfile } from "../mapping/user-profile.js";
+import { type ManagerTranslation, type UserProfile, toUserProfile } from "../mapping/user-profile.js";
 import { WritesStopped, beforeWrite } from "../platform/client/unanswered-writes.js";
 import type { PlatformScimUser } from "../platform/platform-types.js";
 import { caseFold } from "../scim/case-fold.js";
-import { type EntityRef, type JsonObject, refKey } from "../scim/scim-types.js";
+import { type EntityRef, type JsonObject, type PatchOperation, refKey } from "../scim/scim-types.js";
 import { waitForLateCreate } from "./late-writes.js";
 import { lookUpManager } from "./manager-lookup.js";
 import {
@@ -165,13 +165,24 @@ async function syncWorkspaceUser(
 
     const platformId = applied?.platformId;
     if (!applied || !platformId) throw new Error("planner produced updates without a platform id");
+    // A write of this user that timed out may still land (late). A create: while the user holds
+    // its name the platform refuses it, but once a delete or a rename frees the name it would land
+    // as a second, active platform user that no source owns. Any write, on a deleted user: after
+    // its deprovisioning the user is forgotten and the late-write check finds nothing to put right
+    // (a late ACTIVATE would leave it active). Such a change waits until no write can land late.
+    if (desired === null || freesUserName(plan.steps, applied)) {
+      await waitForLateCreate(ctx, ref, desired === null ? "bulkUsers" : "createUser");
+    }
     if (!plan.steps.some((s) => s.type === "patchUser")) {
       // The profile is already as planned, and so its manager translation (a user created with
       // its manager's platform id): recorded before any lifecycle change is queued.
       applied = (await recordManagerTranslation(ctx, ref, applied, plan.managerTranslation)) ?? applied;
     }
     let vanished = false;
-    const lastWrite = plan.steps.findLastIndex((s) => s.type === "patchUser" || s.type === "setAttribute");
+    // The steps as sent: a profile PATCH refused for its userName alone is sent again without it.
+    const steps = [...plan.steps];
+    const lastWriteOf = () => steps.findLastIndex((s) => s.type === "patchUser" || s.type === "setAttribute");
+    let lastWrite = lastWriteOf();
     if (lastWrite >= 0) {
       // Until these writes are answered, they may land unseen (answer lost, crash): say so first.
       applied = { ...applied, inDoubt: true };
@@ -182,12 +193,16 @@ async function syncWorkspaceUser(
     let refused: unknown;
     // A write that failed otherwise (transient, or waiting for a name): raised after the lifecycle.
     let failed: unknown;
-    for (const [i, step] of plan.steps.entries()) {
+    for (let i = 0; i < steps.length; i++) {
+      const step = steps[i] as UserStep;
       try {
         if (step.type === "patchUser") {
           await ctx.platform.patchUser(platformId, step.operations);
           applied = plan.profile
-            ? withManagerTranslation({ ...applied, profile: plan.profile }, plan.managerTranslation)
+            ? withManagerTranslation(
+                { ...applied, profile: profileAfter(plan.profile, applied, step.operations) },
+                plan.managerTranslation,
+              )
             : applied;
           await ctx.state.putApplied(ref, i === lastWrite ? answered(applied) : applied);
         } else if (step.type === "setAttribute") {
@@ -214,6 +229,15 @@ async function syncWorkspaceUser(
           }
         }
         refused ??= err;
+        // RFC 7644 §3.12: a 409 on a PATCH is about the userName (the one unique attribute), and
+        // the platform refuses the whole PATCH: the rest of the profile (displayName, emails, the
+        // enterprise fields) is sent again on its own, not held back by the name's conflict.
+        const rest = isPlatformFailure(err, "conflict") ? withoutUserName(step) : undefined;
+        if (rest) {
+          steps.splice(i + 1, 0, rest);
+          lastWrite = lastWriteOf();
+          continue;
+        }
         // The refusal is an answer: the write did not land.
         if (i === lastWrite) {
           applied = answered(applied);
@@ -283,6 +307,43 @@ async function syncWorkspaceUser(
     code: "not_converging",
     permanent: false,
   });
+}
+
+/**
+ * Whether the steps free the userName the platform user holds: a DELETE, or a userName changed
+ * other than in case (the platform compares userNames without regard to case).
+ */
+function freesUserName(steps: readonly UserStep[], applied: AppliedUser): boolean {
+  const current = caseFold(String(applied.profile?.userName ?? ""));
+  return steps.some(
+    (step) =>
+      (step.type === "lifecycle" && step.action === "DELETE") ||
+      (step.type === "patchUser" &&
+        step.operations.some(
+          (operation) => operation.path === "userName" && caseFold(String(operation.value)) !== current,
+        )),
+  );
+}
+
+/** A profile PATCH without its userName operation; undefined when it has none or nothing else. */
+function withoutUserName(step: UserStep): UserStep | undefined {
+  if (step.type !== "patchUser") return undefined;
+  const operations = step.operations.filter((operation) => operation.path !== "userName");
+  if (operations.length === 0 || operations.length === step.operations.length) return undefined;
+  return { type: "patchUser", operations };
+}
+
+/**
+ * The profile the platform user holds once a PATCH of the plan is answered: the plan's, but the
+ * userName it had when the PATCH did not send one (the rest of a PATCH whose userName was refused).
+ */
+function profileAfter(
+  planned: UserProfile,
+  applied: AppliedUser,
+  operations: readonly PatchOperation[],
+): UserProfile {
+  if (operations.some((operation) => operation.path === "userName") || !applied.profile) return planned;
+  return { ...planned, userName: applied.profile.userName };
 }
 
 /**
