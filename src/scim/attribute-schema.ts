@@ -295,9 +295,14 @@ export function isStoredTrimmed(p: AttrPath, resourceType?: "User" | "Group"): b
   return DISPLAY_NAMES.has(p.def) && resourceType !== "User";
 }
 
-/** Looks a key up in a JSON object by exact name first, then case-insensitively (RFC 7643 §2.1). */
+/**
+ * Looks a key up in a JSON object by exact name first, then case-insensitively (RFC 7643 §2.1).
+ * Only the object's own attributes: read as `obj[name]`, `constructor` or `toString` was found on
+ * Object.prototype, so a filter naming one matched every user (and a PATCH remove with such a
+ * filter removed every element).
+ */
 export function getKey<T>(obj: { [key: string]: T }, name: string): T | undefined {
-  const exact = obj[name];
+  const exact = Object.hasOwn(obj, name) ? obj[name] : undefined;
   if (exact !== undefined) return exact;
   const lower = name.toLowerCase();
   for (const key of Object.keys(obj)) if (key.toLowerCase() === lower) return obj[key];

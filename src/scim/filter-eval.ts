@@ -4,7 +4,7 @@ import {
   type AttrPath,
   type AttrTable,
   comparedDef,
-  findKey,
+  getKey,
   parseAttrPath,
 } from "./attribute-schema.js";
 import { caseFold } from "./case-fold.js";
@@ -101,16 +101,6 @@ function isNonEmpty(v: Json): boolean {
   if (Array.isArray(v)) return v.some(isNonEmpty);
   if (isObject(v)) return Object.values(v).some(isNonEmpty);
   return true;
-}
-
-/**
- * The value of `obj`'s own attribute `name`, in any case. Never one `obj` inherits: read as
- * `obj[name]`, `constructor` or `toString` was found on Object.prototype, so a filter naming one
- * matched every user (and a PATCH remove with such a filter removed every element).
- */
-function getKey(obj: JsonObject, name: string): Json | undefined {
-  const key = findKey(obj, name);
-  return key === undefined ? undefined : obj[key];
 }
 
 /** All values at `p`, multi-valued attributes flattened; `forCompare` maps complex elements to `value`. */
