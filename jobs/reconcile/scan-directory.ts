@@ -5,6 +5,7 @@ import type { EntityKind, EntityRef } from "../../src/scim/scim-types.js";
 import { caseFold } from "../../src/scim/case-fold.js";
 import { refKey } from "../../src/scim/scim-types.js";
 import { isPlatformFailure } from "../../src/sync/sync-error.js";
+import { embedKey } from "../../src/sync/sync-keys.js";
 import type { RunContext } from "./run-context.js";
 import { classifyOwnedEmbedGroup, classifyOwnedWorkspaceGroup } from "./scan-platform-groups.js";
 import { classifyOwnedUsers, desiredOf } from "./scan-platform-users.js";
@@ -158,7 +159,8 @@ async function classifyLanded(ctx: RunContext, ref: EntityRef, platformId: strin
     if (isPlatformFailure(err, "not_found")) return false;
     throw err;
   }
-  if (!group || (await state.ownersOf("embed", [`${tenant}/${platformId}`]))[0] !== refKey(ref)) return false;
+  if (!group || (await state.ownersOf("embed", [embedKey(tenant, platformId)]))[0] !== refKey(ref))
+    return false;
   await classifyOwnedEmbedGroup(ctx, tenant, group, ref);
   return true;
 }

@@ -6,6 +6,7 @@ import { classifyPlatformGroup } from "../../src/reconcile/classify-group.js";
 import { type EntityRef, refKey } from "../../src/scim/scim-types.js";
 import type { EmbedGroup, PlatformScimGroup } from "../../src/platform/platform-types.js";
 import { isPlatformFailure } from "../../src/sync/sync-error.js";
+import { embedKey } from "../../src/sync/sync-keys.js";
 import { redisDirtyReader } from "./deprovision-under-way.js";
 import { type RunContext, batches, readAhead } from "./run-context.js";
 import { desiredOf, ownerOf } from "./scan-platform-users.js";
@@ -118,7 +119,7 @@ export async function scanEmbedGroups(ctx: RunContext): Promise<void> {
       await ctx.stillHeld();
       const owners = await state.ownersOf(
         "embed",
-        page.map((group) => `${tenant}/${group.id}`),
+        page.map((group) => embedKey(tenant, group.id)),
       );
       const mine: Array<{ group: (typeof page)[number]; ref: EntityRef }> = [];
       page.forEach((group, index) => {

@@ -20,12 +20,9 @@ import {
 import { waitForLateCreate } from "./late-writes.js";
 import type { SyncContext, SyncOutcome } from "./sync-context.js";
 import { SyncError, isPlatformFailure } from "./sync-error.js";
+import { embedKey } from "./sync-keys.js";
 
 const MAX_ROUNDS = 4;
-
-function embedKey(tenant: string, id: string): string {
-  return `${tenant}/${id}`;
-}
 
 /**
  * Syncs one group of an embed-tenant source: an embed group named after it in its tenant, whose

@@ -24,6 +24,11 @@ import type { EntityKind } from "../scim/scim-types.js";
  */
 export type OwnerScope = "user" | "group" | "embed";
 
+/** The owner key of an embed group (scope "embed"): its tenant and platform id. */
+export function embedKey(tenant: string, id: string): string {
+  return `${tenant}/${id}`;
+}
+
 export function syncBase(prefix: string): string {
   return `${prefix}:sync`;
 }
