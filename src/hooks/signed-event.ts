@@ -146,6 +146,8 @@ export function parseSignedEvent(item: unknown, canon: Canonicalisers): SignedEv
 }
 
 export interface ParsedItems {
+  /** Every item of the delivery as sent (one event, or the `events` list). */
+  items: readonly unknown[];
   /** The items that parsed, with their index in the delivery. */
   parsed: Array<{ index: number; event: SignedEvent }>;
   errors: ItemError[];
@@ -161,7 +163,7 @@ export function parseSignedItems(body: unknown, canon: Canonicalisers): ParsedIt
   } else {
     items = [body];
   }
-  const result: ParsedItems = { parsed: [], errors: [] };
+  const result: ParsedItems = { items, parsed: [], errors: [] };
   items.forEach((item, index) => {
     try {
       result.parsed.push({ index, event: parseSignedEvent(item, canon) });

@@ -45,10 +45,6 @@ export interface SignedDeliveryResult {
   changed: number;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
-
 function typeOf(event: SignedEvent): string {
   return event.type;
 }
@@ -105,11 +101,11 @@ export class SignedEventsService {
 
   private async applyDelivery(source: string, body: unknown): Promise<SignedDeliveryResult> {
     const { metrics, logger } = this.deps;
-    const { parsed, errors } = parseSignedItems(body, this.deps.canon);
+    const { items, parsed, errors } = parseSignedItems(body, this.deps.canon);
     const malformed = new Set(errors.map((e) => e.index));
     errors.push(...(await this.validateAgainstDirectory(source, parsed)));
     if (errors.length > 0) {
-      this.countRefused(source, body, errors, malformed);
+      this.countRefused(source, items, errors, malformed);
       throw new InvalidDeliveryError(errors.sort((a, b) => a.index - b.index));
     }
     const events = parsed.map((p) => p.event);
@@ -129,8 +125,12 @@ export class SignedEventsService {
    * another entity holds) and one warn line names the bad events by index and outcome. The
    * messages stay out of the line: they may quote what the sender wrote; the sender has them.
    */
-  private countRefused(source: string, body: unknown, errors: ItemError[], malformed: Set<number>): void {
-    const items = isRecord(body) && Array.isArray(body.events) ? body.events : [body];
+  private countRefused(
+    source: string,
+    items: readonly unknown[],
+    errors: ItemError[],
+    malformed: Set<number>,
+  ): void {
     const outcomes = new Map<number, "malformed" | "rejected">();
     for (const { index } of errors) {
       if (outcomes.has(index)) continue;
