@@ -1,4 +1,5 @@
 import type { Job } from "bullmq";
+import type { Logger } from "../src/observability/logger.js";
 
 /**
  * This process no longer holds the job it was running: a forced close handed it back to the queue
@@ -49,4 +50,25 @@ export function jobLease(job: Job, token: string, lockDurationMs = 30_000): JobL
       if (extended !== 1) throw new JobHandedOn(job.id);
     },
   };
+}
+
+/**
+ * Runs `work` under the lease of `job` (taken with `token`). A job handed on meanwhile (JobHandedOn)
+ * ends here with one warn line on `log` and HANDED_ON: nothing is recorded, since the run or resync
+ * is not over and its job did not fail; the next holder runs it again.
+ */
+export async function whileHeld(
+  job: Job,
+  token: string,
+  log: Logger,
+  message: string,
+  work: (lease: JobLease) => Promise<string>,
+): Promise<string> {
+  try {
+    return await work(jobLease(job, token));
+  } catch (err) {
+    if (!isJobHandedOn(err)) throw err;
+    log.warn({ jobId: job.id }, message);
+    return HANDED_ON;
+  }
 }

@@ -6,7 +6,7 @@ import type { Logger } from "../../src/observability/logger.js";
 import { RateLimitedLog } from "../../src/observability/rate-limited-log.js";
 import { failureLogFields } from "./failure-log-fields.js";
 import type { HeldJobs } from "../job-hand-back.js";
-import { HANDED_ON, isJobHandedOn, jobLease } from "../job-lease.js";
+import { whileHeld } from "../job-lease.js";
 import { countJobOutcomes } from "../job-metrics.js";
 import { QUEUE_NAMES } from "../queue-names.js";
 import type { ReconcileDeps } from "./reconcile-ports.js";
@@ -133,18 +133,13 @@ export async function processReconcileJob(
 ): Promise<string> {
   if ("scheduled" in data) return "ignored: scheduled ticks run on the schedule queue";
   if (!job || token === undefined) return processRun(deps, data);
-  const leased = { ...deps, lease: jobLease(job, token) };
-  try {
-    return await processRun(leased, data, job, token);
-  } catch (err) {
-    if (!isJobHandedOn(err)) throw err;
-    // A forced close handed the job back (or its lock ran out): the next holder runs it again.
-    // Nothing is recorded here: the run is not over, and its job did not fail.
-    deps.logger
-      .child({ module: "reconcile", runId: data.runId })
-      .warn({ jobId: job.id }, "reconcile: the run's job is no longer this process's; stopped here");
-    return HANDED_ON;
-  }
+  return whileHeld(
+    job,
+    token,
+    deps.logger.child({ module: "reconcile", runId: data.runId }),
+    "reconcile: the run's job is no longer this process's; stopped here",
+    (lease) => processRun({ ...deps, lease }, data, job, token),
+  );
 }
 
 async function processRun(

@@ -4,7 +4,7 @@ import type { Logger } from "../../src/observability/logger.js";
 import { RateLimitedLog } from "../../src/observability/rate-limited-log.js";
 import type { Registry } from "../../src/observability/metrics.js";
 import type { HeldJobs } from "../job-hand-back.js";
-import { HANDED_ON, isJobHandedOn, jobLease } from "../job-lease.js";
+import { whileHeld } from "../job-lease.js";
 import { countJobOutcomes } from "../job-metrics.js";
 import { failureLogFields } from "../reconcile/failure-log-fields.js";
 import { QUEUE_NAMES } from "../queue-names.js";
@@ -76,17 +76,13 @@ export async function processResyncJob(
   token?: string,
 ): Promise<string> {
   if (!job || token === undefined) return processOperation(deps, data);
-  try {
-    return await processOperation({ ...deps, lease: jobLease(job, token) }, data, job, token);
-  } catch (err) {
-    if (!isJobHandedOn(err)) throw err;
-    // A forced close handed the job back (or its lock ran out): the next holder runs it again.
-    // Nothing is recorded here: the resync is not over, and its job did not fail.
-    deps.logger
-      .child({ module: "resync", operationId: data.operationId })
-      .warn({ jobId: job.id }, "resync: its job is no longer this process's; stopped here");
-    return HANDED_ON;
-  }
+  return whileHeld(
+    job,
+    token,
+    deps.logger.child({ module: "resync", operationId: data.operationId }),
+    "resync: its job is no longer this process's; stopped here",
+    (lease) => processOperation({ ...deps, lease }, data, job, token),
+  );
 }
 
 async function processOperation(
