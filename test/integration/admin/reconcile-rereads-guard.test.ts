@@ -6,13 +6,9 @@
  * So such users are always read again, whatever the cap, and classified as listed.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import type { ReconcileDeps } from "../../../jobs/reconcile/reconcile-ports.js";
 import { runReconcile } from "../../../jobs/reconcile/reconcile-runner.js";
-import { reconcileSyncState } from "../../../jobs/reconcile/sync-state-adapter.js";
-import { ReconcileRunStore } from "../../../src/admin/reconcile-run-store.js";
-import { createLogger } from "../../../src/observability/logger.js";
 import type { PlatformClient } from "../../../src/platform/platform-types.js";
-import { type JobsHarness, startJobsHarness } from "../jobs/jobs-harness.js";
+import { type JobsHarness, reconcileDeps, startJobsHarness } from "../jobs/jobs-harness.js";
 
 describe("re-reads of unseen users the source wants inactive", () => {
   let h: JobsHarness;
@@ -47,18 +43,8 @@ describe("re-reads of unseen users the source wants inactive", () => {
         };
       },
     }) as PlatformClient;
-    const runs = new ReconcileRunStore(h.storeRedis, h.prefix, 10);
-    const deps: ReconcileDeps = {
-      config: h.config,
-      redis: h.storeRedis,
-      platform,
-      directory: h.directory,
-      state: reconcileSyncState(h.state, h.storeRedis, h.prefix),
-      requestResync: async () => {},
-      runs,
-      logger: createLogger("silent"),
-      maxUnseenRereads: 0,
-    };
+    const deps = reconcileDeps(h, { platform, maxUnseenRereads: 0 });
+    const runs = deps.runs;
     const run = await runs.createRun({ source: "okta", dryRun: false, trigger: "admin" });
     // The run starts well after the users' syncs: none of them counts as synced during the run.
     vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 10 * 60_000 });

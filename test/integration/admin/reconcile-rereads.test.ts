@@ -5,12 +5,8 @@
  * platform wiped behind the bridge costs the run a bounded number of reads, not one per user.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import type { ReconcileDeps } from "../../../jobs/reconcile/reconcile-ports.js";
 import { runReconcile } from "../../../jobs/reconcile/reconcile-runner.js";
-import { reconcileSyncState } from "../../../jobs/reconcile/sync-state-adapter.js";
-import { ReconcileRunStore } from "../../../src/admin/reconcile-run-store.js";
-import { createLogger } from "../../../src/observability/logger.js";
-import { type JobsHarness, startJobsHarness } from "../jobs/jobs-harness.js";
+import { type JobsHarness, reconcileDeps, startJobsHarness } from "../jobs/jobs-harness.js";
 
 describe("re-reads of unseen entities", () => {
   let h: JobsHarness;
@@ -48,18 +44,8 @@ describe("re-reads of unseen entities", () => {
         yield* ids;
       })();
     };
-    const runs = new ReconcileRunStore(h.storeRedis, h.prefix, 10);
-    const deps: ReconcileDeps = {
-      config: h.config,
-      redis: h.storeRedis,
-      platform: h.platform,
-      directory,
-      state: reconcileSyncState(h.state, h.storeRedis, h.prefix),
-      requestResync: async () => {},
-      runs,
-      logger: createLogger("silent"),
-      maxUnseenRereads: 2,
-    };
+    const deps = reconcileDeps(h, { directory, maxUnseenRereads: 2 });
+    const runs = deps.runs;
     const run = await runs.createRun({ source: "okta", dryRun: true, trigger: "admin" });
     // The run starts well after the users' syncs (more than another process's clock may lag).
     vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 10 * 60_000 });

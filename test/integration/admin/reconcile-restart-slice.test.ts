@@ -8,11 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { JobHandedOn } from "../../../jobs/job-lease.js";
 import type { ReconcileDeps } from "../../../jobs/reconcile/reconcile-ports.js";
 import { runReconcile } from "../../../jobs/reconcile/reconcile-runner.js";
-import { reconcileSyncState } from "../../../jobs/reconcile/sync-state-adapter.js";
-import { ReconcileRunStore } from "../../../src/admin/reconcile-run-store.js";
-import { createLogger } from "../../../src/observability/logger.js";
 import { SCHEMA_ENTERPRISE_USER } from "../../../src/scim/scim-types.js";
-import { type JobsHarness, startJobsHarness } from "../jobs/jobs-harness.js";
+import { type JobsHarness, reconcileDeps, startJobsHarness } from "../jobs/jobs-harness.js";
 
 describe("a real run started over", () => {
   let h: JobsHarness;
@@ -29,18 +26,8 @@ describe("a real run started over", () => {
       },
     });
     for (let i = 0; i < 3; i++) await h.directory.createUser("okta", h.user(`slice${i}@example.com`));
-    deps = {
-      config: h.config,
-      redis: h.storeRedis,
-      platform: h.platform,
-      directory: h.directory,
-      state: reconcileSyncState(h.state, h.storeRedis, h.prefix),
-      requestResync: async () => {},
-      runs: new ReconcileRunStore(h.storeRedis, h.prefix, 10),
-      logger: createLogger("silent"),
-      // Three users, one attribute read a run: three slices.
-      maxAttributeChecksPerRun: 1,
-    };
+    // Three users, one attribute read a run: three slices.
+    deps = reconcileDeps(h, { maxAttributeChecksPerRun: 1 });
   }, 30_000);
 
   afterAll(async () => {

@@ -5,6 +5,8 @@
 import type { Job } from "bullmq";
 import { Redis } from "ioredis";
 import { createQueueStatus } from "../../../jobs/queue-status.js";
+import type { ReconcileDeps } from "../../../jobs/reconcile/reconcile-ports.js";
+import { reconcileSyncState } from "../../../jobs/reconcile/sync-state-adapter.js";
 import { type RunningWorkers, type WorkerTuning, startWorkers } from "../../../jobs/start-workers.js";
 import type { SyncJobData } from "../../../jobs/sync-job.js";
 import { syncMetrics } from "../../../jobs/sync-metrics.js";
@@ -12,6 +14,7 @@ import { createSyncProcessor } from "../../../jobs/sync-processor.js";
 import { createSyncQueue } from "../../../jobs/sync-queue.js";
 import type { ConfigInput } from "../../../src/config/config-schema.js";
 import { buildConfig } from "../../../src/config/load-config.js";
+import { ReconcileRunStore } from "../../../src/admin/reconcile-run-store.js";
 import { RedisDirectoryStore } from "../../../src/directory/redis-directory-store.js";
 import { type Logger, createLogger } from "../../../src/observability/logger.js";
 import { type Registry, createMetricsRegistry } from "../../../src/observability/metrics.js";
@@ -240,4 +243,22 @@ export function flushNow(ctx: SyncContext, options: Partial<LifecycleFlushOption
     deadLetter: async () => {},
     ...options,
   });
+}
+
+/**
+ * A reconciliation's dependencies over the harness (its Redis, directory, sync state and emulator),
+ * with `overrides` (a platform that hides entities, a cap): repairs are not enqueued, logs silent.
+ */
+export function reconcileDeps(h: JobsHarness, overrides: Partial<ReconcileDeps> = {}): ReconcileDeps {
+  return {
+    config: h.config,
+    redis: h.storeRedis,
+    platform: h.platform,
+    directory: h.directory,
+    state: reconcileSyncState(h.state, h.storeRedis, h.prefix),
+    requestResync: async () => {},
+    runs: new ReconcileRunStore(h.storeRedis, h.prefix, 10),
+    logger: createLogger("silent"),
+    ...overrides,
+  };
 }
