@@ -13,8 +13,8 @@ import {
   E2E_VIEWER_TOKEN,
   type TestBridge,
   startTestBridge,
+  deadLetteredUser,
 } from "../helpers/bridge-harness.js";
-import { waitFor } from "../helpers/redis-test-prefix.js";
 
 let h: TestBridge;
 let userId: string;
@@ -60,13 +60,7 @@ beforeAll(async () => {
   });
   userId = (await h.scim("okta").createUser("kept.user@example.com")).id;
   await h.waitForIdle();
-  h.emulator.addFault({ type: "error", status: 403, count: 1, match: { operation: "createUser" } });
-  deadId = (await h.scim("okta").createUser("refused.user@example.com")).id;
-  await waitFor(async () => (await h.admin().get("/status")).body.deadLetters === 1, {
-    timeoutMs: 20_000,
-    what: "one dead letter",
-  });
-  await h.waitForIdle();
+  deadId = await deadLetteredUser(h, "okta", "refused.user@example.com", 20_000);
 }, 40_000);
 afterAll(async () => {
   await h?.close();

@@ -6,7 +6,7 @@
  * a 429 and a 503 from the platform, a dead letter, a reconciliation that finds drift, a resync.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type TestBridge, startTestBridge } from "../helpers/bridge-harness.js";
+import { type TestBridge, startTestBridge, deadLetteredUser } from "../helpers/bridge-harness.js";
 import { waitFor } from "../helpers/redis-test-prefix.js";
 
 let h: TestBridge;
@@ -102,13 +102,7 @@ describe("probes g: the metrics table of docs/operations.md", () => {
     await scim.createUser("metrics.b@example.com");
     await h.waitForIdle();
     // A dead letter.
-    h.emulator.addFault({ type: "error", status: 403, count: 1, match: { operation: "createUser" } });
-    await scim.createUser("metrics.c@example.com");
-    await waitFor(async () => (await h.admin().get("/status")).body.deadLetters === 1, {
-      timeoutMs: 20_000,
-      what: "the dead letter",
-    });
-    await h.waitForIdle();
+    await deadLetteredUser(h, "okta", "metrics.c@example.com", 20_000);
     // An intake over its rate limit (1/s, burst 2).
     const slow = await Promise.all(
       Array.from({ length: 6 }, () =>

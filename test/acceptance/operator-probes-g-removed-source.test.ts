@@ -15,7 +15,12 @@ import { type RunningBridge, startBridge } from "../../src/bridge.js";
 import type { ConfigInput } from "../../src/config/config-schema.js";
 import { buildConfig } from "../../src/config/load-config.js";
 import { createLogger } from "../../src/observability/logger.js";
-import { E2E_ADMIN_TOKEN, type TestBridge, startTestBridge } from "../helpers/bridge-harness.js";
+import {
+  E2E_ADMIN_TOKEN,
+  type TestBridge,
+  startTestBridge,
+  deadLetteredUser,
+} from "../helpers/bridge-harness.js";
 import { waitFor } from "../helpers/redis-test-prefix.js";
 
 let h: TestBridge;
@@ -39,12 +44,7 @@ const deadLettersTotal = (text: string) =>
 
 beforeAll(async () => {
   h = await startTestBridge("probes-g-removed-source");
-  h.emulator.addFault({ type: "error", status: 403, count: 1, match: { operation: "createUser" } });
-  userId = (await h.scim("entra").createUser("retired.source@example.com")).id;
-  await waitFor(async () => (await h.admin().get("/status")).body.deadLetters === 1, {
-    what: "the dead letter",
-  });
-  await h.waitForIdle();
+  userId = await deadLetteredUser(h, "entra", "retired.source@example.com");
   await h.stop();
   // The same Redis and prefix, with entra taken out of the configuration.
   const input = JSON.parse(JSON.stringify(h.config)) as ConfigInput & { sources: Record<string, unknown> };

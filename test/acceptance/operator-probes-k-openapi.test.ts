@@ -7,7 +7,12 @@
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { E2E_VIEWER_TOKEN, type TestBridge, startTestBridge } from "../helpers/bridge-harness.js";
+import {
+  E2E_VIEWER_TOKEN,
+  type TestBridge,
+  startTestBridge,
+  deadLetteredUser,
+} from "../helpers/bridge-harness.js";
 import { waitFor } from "../helpers/redis-test-prefix.js";
 
 let h: TestBridge;
@@ -58,13 +63,7 @@ beforeAll(async () => {
   userId = (await h.scim("okta").createUser("spec.user@example.com")).id;
   groupId = (await h.scim("okta").createGroup("Spec Group", [userId])).id;
   await h.waitForIdle();
-  h.emulator.addFault({ type: "error", status: 403, count: 1, match: { operation: "createUser" } });
-  deadId = (await h.scim("okta").createUser("spec.refused@example.com")).id;
-  await waitFor(async () => (await h.admin().get("/status")).body.deadLetters === 1, {
-    timeoutMs: 20_000,
-    what: "one dead letter",
-  });
-  await h.waitForIdle();
+  deadId = await deadLetteredUser(h, "okta", "spec.refused@example.com", 20_000);
 }, 40_000);
 afterAll(async () => {
   await h?.close();

@@ -203,3 +203,23 @@ export function applyThenFail(emulator: Pick<PlatformEmulator, "addFault">, oper
   ];
   for (const rule of rules) emulator.addFault(rule);
 }
+
+/**
+ * A user of `source` whose create the platform refuses for good (one 403): its id, once it is the
+ * bridge's only dead letter and the bridge is idle again. `timeoutMs` bounds the wait for the letter.
+ */
+export async function deadLetteredUser(
+  h: TestBridge,
+  source: string,
+  userName: string,
+  timeoutMs?: number,
+): Promise<string> {
+  h.emulator.addFault({ type: "error", status: 403, count: 1, match: { operation: "createUser" } });
+  const id = (await h.scim(source).createUser(userName)).id;
+  await waitFor(async () => (await h.admin().get("/status")).body.deadLetters === 1, {
+    timeoutMs,
+    what: "the dead letter",
+  });
+  await h.waitForIdle();
+  return id;
+}
