@@ -31,7 +31,13 @@ export interface AdminServiceDeps {
   config: Config;
   directory: Pick<
     DirectoryStore,
-    "countEntities" | "countDirty" | "snapshotUser" | "snapshotGroup" | "findUserId" | "findGroupId"
+    | "countEntities"
+    | "countDirty"
+    | "snapshotUser"
+    | "snapshotGroup"
+    | "findUserId"
+    | "findGroupId"
+    | "purgeTombstone"
   >;
   syncState: SyncStateReader;
   runs: ReconcileRunStore;
@@ -369,18 +375,46 @@ export class AdminService {
     return { retried };
   }
 
+  /**
+   * Discards a dead letter. A live entity stays `dead` (nothing reached the platform), and its
+   * status says the letter is gone: a retry of it would find none; a resync of the entity syncs it
+   * again. A deleted entity (a tombstone) whose deprovisioning failed for good is given up instead:
+   * releaseTombstone.
+   */
   async discardDeadLetter(ref: EntityRef, actor: AdminPrincipal): Promise<void> {
     const { syncState } = this.deps;
     const removed = await syncState.removeDeadLetter(ref);
     if (!removed) throw new NotFoundError(`No dead letter for ${refLabel(ref)}`);
-    // The entity stays `dead` (nothing reached the platform), and its status says the letter is
-    // gone: a retry of it would find none; a resync of the entity syncs it again.
     const status = await syncState.getStatus(ref);
-    if (status?.state === "dead" && status.lastError) {
+    const released = status?.state === "dead" && (await this.releaseTombstone(ref));
+    if (!released && status?.state === "dead" && status.lastError) {
       const discarded = { discardedBy: actor.name, discardedAt: new Date().toISOString() };
       await syncState.setStatus({ ...status, lastError: { ...status.lastError, ...discarded } });
     }
-    await this.audit(actor, "dead-letters.discard", refLabel(ref));
+    await this.audit(actor, "dead-letters.discard", refLabel(ref), released ? { released: true } : undefined);
+  }
+
+  /**
+   * An admin gave up the deprovisioning of a deleted entity (its letter discarded): the bridge lets
+   * go of it. Its tombstone is purged, so its claim on its platform object (and the name) is a
+   * record of an entity that no longer exists, which the next claim takes over (ownership.ts: an
+   * entity given that name again adopts the platform object, as any unowned one of its name); then
+   * its sync, of an entity now absent, drops the rest of what is recorded of it (forgetAbsent,
+   * invariant 6). Nothing is written to the platform: the object stays as it is, no source's any
+   * more, and reconciliation reports it as an orphan (the `orphans` policy decides). False when
+   * the entity is not a tombstone.
+   */
+  private async releaseTombstone(ref: EntityRef): Promise<boolean> {
+    const { directory, jobs } = this.deps;
+    const snapshot =
+      ref.kind === "user"
+        ? await directory.snapshotUser(ref.source, ref.id)
+        : await directory.snapshotGroup(ref.source, ref.id);
+    if (snapshot === null || snapshot.desired !== null) return false;
+    // Purged before its sync is requested: a sync of the tombstone would deprovision it again.
+    if (!(await directory.purgeTombstone(ref, snapshot.generation))) return false;
+    await jobs.requestResync([ref]);
+    return true;
   }
 
   // A `source` filter names a configured source, as every other route's source does: a typo

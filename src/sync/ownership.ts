@@ -36,7 +36,7 @@ export async function claimOwnership(
       // Its deprovisioning failed for good: nothing moves it until an admin acts (its dead letter).
       // Waiting would hold this entity pending, and the bridge busy, for ever: a visible conflict.
       throw new SyncError(
-        "the platform object still belongs to a deleted entity whose deprovisioning failed for good (its dead letter): retry or resync that one first",
+        "the platform object still belongs to a deleted entity whose deprovisioning failed for good (its dead letter): retry or resync that one first, or discard its letter to let the platform object go",
         { code: "ownership_conflict", permanent: true, operation },
       );
     }
@@ -68,7 +68,8 @@ export async function claimOwnership(
 
 /**
  * Whether a deleted entity (a tombstone) is a dead letter: its deprovisioning failed for good, and
- * it holds its platform object (and name) until an admin retries or discards the letter.
+ * it holds its platform object (and name) until an admin retries or discards the letter (a discard
+ * purges the tombstone: AdminService.releaseTombstone).
  */
 async function deprovisioningFailed(ctx: SyncContext, ref: EntityRef): Promise<boolean> {
   return (await ctx.state.getStatus(ref))?.state === "dead";
