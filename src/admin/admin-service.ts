@@ -341,7 +341,8 @@ export class AdminService {
   /**
    * Retries dead letters: each entity is resynced, and its letter removed only once the resync is
    * requested (a failed request leaves the letters listed, and the call fails). A letter a sync
-   * wrote again meanwhile (the entity failed again) is not the one read, and stays.
+   * wrote again meanwhile (the entity failed again) is not the one read, and stays. All of them:
+   * every letter present when the call begins, each once (deadLetterPages).
    */
   async retryDeadLetters(refs: EntityRef[] | "all", actor: AdminPrincipal): Promise<{ retried: number }> {
     const { syncState, jobs } = this.deps;
@@ -352,13 +353,11 @@ export class AdminService {
     };
     let retried = 0;
     if (refs === "all") {
-      // Removing as we go: always read the first page again, bounded by the total seen at the start.
-      const { total } = await syncState.listDeadLetters({ offset: 0, limit: 1 });
-      while (retried < total) {
-        const page = await syncState.listStoredDeadLetters({ offset: 0, limit: 200 });
-        if (page.items.length === 0) break;
-        await retry(page.items);
-        retried += page.items.length;
+      // Each letter there at the start, once: one that fails again meanwhile is not retried twice
+      // (nor does it push out one not yet read), and one written meanwhile is left for later.
+      for await (const page of syncState.deadLetterPages()) {
+        await retry(page);
+        retried += page.length;
       }
     } else {
       const present: StoredDeadLetter[] = [];

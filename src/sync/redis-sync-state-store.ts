@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
 import { entityKey, sourceBase } from "../directory/directory-keys.js";
 import { luaScript } from "../lua-script.js";
@@ -481,6 +482,36 @@ export class RedisSyncStateStore implements SyncStateReader {
     if (keys.length === 0) return { total, items: [] };
     const stored = await this.redis.hmget(syncKeys.dead(this.prefix), ...keys);
     return { total, items: stored.filter((s): s is string => s !== null).map(storedDeadLetter) };
+  }
+
+  /**
+   * The letters present now, page by page, each once (SyncStateReader.deadLetterPages). The walk
+   * reads a copy of the order taken at its start (in Redis: the process holds one page at a time),
+   * not the order itself, where letters removed, written again (a new place at the newest end, or
+   * anywhere under another process's clock) and added meanwhile would shift the pages.
+   */
+  async *deadLetterPages(
+    options: { source?: string; pageSize?: number } = {},
+  ): AsyncGenerator<StoredDeadLetter[]> {
+    const pageSize = options.pageSize ?? 200;
+    const copy = syncKeys.deadWalk(this.prefix, randomUUID());
+    await this.redis
+      .multi()
+      .zunionstore(copy, 1, syncKeys.deadOrder(this.prefix, options.source))
+      .expire(copy, 3600)
+      .exec();
+    try {
+      for (let offset = 0; ; offset += pageSize) {
+        const keys = await this.redis.zrange(copy, String(offset), String(offset + pageSize - 1));
+        if (keys.length === 0) return;
+        const stored = await this.redis.hmget(syncKeys.dead(this.prefix), ...keys);
+        const page = stored.filter((s): s is string => s !== null).map(storedDeadLetter);
+        if (page.length > 0) yield page;
+        if (keys.length < pageSize) return;
+      }
+    } finally {
+      await this.redis.del(copy);
+    }
   }
 
   countDeadLetters(): Promise<number> {

@@ -11,6 +11,8 @@ import type { EntityKind } from "../scim/scim-types.js";
  *   P:dead                        HASH refKey -> JSON DeadLetter
  *   P:dead:order                  ZSET refKey -> epoch ms (paging, oldest first)
  *   P:dead:order:<source>         ZSET refKey -> epoch ms (paging by source)
+ *   P:dead:walk:<uuid>            ZSET a copy of a dead order, walked by one reader (deadLetterPages);
+ *                                 deleted when the walk ends, expires in an hour if it never does
  *   P:resync                      SET  refKeys whose next sync re-reads the platform
  *   P:rl                          HASH refKey -> rate-limited loops of its current sync
  *   P:lc:pending                  HASH platform user id -> JSON LifecycleEntry
@@ -42,6 +44,7 @@ export const syncKeys = {
   dead: (p: string) => `${syncBase(p)}:dead`,
   deadOrder: (p: string, source?: string) =>
     source === undefined ? `${syncBase(p)}:dead:order` : `${syncBase(p)}:dead:order:${source}`,
+  deadWalk: (p: string, id: string) => `${syncBase(p)}:dead:walk:${id}`,
   resync: (p: string) => `${syncBase(p)}:resync`,
   rateLimitLoops: (p: string) => `${syncBase(p)}:rl`,
   lcPending: (p: string) => `${syncBase(p)}:lc:pending`,

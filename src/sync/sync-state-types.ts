@@ -73,6 +73,12 @@ export interface SyncStateReader {
     offset: number;
     limit: number;
   }): Promise<{ total: number; items: StoredDeadLetter[] }>;
+  /**
+   * Every dead letter present when the walk begins (of one source, or of all), oldest first, a
+   * page at a time, each exactly once: one removed before its page is read is left out, one
+   * written again meanwhile is read as it is then, and one added meanwhile is not read.
+   */
+  deadLetterPages(options?: { source?: string; pageSize?: number }): AsyncIterable<StoredDeadLetter[]>;
   countDeadLetters(): Promise<number>;
   /** Removes the dead letter (discard). true if there was one. */
   removeDeadLetter(ref: EntityRef): Promise<boolean>;

@@ -152,6 +152,46 @@ describe("probes h: retrying dead letters when the resync request fails", () => 
   });
 
   /**
+   * Letters failing again at once while every letter is retried (their entities' syncs refused
+   * again): each letter present at the start is requested exactly once, wherever the letter written
+   * again sorts (later: the clock moved on; earlier: written by a worker whose clock is behind), and
+   * `retried` counts each once. 250 letters: more than one page of the walk.
+   */
+  const retryAllWhileFailingAgain = async (againAt: string) => {
+    const ids = Array.from({ length: 250 }, (_, i) => `r${String(i).padStart(3, "0")}`);
+    const base = Date.parse("2026-11-27T09:00:00.000Z");
+    await Promise.all(
+      ids.map((id, i) => syncState.addDeadLetter(letter(id, new Date(base + i * 1000).toISOString()))),
+    );
+    let first = true;
+    duringRequest = async () => {
+      if (!first) return;
+      first = false;
+      const refs = requested[requested.length - 1] ?? [];
+      await Promise.all(refs.map((r) => syncState.addDeadLetter({ ...letter(r.id, againAt), attempts: 2 })));
+    };
+    const result = await service.retryDeadLetters("all", actor);
+    const once = requested.flat().map((r) => r.id);
+    expect(once.length).toBe(new Set(once).size);
+    expect([...once].sort()).toEqual(ids);
+    expect(result).toEqual({ retried: 250 });
+    // The letters written again stay listed (they are not the ones read); the others went.
+    const again = (await syncState.listDeadLetters({ offset: 0, limit: 500 })).items;
+    expect(again.every((item) => item.at === againAt)).toBe(true);
+    expect(again.length).toBe(requested[0]?.length);
+    // The walk's copy of the order is gone with it.
+    expect(await redis.keys(`${prefix}:sync:dead:walk:*`)).toEqual([]);
+  };
+
+  it("all letters, some failing again at once (written again later): each is retried once", async () => {
+    await retryAllWhileFailingAgain("2026-11-28T09:00:00.000Z");
+  });
+
+  it("all letters, some failing again at once (written again by a clock behind): each is retried once, none left out", async () => {
+    await retryAllWhileFailingAgain("2026-11-26T09:00:00.000Z");
+  });
+
+  /**
    * A letter not written by JSON.stringify of this shape (another key order, whitespace: another
    * writer, an older version): the removal compares the string read, not the letter serialised again.
    */
