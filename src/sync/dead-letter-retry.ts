@@ -3,7 +3,7 @@ import { isTransientFailureCode } from "./sync-error.js";
 import type { StoredDeadLetter, SyncStateReader } from "./sync-state-types.js";
 
 /** What resyncTransientDeadLetters reads and marks (RedisSyncStateStore). */
-export interface DeadLetterRetryState extends Pick<SyncStateReader, "listStoredDeadLetters"> {
+export interface DeadLetterRetryState extends Pick<SyncStateReader, "deadLetterPages"> {
   /** The entities' current generations in the directory (0 for one it does not hold), in order. */
   entityGenerations(refs: readonly EntityRef[]): Promise<number[]>;
   /**
@@ -33,9 +33,9 @@ export interface DeadLetterRetryState extends Pick<SyncStateReader, "listStoredD
  * the same way: an entity changed between that reading and the sync's own reading leaves a letter
  * that drops the mark (handed over once more), never a newer change's letter that keeps it.
  *
- * Reads the source's letters a page at a time from the newest end down, so that letters removed
- * meanwhile (their entities synced) never shift a page not yet read. Answers how many entities
- * were handed to `requestResync`.
+ * Reads the source's letters a page at a time (deadLetterPages: each letter there at the start
+ * once, whatever is removed or written again meanwhile). Answers how many entities were handed to
+ * `requestResync`.
  */
 export async function resyncTransientDeadLetters(
   state: DeadLetterRetryState,
@@ -43,12 +43,9 @@ export async function resyncTransientDeadLetters(
   requestResync: (refs: EntityRef[]) => Promise<void>,
   pageSize = 500,
 ): Promise<number> {
-  const { total } = await state.listStoredDeadLetters({ source, offset: 0, limit: 0 });
   let requested = 0;
-  for (let end = total; end > 0; end -= pageSize) {
-    const offset = Math.max(0, end - pageSize);
-    const page = await state.listStoredDeadLetters({ source, offset, limit: end - offset });
-    const due = page.items.filter(
+  for await (const page of state.deadLetterPages({ source, pageSize })) {
+    const due = page.filter(
       ({ letter }) =>
         letter.ref.source === source &&
         isTransientFailureCode(letter.code) &&

@@ -24,13 +24,18 @@ function store(list: DeadLetter[], generations: Map<string, number> = new Map())
     async entityGenerations(refs) {
       return refs.map((ref) => generations.get(ref.id) ?? 0);
     },
-    async listStoredDeadLetters(o: { source?: string; offset: number; limit: number }) {
-      const mine = list.filter((l) => l.ref.source === o.source);
-      const items = o.limit <= 0 ? [] : mine.slice(o.offset, o.offset + o.limit);
-      return {
-        total: mine.length,
-        items: items.map((letter) => ({ letter, stored: JSON.stringify(letter) })),
-      };
+    // A copy of the source's order taken at the start, each page read as the letters are then.
+    async *deadLetterPages(o: { source?: string; pageSize?: number } = {}) {
+      const ids = list.filter((l) => l.ref.source === o.source).map((l) => l.ref.id);
+      const pageSize = o.pageSize ?? 200;
+      for (let offset = 0; offset < ids.length; offset += pageSize) {
+        const page = ids
+          .slice(offset, offset + pageSize)
+          .map((id) => list.find((l) => l.ref.id === id && l.ref.source === o.source))
+          .filter((letter) => letter !== undefined)
+          .map((letter) => ({ letter, stored: JSON.stringify(letter) }));
+        if (page.length > 0) yield page;
+      }
     },
     async markDeadLetterAutoRetried(read, at, generation) {
       const i = list.findIndex(
