@@ -35,6 +35,9 @@ class RequestError extends Error {
   }
 }
 
+/** How long a `--wait`'s look at (or just before) its deadline may take to be answered. */
+const LAST_LOOK_MS = 1_000;
+
 /** Answers that say "not now" rather than "no": a `--wait` asks again until its deadline. */
 const TRANSIENT_STATUSES = new Set([502, 503, 504]);
 
@@ -254,7 +257,8 @@ function baseUrl(raw: string): string {
 }
 
 interface Client {
-  call(method: string, path: string, body?: unknown): Promise<Record<string, unknown>>;
+  /** `deadline` (epoch ms, a `--wait`'s): the request is given up by then too (LAST_LOOK_MS at least). */
+  call(method: string, path: string, body?: unknown, deadline?: number): Promise<Record<string, unknown>>;
 }
 
 function client(values: Values, io: CliIo): Client {
@@ -262,12 +266,17 @@ function client(values: Values, io: CliIo): Client {
   const token = values.token ?? io.env.SCIM_BRIDGE_ADMIN_TOKEN;
   if (!token) throw new UsageError("an admin token is needed: --token or SCIM_BRIDGE_ADMIN_TOKEN");
   return {
-    async call(method, path, body) {
+    async call(method, path, body, deadline) {
       let res: Response;
       let text: string;
       // One deadline for the answer and its body: during a failover a connection may hang, and a
-      // reset mid-body is the same "no answer" (transient: --wait asks again).
-      const timeoutMs = io.requestTimeoutMs ?? 60_000;
+      // reset mid-body is the same "no answer" (transient: --wait asks again). Not much past the
+      // caller's deadline: a `--wait` ends by its --timeout-ms (its look at the deadline has a
+      // second to be answered), not a whole request timeout later.
+      const timeoutMs = Math.min(
+        io.requestTimeoutMs ?? 60_000,
+        deadline === undefined ? Number.POSITIVE_INFINITY : Math.max(LAST_LOOK_MS, deadline - Date.now()),
+      );
       try {
         res = await io.fetch(`${url}/admin/v1${path}`, {
           method,
@@ -338,22 +347,27 @@ async function waitSettled(
   timeoutMs: number,
 ): Promise<Record<string, unknown>> {
   const deadline = Date.now() + timeoutMs;
+  // Between two looks, never past the deadline (the last look is at it).
+  const pause = () =>
+    new Promise((resolve) =>
+      setTimeout(resolve, Math.max(0, Math.min(io.pollMs ?? 500, deadline - Date.now()))),
+    );
   for (;;) {
     let answer: Record<string, unknown>;
     try {
-      answer = await api.call("GET", path);
+      answer = await api.call("GET", path, undefined, deadline);
     } catch (err) {
       // The run goes on while the bridge restarts (a rolling deploy) or Redis fails over: the wait
       // asks again until its deadline, then says what it last got.
       if (!(err instanceof RequestError && err.transient)) throw err;
-      if (Date.now() > deadline)
+      if (Date.now() >= deadline)
         throw new RequestError(`timed out waiting for ${path} (last: ${err.message})`);
-      await new Promise((resolve) => setTimeout(resolve, io.pollMs ?? 500));
+      await pause();
       continue;
     }
     const current = expectShape(answer, path, shape);
     if (SETTLED.includes(String(current.state))) return current;
-    if (Date.now() > deadline) {
+    if (Date.now() >= deadline) {
       // A run or resync that enqueued its work waits for it to sync: say how much is left.
       const repairs = current.repairs as { outcome?: Outcome } | undefined;
       const outcome = (current.outcome ?? repairs?.outcome) as Outcome | undefined;
@@ -362,7 +376,7 @@ async function waitSettled(
         : ` (${current.state})`;
       throw new RequestError(`timed out waiting for ${path}${left}`);
     }
-    await new Promise((resolve) => setTimeout(resolve, io.pollMs ?? 500));
+    await pause();
   }
 }
 

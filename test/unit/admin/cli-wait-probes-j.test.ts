@@ -96,3 +96,31 @@ describe("reconcile --wait while the bridge restarts", () => {
     expect(gets).toBe(2);
   });
 });
+
+describe("reconcile --wait past its deadline", () => {
+  it("a poll left unanswered is given up at the wait's deadline, not after the whole requestTimeoutMs", async () => {
+    const err: string[] = [];
+    let gets = 0;
+    const io: CliIo = {
+      stdout: () => {},
+      stderr: (text) => err.push(text),
+      env: { SCIM_BRIDGE_ADMIN_TOKEN: "t0k" },
+      pollMs: 1,
+      // The default a black-holed poll would hang for: far past this test's own timeout.
+      requestTimeoutMs: 60_000,
+      fetch: (async (_input: string | URL, init?: RequestInit) => {
+        if (init?.method === "POST")
+          return new Response(JSON.stringify({ runId: "r1", state: "queued" }), { status: 202 });
+        if (gets++ === 0) return new Response(JSON.stringify(run("running").body), { status: 200 });
+        return new Promise<Response>((_resolve, reject) => {
+          init?.signal?.addEventListener("abort", () => reject(init.signal?.reason));
+        });
+      }) as typeof fetch,
+    };
+    const code = await runAdminCommand("reconcile", ["okta", "--wait", "--timeout-ms", "200"], io);
+    expect(code).toBe(1);
+    expect(err.join("")).toMatch(
+      /timed out waiting for \/reconcile-runs\/r1 \(last: cannot reach .*no answer within/,
+    );
+  }, 5_000);
+});
