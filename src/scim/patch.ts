@@ -106,6 +106,17 @@ function isReadOnlyAttribute(path: PatchPath): boolean {
   return t.urn === undefined && t.def?.mutability === "readOnly";
 }
 
+/**
+ * RFC 7644 §3.5.2.2: an attribute removed or left unassigned (set to null, RFC 7643 §2.5) that is
+ * required (a user's userName, a group's displayName) is a `mutability` error. A value of the
+ * wrong kind (an empty string) is left to the validation of the result (invalidValue).
+ */
+function unassignsRequired(op: Op, path: PatchPath, value: Json | undefined): boolean {
+  const t = path.target;
+  if (t.urn !== undefined || t.def?.required !== true || t.sub !== undefined || path.filter) return false;
+  return op === "remove" || value === null;
+}
+
 function applyPath(
   doc: JsonObject,
   op: Op,
@@ -120,6 +131,9 @@ function applyPath(
   }
   if (isReadOnlyAttribute(path)) {
     throw new BadRequestError(`Attribute "${t.attr}" is read-only`, "mutability");
+  }
+  if (unassignsRequired(op, path, value)) {
+    throw new BadRequestError(`Attribute "${t.attr}" is required and cannot be removed`, "mutability");
   }
   let container = doc;
   if (t.urn !== undefined) {

@@ -281,8 +281,14 @@ describe("applyGroupPatch (RFC 7644 §3.5.2)", () => {
     );
   });
 
-  it("invalidValue: removing displayName", () => {
+  it("mutability: removing the required displayName (RFC 7644 §3.5.2.2)", () => {
     expect(() => patch([{ op: "remove", path: "displayName" }])).toThrow(
+      expect.objectContaining({ scimType: "mutability" }),
+    );
+  });
+
+  it("invalidValue: a displayName of only spaces", () => {
+    expect(() => patch([{ op: "replace", path: "displayName", value: "  " }])).toThrow(
       expect.objectContaining({ scimType: "invalidValue" }),
     );
   });

@@ -289,7 +289,13 @@ describe("applyUserPatch (RFC 7644 §3.5.2)", () => {
 
   it("invalidValue: a value of the wrong type, naming the attribute", () => {
     fails([{ op: "replace", path: "active", value: "maybe" }], "invalidValue");
-    fails([{ op: "remove", path: "userName" }], "invalidValue");
+    fails([{ op: "replace", path: "userName", value: "  " }], "invalidValue");
+  });
+
+  it("mutability: removing the required userName, or setting it to null (RFC 7644 §3.5.2.2)", () => {
+    fails([{ op: "remove", path: "userName" }], "mutability");
+    fails([{ op: "replace", path: "userName", value: null }], "mutability");
+    fails([{ op: "replace", value: { userName: null } }], "mutability");
   });
 
   it("is atomic: a failing op leaves the input untouched and applies nothing", () => {
