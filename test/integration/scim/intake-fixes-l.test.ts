@@ -92,3 +92,74 @@ describe("a PATCH that unassigns a required attribute (RFC 7644 §3.5.2.2: scimT
     expect((await get(`/Users/${user.id}`)).body.userName).toBe(user.userName);
   });
 });
+
+describe("an empty or whitespace-only externalId is none", () => {
+  it("POST: two users with externalId '   ' are both created (no 409), neither holds it", async () => {
+    const a = await created(
+      await send("post", "/Users", { schemas: [USER], userName: unique("ws"), externalId: "   " }),
+    );
+    const b = await created(
+      await send("post", "/Users", { schemas: [USER], userName: unique("ws"), externalId: "   " }),
+    );
+    expect(a.id).not.toBe(b.id);
+    expect(a).not.toHaveProperty("externalId");
+    expect(b).not.toHaveProperty("externalId");
+    const c = await created(
+      await send("post", "/Users", { schemas: [USER], userName: unique("ws"), externalId: "" }),
+    );
+    expect(c).not.toHaveProperty("externalId");
+  });
+
+  it("PUT and PATCH setting '   ' leave the user without externalId, and free the one it had", async () => {
+    const taken = `ext-${++n}`;
+    const user = await created(
+      await send("post", "/Users", { schemas: [USER], userName: unique("wsput"), externalId: taken }),
+    );
+    const put = await send("put", `/Users/${user.id}`, {
+      schemas: [USER],
+      userName: user.userName,
+      externalId: "    ",
+    });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    expect(put.body).not.toHaveProperty("externalId");
+    // The externalId the user had is free again.
+    await created(
+      await send("post", "/Users", { schemas: [USER], userName: unique("wsput"), externalId: taken }),
+    );
+    const other = await created(await send("post", "/Users", { schemas: [USER], userName: unique("wsput") }));
+    for (const u of [user, other]) {
+      const res = await patch(`/Users/${u.id}`, [{ op: "replace", path: "externalId", value: "  " }]);
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body).not.toHaveProperty("externalId");
+    }
+    const found = await get(`/Users?filter=${q('externalId eq "  "')}`);
+    expect(found.body.totalResults).toBe(0);
+  });
+
+  it("groups: '   ' is no externalId either", async () => {
+    const a = await created(
+      await send("post", "/Groups", { schemas: [GROUP], displayName: `Ws ${++n}`, externalId: " " }),
+    );
+    await created(
+      await send("post", "/Groups", { schemas: [GROUP], displayName: `Ws ${++n}`, externalId: " " }),
+    );
+    expect(a).not.toHaveProperty("externalId");
+  });
+
+  it("signed events: two upserts with externalId '   ' and their own userNames are two users, neither renamed", async () => {
+    const first = unique("signed");
+    const second = unique("signed");
+    const upsert = (userName: string) => ({
+      type: "user.upserted",
+      data: { schemas: [USER], userName, externalId: "   " },
+    });
+    const res = await hooks.postEvents({ events: [upsert(first), upsert(second)] });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const a = await hooks.user({ userName: first });
+    const b = await hooks.user({ userName: second });
+    expect(a?.resource.userName).toBe(first);
+    expect(b?.resource.userName).toBe(second);
+    expect(a?.resource.id).not.toBe(b?.resource.id);
+    expect(a?.resource).not.toHaveProperty("externalId");
+  });
+});
