@@ -163,3 +163,36 @@ describe("an empty or whitespace-only externalId is none", () => {
     expect(a?.resource).not.toHaveProperty("externalId");
   });
 });
+
+describe("remove from a custom extension's list of strings follows caseExact (false: RFC 7643 §2.2)", () => {
+  async function tagged(tags: unknown[]) {
+    return created(
+      await send("post", "/Users", { schemas: [USER, ACME], userName: unique("tags"), [ACME]: { tags } }),
+    );
+  }
+
+  it("a value list in another case removes those values", async () => {
+    const user = await tagged(["Alpha", "beta", "Gamma"]);
+    const res = await patch(`/Users/${user.id}`, [
+      { op: "remove", path: `${ACME}:tags`, value: ["ALPHA", "Beta"] },
+    ]);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body[ACME]).toEqual({ tags: ["Gamma"] });
+  });
+
+  it("a value filter in another case removes the value", async () => {
+    const user = await tagged(["Alpha", "beta"]);
+    const res = await patch(`/Users/${user.id}`, [{ op: "remove", path: `${ACME}:tags[value eq "BETA"]` }]);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body[ACME]).toEqual({ tags: ["Alpha"] });
+  });
+
+  it("a value list of {value} objects removes plain values of another case", async () => {
+    const user = await tagged(["Alpha", "beta"]);
+    const res = await patch(`/Users/${user.id}`, [
+      { op: "remove", path: `${ACME}:tags`, value: [{ value: "alpha" }] },
+    ]);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body[ACME]).toEqual({ tags: ["beta"] });
+  });
+});
