@@ -298,6 +298,21 @@ describe("applyUserPatch (RFC 7644 §3.5.2)", () => {
     fails([{ op: "replace", value: { userName: null } }], "mutability");
   });
 
+  it("a remove of userName followed by an add of a new one in the same PATCH renames (the result has one)", () => {
+    const out = patch([
+      { op: "remove", path: "userName" },
+      { op: "add", path: "userName", value: "babs@example.com" },
+    ]);
+    expect(out.userName).toBe("babs@example.com");
+    fails(
+      [
+        { op: "add", path: "userName", value: "babs@example.com" },
+        { op: "remove", path: "userName" },
+      ],
+      "mutability",
+    );
+  });
+
   it("is atomic: a failing op leaves the input untouched and applies nothing", () => {
     const input = base();
     const snapshot = structuredClone(input);
