@@ -1,5 +1,6 @@
 import { BadRequestError } from "../errors.js";
 import { caseFold, legacyFold } from "../scim/case-fold.js";
+import { externalIdText } from "../scim/external-id-text.js";
 import { type EntityKind, type JsonObject, parseRefKey, type ScimMeta } from "../scim/scim-types.js";
 import type { DirtyEntry } from "./directory-types.js";
 
@@ -37,9 +38,9 @@ function strip(resource: JsonObject, dropped: Set<string>): JsonObject {
   return doc;
 }
 
+/** The externalId the index holds: "" for none, whitespace-only included (externalIdText). */
 function externalIdOf(doc: JsonObject): string {
-  const ext = doc.externalId;
-  return typeof ext === "string" ? ext : "";
+  return externalIdText(doc.externalId) ?? "";
 }
 
 export function storedUser(resource: JsonObject): StoredDoc {

@@ -1,3 +1,5 @@
+import { externalIdText } from "../scim/external-id-text.js";
+
 /**
  * The identity rule every webhook intake path applies to an entity it found by name (a userName,
  * an Okta login, a group's displayName): found by name, an entity that holds another externalId is
@@ -5,10 +7,8 @@
  * the one the event means, and is adopted.
  */
 
-/** An externalId as the directory counts one: a non-empty string ("" is stored for none). */
-export function externalIdText(value: unknown): string | undefined {
-  return typeof value === "string" && value !== "" ? value : undefined;
-}
+/** An externalId as the directory counts one (empty or whitespace-only is none). */
+export { externalIdText };
 
 /**
  * Whether an entity whose externalId is `held`, found by name, may be the one an event names by

@@ -12,6 +12,7 @@ import {
   parseAttrPath,
 } from "./attribute-schema.js";
 import { coerceBoolean, isJsonObject, normalizeManager } from "./dialects.js";
+import { externalIdText } from "./external-id-text.js";
 import { dropHollowElements } from "./multi-valued.js";
 import {
   type Json,
@@ -68,7 +69,8 @@ export function checkOpaqueId(value: string, attr: string): void {
 }
 
 /**
- * Name and externalId hygiene of a built document. `stored` is the resource being changed (PATCH):
+ * Name and externalId hygiene of a built document: an empty or whitespace-only externalId is none
+ * (externalIdText) and is dropped. `stored` is the resource being changed (PATCH):
  * a value it already holds is kept as it is, so a change to other attributes neither renames a
  * user stored before these rules nor fails on it.
  */
@@ -76,7 +78,8 @@ function cleanKeys(doc: JsonObject, nameAttr: "userName" | "displayName", stored
   const name = doc[nameAttr];
   if (typeof name === "string" && name !== stored?.[nameAttr]) doc[nameAttr] = cleanName(name, nameAttr);
   const ext = doc.externalId;
-  if (typeof ext === "string" && ext !== stored?.externalId) checkOpaqueId(ext, "externalId");
+  if (typeof ext === "string" && externalIdText(ext) === undefined) delete doc.externalId;
+  else if (typeof ext === "string" && ext !== stored?.externalId) checkOpaqueId(ext, "externalId");
 }
 
 /** Canonicalises one attribute value against its definition; undefined means "unassigned". */

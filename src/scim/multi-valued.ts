@@ -58,15 +58,34 @@ export function dropHollowElements(doc: JsonObject, table: AttrTable): void {
   }
 }
 
-/** Elements are the same when their `value` (and `type`, if both have one) are equal, else when equal as JSON. */
+/**
+ * Elements are the same when their `value` (and `type`, if both have one) are equal, else when equal
+ * as JSON. A plain value (a custom extension's "a") is its own `value`, so "a" and {value: "a"} are
+ * the same. Strings compare as the attribute's caseExact says (RFC 7643 §2.2), false when no schema
+ * describes it (a custom extension's list): removing "ALPHA" removes "Alpha".
+ */
 export function sameElement(a: Json, b: Json, def: AttrDef | undefined): boolean {
-  if (isJsonObject(a) && isJsonObject(b) && a.value !== undefined && b.value !== undefined) {
-    const exact = def?.sub?.get("value")?.caseExact === true;
+  const va = significantValue(a);
+  const vb = significantValue(b);
+  if (
+    va !== undefined &&
+    vb !== undefined &&
+    (isJsonObject(a) || isJsonObject(b) || typeof va === "string")
+  ) {
+    const exact = (def?.type === "complex" ? def.sub?.get("value")?.caseExact : def?.caseExact) === true;
     const eq = (x: Json | undefined, y: Json | undefined) =>
       !exact && typeof x === "string" && typeof y === "string" ? caseFold(x) === caseFold(y) : x === y;
-    return eq(a.value, b.value) && (a.type === undefined || b.type === undefined || eq(a.type, b.type));
+    const ta = isJsonObject(a) ? a.type : undefined;
+    const tb = isJsonObject(b) ? b.type : undefined;
+    return eq(va, vb) && (ta === undefined || tb === undefined || eq(ta, tb));
   }
   return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** The significant value of an element (RFC 7643 §2.4): an object's `value`, or a plain value itself. */
+function significantValue(el: Json): Json | undefined {
+  if (isJsonObject(el)) return el.value;
+  return Array.isArray(el) || el === null ? undefined : el;
 }
 
 /** RFC 7643 §2.4: at most one element is `primary: true`; the one just written wins. */

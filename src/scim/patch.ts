@@ -23,7 +23,9 @@ export function applyUserPatch(
   operations: readonly PatchOperation[],
 ): Omit<ScimUser, "id"> {
   const doc = cloneJson(resource);
-  for (const op of operations) applyOperation(doc, op, USER_ATTRS, undefined);
+  const unassigned = new Set<string>();
+  for (const op of operations) applyOperation(doc, op, USER_ATTRS, unassigned, undefined);
+  refuseUnassignedRequired(doc, unassigned);
   const user = toCanonicalUser(doc, resource);
   return statesAttribute(doc, "active", "User") ? user : { ...user, active: resource.active !== false };
 }
@@ -40,7 +42,9 @@ export function applyGroupPatch(
   const doc = cloneJson(resource);
   delete doc.members;
   const members = new MembershipAccumulator(currentMembers);
-  for (const op of operations) applyOperation(doc, op, GROUP_ATTRS, members);
+  const unassigned = new Set<string>();
+  for (const op of operations) applyOperation(doc, op, GROUP_ATTRS, unassigned, members);
+  refuseUnassignedRequired(doc, unassigned);
   return { resource: toCanonicalGroup(doc, resource).resource, members: members.result() };
 }
 
@@ -77,6 +81,7 @@ function applyOperation(
   doc: JsonObject,
   raw: PatchOperation,
   table: AttrTable,
+  unassigned: Set<string>,
   members?: MembershipAccumulator,
 ) {
   const op = String(raw.op).toLowerCase() as Op;
@@ -91,14 +96,14 @@ function applyOperation(
       // meta, a user's groups) are ignored, as in a POST or PUT body (RFC 7643 §2.2). A path that
       // names one is still refused below (mutability).
       if (isReadOnlyAttribute(parsed)) continue;
-      applyPath(doc, op, parsed, value, members);
+      applyPath(doc, op, parsed, value, unassigned, members);
     }
     return;
   }
   if (op !== "remove" && raw.value === undefined) {
     throw new BadRequestError(`"${op}" of "${raw.path}" needs a "value"`, "invalidValue");
   }
-  applyPath(doc, op, parsePatchPath(raw.path, table), raw.value, members);
+  applyPath(doc, op, parsePatchPath(raw.path, table), raw.value, unassigned, members);
 }
 
 function isReadOnlyAttribute(path: PatchPath): boolean {
@@ -106,11 +111,37 @@ function isReadOnlyAttribute(path: PatchPath): boolean {
   return t.urn === undefined && t.def?.mutability === "readOnly";
 }
 
+/**
+ * The required attribute (a user's userName, a group's displayName) this operation removes or
+ * leaves unassigned (set to null, RFC 7643 §2.5), if any.
+ */
+function unassignsRequired(op: Op, path: PatchPath, value: Json | undefined): string | undefined {
+  const t = path.target;
+  if (t.urn !== undefined || t.def?.required !== true || t.sub !== undefined || path.filter) return undefined;
+  return op === "remove" || value === null ? t.def.name : undefined;
+}
+
+/**
+ * RFC 7644 §3.5.2.2: a required attribute an operation removed or unassigned is a `mutability`
+ * error, unless a later operation of the same PATCH gave it a value again (a rename written as a
+ * remove and an add: the PATCH applies as a whole). A value of the wrong kind (an empty string) is
+ * left to the validation of the result (invalidValue).
+ */
+function refuseUnassignedRequired(doc: JsonObject, unassigned: ReadonlySet<string>): void {
+  for (const name of unassigned) {
+    const key = findKey(doc, name);
+    if (key === undefined || doc[key] === null) {
+      throw new BadRequestError(`Attribute "${name}" is required and cannot be removed`, "mutability");
+    }
+  }
+}
+
 function applyPath(
   doc: JsonObject,
   op: Op,
   path: PatchPath,
   value: Json | undefined,
+  unassigned: Set<string>,
   members?: MembershipAccumulator,
 ) {
   const t = path.target;
@@ -121,6 +152,8 @@ function applyPath(
   if (isReadOnlyAttribute(path)) {
     throw new BadRequestError(`Attribute "${t.attr}" is read-only`, "mutability");
   }
+  const required = unassignsRequired(op, path, value);
+  if (required !== undefined) unassigned.add(required);
   let container = doc;
   if (t.urn !== undefined) {
     const key = findKey(doc, t.urn);
@@ -137,7 +170,7 @@ function applyPath(
         throw new BadRequestError(`"${t.urn}" needs an object value`, "invalidValue");
       else
         for (const [k, v] of Object.entries(value))
-          applyPath(doc, op, parsePatchPath(`${t.urn}:${k}`, EMPTY), v);
+          applyPath(doc, op, parsePatchPath(`${t.urn}:${k}`, EMPTY), v, unassigned);
       return;
     }
   }

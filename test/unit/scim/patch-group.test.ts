@@ -281,8 +281,22 @@ describe("applyGroupPatch (RFC 7644 §3.5.2)", () => {
     );
   });
 
-  it("invalidValue: removing displayName", () => {
+  it("mutability: removing the required displayName (RFC 7644 §3.5.2.2)", () => {
     expect(() => patch([{ op: "remove", path: "displayName" }])).toThrow(
+      expect.objectContaining({ scimType: "mutability" }),
+    );
+  });
+
+  it("a remove of displayName followed by a replace in the same PATCH renames the group", () => {
+    const out = patch([
+      { op: "remove", path: "displayName" },
+      { op: "replace", path: "displayName", value: "Renamed" },
+    ]);
+    expect(out.resource.displayName).toBe("Renamed");
+  });
+
+  it("invalidValue: a displayName of only spaces", () => {
+    expect(() => patch([{ op: "replace", path: "displayName", value: "  " }])).toThrow(
       expect.objectContaining({ scimType: "invalidValue" }),
     );
   });

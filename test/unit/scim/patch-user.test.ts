@@ -289,7 +289,28 @@ describe("applyUserPatch (RFC 7644 §3.5.2)", () => {
 
   it("invalidValue: a value of the wrong type, naming the attribute", () => {
     fails([{ op: "replace", path: "active", value: "maybe" }], "invalidValue");
-    fails([{ op: "remove", path: "userName" }], "invalidValue");
+    fails([{ op: "replace", path: "userName", value: "  " }], "invalidValue");
+  });
+
+  it("mutability: removing the required userName, or setting it to null (RFC 7644 §3.5.2.2)", () => {
+    fails([{ op: "remove", path: "userName" }], "mutability");
+    fails([{ op: "replace", path: "userName", value: null }], "mutability");
+    fails([{ op: "replace", value: { userName: null } }], "mutability");
+  });
+
+  it("a remove of userName followed by an add of a new one in the same PATCH renames (the result has one)", () => {
+    const out = patch([
+      { op: "remove", path: "userName" },
+      { op: "add", path: "userName", value: "babs@example.com" },
+    ]);
+    expect(out.userName).toBe("babs@example.com");
+    fails(
+      [
+        { op: "add", path: "userName", value: "babs@example.com" },
+        { op: "remove", path: "userName" },
+      ],
+      "mutability",
+    );
   });
 
   it("is atomic: a failing op leaves the input untouched and applies nothing", () => {
