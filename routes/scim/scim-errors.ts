@@ -4,25 +4,23 @@ import { AppError, ServiceUnavailableError } from "../../src/errors.js";
 import type { Logger } from "../../src/observability/logger.js";
 import { SCHEMA_ERROR } from "../../src/scim/scim-types.js";
 import { routeTemplate } from "../middleware/route-template.js";
-import { responseMediaType } from "./response-media-type.js";
+
+export const SCIM_CONTENT_TYPE = "application/scim+json; charset=utf-8";
 
 /**
- * Writes a SCIM JSON answer: status, `Content-Type` (application/scim+json, or application/json
- * when the client asks for that: responseMediaType), `Vary: Accept`, `Content-Length`, body.
+ * Writes a SCIM JSON answer: status, `Content-Type: application/scim+json`, `Content-Length`, body.
  * Straight onto the response, without express's res.send (content-type lookup and freshness check
  * on every answer); a conditional request (If-None-Match, If-Modified-Since) still goes through
  * res.send, which answers 304 when the ETag set on the response matches (RFC 7644 §3.14).
  */
 export function writeScimJson(res: Response, status: number, text: string): void {
   const headers = res.req.headers;
-  const type = responseMediaType(headers.accept);
-  res.vary("Accept");
   if (headers["if-none-match"] !== undefined || headers["if-modified-since"] !== undefined) {
-    res.status(status).type(type).send(text);
+    res.status(status).type(SCIM_CONTENT_TYPE).send(text);
     return;
   }
   res.statusCode = status;
-  res.setHeader("Content-Type", type);
+  res.setHeader("Content-Type", SCIM_CONTENT_TYPE);
   res.setHeader("Content-Length", Buffer.byteLength(text));
   res.end(text);
 }

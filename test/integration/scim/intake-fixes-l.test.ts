@@ -196,35 +196,3 @@ describe("remove from a custom extension's list of strings follows caseExact (fa
     expect(res.body[ACME]).toEqual({ tags: ["beta"] });
   });
 });
-
-describe("Accept negotiation (RFC 7644 §3.8)", () => {
-  const typeFor = async (accept: string | undefined) => {
-    const req = t.request.get(`${base}/Users?count=1`).set(t.okta);
-    const res = await (accept === undefined ? req : req.set("Accept", accept));
-    expect(res.status).toBe(200);
-    return res.headers["content-type"] as string;
-  };
-
-  it("`Accept: application/json` alone is answered as application/json, errors too", async () => {
-    expect(await typeFor("application/json")).toMatch(/^application\/json; charset=utf-8$/);
-    expect(await typeFor("application/json;q=0.9, text/html")).toMatch(/^application\/json/);
-    const missing = await t.request.get(`${base}/Users/nope`).set(t.okta).set("Accept", "application/json");
-    expect(missing.status).toBe(404);
-    expect(missing.headers["content-type"]).toMatch(/^application\/json/);
-    expect(missing.body.schemas).toEqual([ERROR]);
-  });
-
-  it("no Accept, */*, application/*, application/scim+json, or both: application/scim+json", async () => {
-    for (const accept of [
-      undefined,
-      "*/*",
-      "application/*",
-      "application/scim+json",
-      "application/scim+json, application/json",
-      "application/json, application/scim+json",
-      "text/html",
-    ]) {
-      expect(await typeFor(accept), String(accept)).toMatch(/^application\/scim\+json/);
-    }
-  });
-});
