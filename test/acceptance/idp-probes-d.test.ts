@@ -468,10 +468,10 @@ describe("Keycloak's SCIM client (mitodl/keycloak-scim, on the Captain-P-Goldfis
 });
 
 describe("headers", () => {
-  it("`Accept: application/json` only is answered, not 406 (RFC 7644 §3.8: SHOULD support it)", async () => {
+  it("`Accept: application/json` only is answered, not 406 (RFC 7644 §3.8: SHOULD support it), as application/scim+json (issue 2)", async () => {
     const res = await t.request.get(`${base}/Users?count=1`).set(t.okta).set("Accept", "application/json");
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.headers["content-type"]).toMatch(/json/);
+    expect(res.headers["content-type"]).toMatch(/^application\/scim\+json/);
   });
 
   it('`Content-Type: application/scim+json; charset="utf-8"` (a quoted charset, RFC 9110 §5.6.6) is accepted', async () => {

@@ -6,9 +6,7 @@
  * - an empty or whitespace-only externalId is no externalId: not stored, not indexed, on POST, PUT,
  *   PATCH and the signed-events path alike (two users holding "   " are no 409);
  * - removing values from a custom extension's list of strings compares as the attribute's caseExact
- *   says: false, the default for an attribute no schema describes (RFC 7643 §2.2, §2.3.1);
- * - `Accept: application/json` alone is answered as application/json (RFC 7644 §3.8: a service
- *   provider SHOULD support it); no Accept, `*` / `*`, or application/scim+json keep scim+json.
+ *   says: false, the default for an attribute no schema describes (RFC 7643 §2.2, §2.3.1).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ScimTestApp, createScimTestApp } from "../../helpers/scim-test-app.js";
