@@ -1,4 +1,6 @@
 import type { Job } from "bullmq";
+import { OperationNotHeld } from "../src/admin/operation-not-held.js";
+import type { OperationHolder } from "../src/admin/operation-store.js";
 import type { Logger } from "../src/observability/logger.js";
 
 /**
@@ -17,9 +19,12 @@ export class JobHandedOn extends Error {
 /** What a run's or resync's processor answers for a job this process no longer holds. */
 export const HANDED_ON = "handed_on";
 
-/** Whether the error says the job was handed on (JobHandedOn). */
-export function isJobHandedOn(err: unknown): err is JobHandedOn {
-  return err instanceof JobHandedOn;
+/**
+ * Whether the error says the job was handed on: JobHandedOn (a lease check), or OperationNotHeld
+ * (a record write refused because the job's lock was no longer this process's).
+ */
+export function isJobHandedOn(err: unknown): err is JobHandedOn | OperationNotHeld {
+  return err instanceof JobHandedOn || err instanceof OperationNotHeld;
 }
 
 /**
@@ -30,6 +35,13 @@ export function isJobHandedOn(err: unknown): err is JobHandedOn {
 export interface JobLease {
   /** Throws JobHandedOn when this process no longer holds the job. */
   check(): Promise<void>;
+  /**
+   * The job's lock key and this process's token: what a write of the run's or resync's record
+   * passes (OperationStore.transition), so that the write and the check that the job is still held
+   * are one step. A check and a write that follows it are two: the job may be handed on between.
+   * jobLease always gives it; a lease without it (tests) writes unguarded.
+   */
+  readonly holder?: OperationHolder;
 }
 
 /**
@@ -40,6 +52,8 @@ export interface JobLease {
  */
 export function jobLease(job: Job, token: string, lockDurationMs = 30_000): JobLease {
   return {
+    // BullMQ's lock key of a job (its extendLock: the job's key + ":lock"), holding the token.
+    holder: { lockKey: `${job.queueQualifiedName}:${job.id}:lock`, token },
     async check() {
       let extended: number;
       try {

@@ -180,7 +180,7 @@ export async function settleRun(deps: ReconcileDeps, runId: string): Promise<Tra
     return run;
   }
   await deps.lease?.check();
-  if (!(await deps.runs.transition(next, ["running"]))) return deps.runs.get(runId);
+  if (!(await deps.runs.transition(next, ["running"], deps.lease?.holder))) return deps.runs.get(runId);
   if (done) {
     countRun(deps, next, true);
     await deps.runs.dropOwnedKeys(runId);
@@ -230,7 +230,8 @@ export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<
   // handed its job back, or it stalled) reads the same slice, so the source's runs skip none.
   const attributeSlice = queued.attributeSlice ?? (await takeAttributeSlice(deps, queued));
   if (attributeSlice) run = { ...run, attributeSlice };
-  if (!(await deps.runs.transition(run, ["queued", "running"]))) return deps.runs.get(runId);
+  if (!(await deps.runs.transition(run, ["queued", "running"], deps.lease?.holder)))
+    return deps.runs.get(runId);
   const log = deps.logger.child({ module: "reconcile", runId, source: run.source });
   let ctx: RunContext | undefined;
   try {
@@ -304,7 +305,7 @@ export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<
       ctx,
       run.state === "awaiting-confirmation" ? "held" : isSettling(run) ? "tracking" : "none",
     );
-    const written = await deps.runs.transition(run, ["running"]);
+    const written = await deps.runs.transition(run, ["running"], deps.lease?.holder);
     countRun(deps, run, written);
     // A scheduled run that applied its repairs, or is held, shows the drift as it is now: older
     // held scheduled runs show drift that is no more (or that this one applied).
@@ -320,7 +321,7 @@ export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<
     log.error(failureLogFields(err), "reconcile: run failed");
     if (ctx) await dropWorkingSets(deps, ctx, "none").catch(() => undefined);
     run = { ...run, state: "failed", error: message, ...finished(startedMs) };
-    countRun(deps, run, await deps.runs.transition(run, ["running"]));
+    countRun(deps, run, await deps.runs.transition(run, ["running"], deps.lease?.holder));
     return run;
   }
 }
@@ -371,7 +372,8 @@ export async function applyConfirmedRun(deps: ReconcileDeps, runId: string): Pro
   let run: TrackedRun = { ...queued, state: "running" };
   // Applying again after a crash is harmless: resyncs and deactivations are idempotent.
   await deps.lease?.check();
-  if (!(await deps.runs.transition(run, ["queued", "running"]))) return deps.runs.get(runId);
+  if (!(await deps.runs.transition(run, ["queued", "running"], deps.lease?.holder)))
+    return deps.runs.get(runId);
   const log = deps.logger.child({ module: "reconcile", runId, source: run.source });
   try {
     const ctx = new RunContext(deps, run);
@@ -386,6 +388,6 @@ export async function applyConfirmedRun(deps: ReconcileDeps, runId: string): Pro
     run = { ...run, state: "failed", error: err instanceof Error ? err.message : String(err) };
     log.error(failureLogFields(err), "reconcile: applying a confirmed run failed");
   }
-  countRun(deps, run, await deps.runs.transition(run, ["running"]));
+  countRun(deps, run, await deps.runs.transition(run, ["running"], deps.lease?.holder));
   return run;
 }

@@ -388,7 +388,7 @@ async function fanOut(
       current = { ...current, enqueued: current.enqueued + known.length };
       // Its progress is the next holder's to write once the job was handed on meanwhile.
       await deps.lease?.check();
-      await deps.resyncs.transition(current, ["running"]);
+      await deps.resyncs.transition(current, ["running"], deps.lease?.holder);
     }
   }
   return { op: current, withheld, withheldGroups };
@@ -505,7 +505,8 @@ export async function runResync(
     op = { ...op, total: op.scope.users.length + op.scope.groups.length };
   }
   await deps.lease?.check();
-  if (!(await deps.resyncs.transition(op, ["queued", "running"]))) return deps.resyncs.get(id);
+  if (!(await deps.resyncs.transition(op, ["queued", "running"], deps.lease?.holder)))
+    return deps.resyncs.get(id);
   const log = deps.logger.child({ module: "resync", operationId: id, source: op.source });
   try {
     if (phase === "run") {
@@ -521,10 +522,10 @@ export async function runResync(
           "resync: deprovisioning guard tripped; waiting for an admin's confirmation",
         );
         op = { ...op, state: "awaiting-confirmation", finishedAt: new Date().toISOString() };
-        await deps.resyncs.transition(op, ["running"]);
+        await deps.resyncs.transition(op, ["running"], deps.lease?.holder);
         return op;
       }
-      await deps.resyncs.transition(op, ["running"]);
+      await deps.resyncs.transition(op, ["running"], deps.lease?.holder);
     }
     const fanned = await fanOut(deps, op, phase === "apply");
     op = fanned.op;
@@ -536,7 +537,7 @@ export async function runResync(
     if (deps.settle && op.enqueued > 0) {
       // Enqueued is not done: the resync runs on until its entities settle (settleResync).
       op = { ...op, outcome: startedOutcome(op.enqueued) };
-      await deps.resyncs.transition(op, ["running"]);
+      await deps.resyncs.transition(op, ["running"], deps.lease?.holder);
       await deps.resyncs.dropHeld(id);
       return op;
     }
@@ -559,7 +560,7 @@ export async function runResync(
     };
     log.error(failureLogFields(err), "resync: failed");
   }
-  await deps.resyncs.transition(op, ["running"]);
+  await deps.resyncs.transition(op, ["running"], deps.lease?.holder);
   await deps.resyncs.dropOwnedKeys(id);
   return op;
 }
@@ -587,7 +588,7 @@ export async function settleResync(deps: ResyncDeps, id: string): Promise<Tracke
     return op;
   }
   await deps.lease?.check();
-  if (!(await deps.resyncs.transition(next, ["running"]))) return deps.resyncs.get(id);
+  if (!(await deps.resyncs.transition(next, ["running"], deps.lease?.holder))) return deps.resyncs.get(id);
   if (done) {
     await deps.resyncs.dropOwnedKeys(id);
     const log = deps.logger.child({ module: "resync", operationId: id, source: op.source });

@@ -1,5 +1,6 @@
 import type { Redis } from "ioredis";
 import { luaScript } from "../lua-script.js";
+import { OperationNotHeld } from "./operation-not-held.js";
 
 /** A stored operation (a reconciliation run, a resync): its state is a field of its own. */
 export interface StoredOperation<S extends string> {
@@ -10,13 +11,27 @@ export interface StoredOperation<S extends string> {
 }
 
 /**
+ * The job an operation's writer runs it under: the BullMQ lock key of the job
+ * (`<prefix>:<queue>:<jobId>:lock`, which holds the lock token of the job's holder while it is
+ * active) and the writer's token. Its prefix is the stores' prefix, whose hash tag puts both keys
+ * in one Redis Cluster slot.
+ */
+export interface OperationHolder {
+  lockKey: string;
+  token: string;
+}
+
+/**
  * Sets the document only when the stored state is one of the allowed ones (or when creating):
  * KEYS[1] = operation hash; ARGV[1] = allowed states joined by "|" ("" = must not exist),
- * ARGV[2] = new state, ARGV[3] = new document. Returns 1 when written, 0 otherwise.
+ * ARGV[2] = new state, ARGV[3] = new document. With KEYS[2] (a job's lock key) and ARGV[4] (a
+ * lock token), only while that key holds that token. Returns 1 when written, 0 when the state is
+ * not an allowed one, -1 when the lock is not the writer's.
  */
 const SET_IF_STATE = luaScript<number>(
   "scimOperationSetIfState",
   `
+if KEYS[2] and redis.call('GET', KEYS[2]) ~= ARGV[4] then return -1 end
 local current = redis.call('HGET', KEYS[1], 'state')
 if ARGV[1] == '' then
   if current then return 0 end
@@ -86,14 +101,19 @@ export class OperationStore<S extends string, T extends StoredOperation<S>> {
     return { ...(JSON.parse(doc) as T), state: state as S };
   }
 
-  /** Writes `next` only if the stored state is one of `from`; false otherwise (a lost race, or a wrong state). */
-  async transition(next: T, from: readonly S[]): Promise<boolean> {
+  /**
+   * Writes `next` only if the stored state is one of `from`; false otherwise (a lost race, or a
+   * wrong state). With `holder`, only while the job's lock is still the holder's, checked in the
+   * same script as the write: a writer whose job was handed on meanwhile writes nothing and gets
+   * OperationNotHeld (the next holder owns the record).
+   */
+  async transition(next: T, from: readonly S[], holder?: OperationHolder): Promise<boolean> {
     if (from.length === 0) throw new Error("transition needs at least one state to move from");
-    const written = await SET_IF_STATE.run(
-      this.redis,
-      [this.key(next.id)],
-      [from.join("|"), next.state, JSON.stringify(next)],
-    );
+    const args = [from.join("|"), next.state, JSON.stringify(next)];
+    const written = holder
+      ? await SET_IF_STATE.run(this.redis, [this.key(next.id), holder.lockKey], [...args, holder.token])
+      : await SET_IF_STATE.run(this.redis, [this.key(next.id)], args);
+    if (written === -1) throw new OperationNotHeld(next.id);
     return written === 1;
   }
 
