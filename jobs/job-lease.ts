@@ -45,12 +45,20 @@ export interface JobLease {
 }
 
 /**
- * The lease of a job taken with `token`: held while its lock key still holds that token. Checking
- * extends the lock by `lockDurationMs` (as the worker's lock renewal does; BullMQ's extendLock
- * answers 0 once the lock is gone or another holder's). A Redis failure here is no answer: the
- * work that follows meets it and fails as it would have.
+ * BullMQ's default lock duration of a worker (WorkerOptions.lockDuration): the lease of a job
+ * taken with no worker's options at hand (tests that take jobs themselves). Workers pass their own
+ * (`worker.opts.lockDuration`, startReconcileWorker and startResyncWorker).
  */
-export function jobLease(job: Job, token: string, lockDurationMs = 30_000): JobLease {
+export const DEFAULT_LOCK_DURATION_MS = 30_000;
+
+/**
+ * The lease of a job taken with `token`: held while its lock key still holds that token. Checking
+ * extends the lock by `lockDurationMs`, the lock duration of the worker that took the job (as the
+ * worker's lock renewal does; BullMQ's extendLock answers 0 once the lock is gone or another
+ * holder's). A Redis failure here is no answer: the work that follows meets it and fails as it
+ * would have.
+ */
+export function jobLease(job: Job, token: string, lockDurationMs = DEFAULT_LOCK_DURATION_MS): JobLease {
   return {
     // BullMQ's lock key of a job (its extendLock: the job's key + ":lock"), holding the token.
     holder: { lockKey: `${job.queueQualifiedName}:${job.id}:lock`, token },
@@ -66,20 +74,28 @@ export function jobLease(job: Job, token: string, lockDurationMs = 30_000): JobL
   };
 }
 
+/** A job as its worker took it: the job, its lock token, and the worker's lock duration (if known). */
+export interface TakenJob {
+  job: Job;
+  token: string;
+  /** The worker's lockDuration. Default DEFAULT_LOCK_DURATION_MS. */
+  lockDurationMs?: number;
+}
+
 /**
- * Runs `work` under the lease of `job` (taken with `token`). A job handed on meanwhile (JobHandedOn)
- * ends here with one warn line on `log` and HANDED_ON: nothing is recorded, since the run or resync
- * is not over and its job did not fail; the next holder runs it again.
+ * Runs `work` under the lease of a taken job. A job handed on meanwhile (JobHandedOn) ends here
+ * with one warn line on `log` and HANDED_ON: nothing is recorded, since the run or resync is not
+ * over and its job did not fail; the next holder runs it again.
  */
 export async function whileHeld(
-  job: Job,
-  token: string,
+  taken: TakenJob,
   log: Logger,
   message: string,
   work: (lease: JobLease) => Promise<string>,
 ): Promise<string> {
+  const { job, token, lockDurationMs } = taken;
   try {
-    return await work(jobLease(job, token));
+    return await work(jobLease(job, token, lockDurationMs));
   } catch (err) {
     if (!isJobHandedOn(err)) throw err;
     log.warn({ jobId: job.id }, message);
