@@ -184,14 +184,16 @@ async function plannedDeprovisions(
   deps: ResyncDeps,
   op: ResyncOperation,
 ): Promise<{ planned: number; owned?: number }> {
-  await deps.resyncs.dropOwnedKeys(op.id);
+  // The pass starts over from nothing (what a handed-on pass held is dropped), unless the job was
+  // handed on meanwhile: then this drop would take what the next holder wrote (OperationNotHeld).
+  await deps.resyncs.dropOwnedKeys(op.id, deps.lease?.holder);
   // Embed-tenant sources own no platform users: their users are embed users.
   if (deps.config.sources[op.source]?.target !== "workspace") return plannedEmbedDeprovisions(deps, op);
   let planned = 0;
   for await (const ids of targets(deps, op, "user")) {
     await deps.lease?.check();
     const found = await deprovisionCandidates(deps, op.source, ids);
-    await deps.resyncs.addHeld(op.id, found);
+    await deps.resyncs.addHeld(op.id, found, deps.lease?.holder);
     planned += found.length;
   }
   return { planned };
@@ -328,13 +330,13 @@ async function plannedEmbedDeprovisions(
       if (!("all" in op.scope)) done.add(id);
       const change = await embedGroupChange(deps, op.source, id);
       if (!change) continue;
-      await deps.resyncs.addEmbedMembership(op.id, change);
-      await deps.resyncs.addHeld(op.id, change.removed.map(heldEmbedKey));
+      await deps.resyncs.addEmbedMembership(op.id, change, deps.lease?.holder);
+      await deps.resyncs.addHeld(op.id, change.removed.map(heldEmbedKey), deps.lease?.holder);
     }
   }
   const leaving = await embedUsersLeaving(deps, op);
   await deps.lease?.check();
-  await deps.resyncs.addHeld(op.id, leaving);
+  await deps.resyncs.addHeld(op.id, leaving, deps.lease?.holder);
   const { planned, onPlatform } = await deps.resyncs.countEmbedDeprovisions(op.id);
   const synced = await deps.state.countEmbedUsers?.(op.source);
   return { planned: planned + leaving.length, owned: synced ?? onPlatform };
@@ -383,7 +385,7 @@ async function fanOut(
         await deps.requestResync(refs);
         // After the request (the entities are dirty by now): a pass never takes one for settled
         // on the strength of a sync that came before it.
-        if (deps.settle) await deps.resyncs.track(current.id, refs.map(refKey));
+        if (deps.settle) await deps.resyncs.track(current.id, refs.map(refKey), deps.lease?.holder);
       }
       current = { ...current, enqueued: current.enqueued + known.length };
       // Its progress is the next holder's to write once the job was handed on meanwhile.

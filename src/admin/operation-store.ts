@@ -48,6 +48,42 @@ return 1
 `,
 );
 
+/**
+ * Deletes keys only while a job's lock holds a token: KEYS[1] = lock key, KEYS[2..] = keys to
+ * delete; ARGV[1] = token. Returns 1 when deleted, -1 when the lock is not the token's.
+ */
+const DEL_IF_HELD = luaScript<number>(
+  "scimOperationDelIfHeld",
+  `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
+if #KEYS > 1 then redis.call('DEL', unpack(KEYS, 2)) end
+return 1
+`,
+);
+
+/**
+ * Adds members to sets only while a job's lock holds a token: KEYS[1] = lock key, KEYS[2..] = sets;
+ * ARGV[1] = token, ARGV[2] = a TTL in seconds for each set added to (0: none), ARGV[3] = a JSON
+ * array of the members of each set, in the order of KEYS[2..]. Members go in 1000 at a time (Lua's
+ * unpack has a stack limit). Returns 1 when added, -1 when the lock is not the token's.
+ */
+const SADD_IF_HELD = luaScript<number>(
+  "scimOperationAddIfHeld",
+  `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
+local ttl = tonumber(ARGV[2])
+local lists = cjson.decode(ARGV[3])
+for i = 2, #KEYS do
+  local members = lists[i - 1]
+  for j = 1, #members, 1000 do
+    redis.call('SADD', KEYS[i], unpack(members, j, math.min(j + 999, #members)))
+  end
+  if #members > 0 and ttl > 0 then redis.call('EXPIRE', KEYS[i], ttl) end
+end
+return 1
+`,
+);
+
 /** How many operations a page of `OperationStore.pages` holds. */
 const WALK_PAGE = 500;
 
@@ -185,10 +221,50 @@ export class OperationStore<S extends string, T extends StoredOperation<S>> {
       .exec();
   }
 
-  /** Removes the owned keys of an operation (e.g. repair lists once settled), keeping its document. */
-  async dropOwnedKeys(id: string): Promise<void> {
+  /**
+   * Removes the owned keys of an operation (e.g. repair lists once settled), keeping its document.
+   * With `holder`, only while the job's lock is the holder's (else OperationNotHeld): a writer whose
+   * job was handed on does not drop what the next holder wrote.
+   */
+  async dropOwnedKeys(id: string, holder?: OperationHolder): Promise<void> {
     if (this.ownedSuffixes.length === 0) return;
-    await this.redis.del(...this.ownedSuffixes.map((suffix) => this.key(id, suffix)));
+    const keys = this.ownedSuffixes.map((suffix) => this.key(id, suffix));
+    if (!holder) {
+      await this.redis.del(...keys);
+      return;
+    }
+    const dropped = await DEL_IF_HELD.run(this.redis, [holder.lockKey, ...keys], [holder.token]);
+    if (dropped === -1) throw new OperationNotHeld(id);
+  }
+
+  /**
+   * Adds members to owned sets of an operation (`suffix` each), each set given `ttlSeconds` when
+   * added to. With `holder`, in one script and only while the job's lock is the holder's (else
+   * OperationNotHeld): a writer whose job was handed on adds nothing to the next holder's sets.
+   */
+  protected async addToOwnedSets(
+    id: string,
+    sets: ReadonlyArray<{ suffix: string; members: readonly string[] }>,
+    holder?: OperationHolder,
+    ttlSeconds = 0,
+  ): Promise<void> {
+    const filled = sets.filter((set) => set.members.length > 0);
+    if (filled.length === 0) return;
+    if (!holder) {
+      const multi = this.redis.multi();
+      for (const set of filled) {
+        multi.sadd(this.key(id, set.suffix), ...set.members);
+        if (ttlSeconds > 0) multi.expire(this.key(id, set.suffix), ttlSeconds);
+      }
+      await multi.exec();
+      return;
+    }
+    const added = await SADD_IF_HELD.run(
+      this.redis,
+      [holder.lockKey, ...filled.map((set) => this.key(id, set.suffix))],
+      [holder.token, ttlSeconds, JSON.stringify(filled.map((set) => set.members))],
+    );
+    if (added === -1) throw new OperationNotHeld(id);
   }
 
   /**

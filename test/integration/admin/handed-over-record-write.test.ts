@@ -131,6 +131,95 @@ describe("a record write of a job handed over between its lease check and the wr
     expect(after?.enqueued).toBe(0);
   });
 
+  /** A resync of inactive users whose platform users are active: each is a planned deprovisioning. */
+  function deprovisioningDeps(resyncs: ResyncStore, users: string[]): ResyncDeps {
+    return {
+      config,
+      platform: { getUser: async (id: string) => ({ id, userName: `${id}@example.com`, active: true }) },
+      directory: {
+        snapshotUser: async (_source: string, id: string) => ({
+          desired: { resource: { id, userName: `${id}@example.com`, active: false } },
+          generation: 1,
+        }),
+        snapshotGroup: async () => null,
+        scanIds: async function* () {},
+        countEntities: async () => users.length,
+      } as unknown as ResyncDeps["directory"],
+      state: {
+        getUserPlatformIds: async (_source: string, ids: string[]) => ids.map((id) => `p-${id}`),
+        countEmbedUsers: async () => 0,
+        countOwnedUsers: async () => users.length,
+      },
+      requestResync: async () => {},
+      resyncs,
+      logger,
+      chunk: 1,
+    } as unknown as ResyncDeps;
+  }
+
+  it("a resync started over keeps the held set its new holder wrote: the old holder's drop is refused", async () => {
+    let taken: Awaited<ReturnType<typeof take>> | undefined;
+    let handedOver = false;
+    /** Hands the job over right before the old holder drops the resync's sets as its pass starts. */
+    class HandingOverStore extends ResyncStore {
+      override async dropOwnedKeys(id: string, ...rest: unknown[]) {
+        if (taken && !handedOver) {
+          handedOver = true;
+          await taken.handOver();
+          // The new holder starts the pass over: its sets dropped, its first planned user held.
+          await super.dropOwnedKeys(id);
+          await super.addHeld(id, ["u-new"]);
+        }
+        return (super.dropOwnedKeys as (...args: unknown[]) => Promise<void>)(id, ...rest);
+      }
+    }
+    const resyncs = new HandingOverStore(redis, `${prefix}:resync-drop`);
+    const op = await resyncs.createOperation({ source: "okta", scope: { users: ["u1"], groups: [] } });
+    taken = await take({ operationId: op.id, phase: "run" });
+
+    const answer = await processResyncJob(
+      deprovisioningDeps(resyncs, ["u1"]),
+      taken.job.data,
+      taken.job,
+      taken.token,
+    );
+
+    expect(handedOver).toBe(true);
+    expect(answer).toBe("handed_on");
+    expect(await redis.smembers(resyncs.key(op.id, "held"))).toEqual(["u-new"]);
+  });
+
+  it("a resync started over holds only what its new holder planned: the old holder's held users are refused", async () => {
+    let taken: Awaited<ReturnType<typeof take>> | undefined;
+    let handedOver = false;
+    /** Hands the job over right before the old holder records the users it planned to deprovision. */
+    class HandingOverStore extends ResyncStore {
+      override async addHeld(id: string, users: readonly string[], ...rest: unknown[]) {
+        if (taken && !handedOver && users.length > 0) {
+          handedOver = true;
+          await taken.handOver();
+          // The new holder starts the pass over (its sets dropped) and has planned nothing yet.
+          await super.dropOwnedKeys(id);
+        }
+        return (super.addHeld as (...args: unknown[]) => Promise<void>)(id, users, ...rest);
+      }
+    }
+    const resyncs = new HandingOverStore(redis, `${prefix}:resync-add`);
+    const op = await resyncs.createOperation({ source: "okta", scope: { users: ["u1"], groups: [] } });
+    taken = await take({ operationId: op.id, phase: "run" });
+
+    const answer = await processResyncJob(
+      deprovisioningDeps(resyncs, ["u1"]),
+      taken.job.data,
+      taken.job,
+      taken.token,
+    );
+
+    expect(handedOver).toBe(true);
+    expect(answer).toBe("handed_on");
+    expect(await redis.smembers(resyncs.key(op.id, "held"))).toEqual([]);
+  });
+
   it("a confirmed run's outcome written after the hand-over is refused, and not counted", async () => {
     let taken: Awaited<ReturnType<typeof take>> | undefined;
     let handedOver = false;
