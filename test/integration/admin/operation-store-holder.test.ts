@@ -5,6 +5,7 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OperationNotHeld } from "../../../src/admin/operation-not-held.js";
+import { ReconcileRunStore } from "../../../src/admin/reconcile-run-store.js";
 import { ResyncStore } from "../../../src/admin/resync-store.js";
 import { TEST_REDIS_URL, deleteKeys, testPrefix } from "../../helpers/redis-test-prefix.js";
 
@@ -45,5 +46,24 @@ describe("operation writes guarded by a job's lock", () => {
     await redis.del(lockKey);
     await expect(resyncs.track("op-1", ["okta/user/x"], holder)).rejects.toBeInstanceOf(OperationNotHeld);
     expect(await redis.sismember(tracked, "okta/user/x")).toBe(0);
+  });
+
+  it("a run's start takes its source's attribute turn only when its record is written", async () => {
+    const runs = new ReconcileRunStore(redis, prefix, 10);
+    const run = await runs.createRun({ source: "okta", dryRun: false, trigger: "admin" });
+    const running = { ...run, state: "running" as const, attributeSlice: { slice: 1, slices: 2 } };
+    await redis.set(lockKey, "theirs", "PX", 10_000);
+    await expect(runs.startWithTurn(running, ["queued"], 0, holder)).rejects.toBeInstanceOf(OperationNotHeld);
+    await redis.set(lockKey, "mine", "PX", 10_000);
+    // Another run of the source took turn 1 meanwhile.
+    await redis.set(runs.attributeTurnKey("okta"), "1");
+    expect(await runs.startWithTurn(running, ["queued"], 0, holder)).toBe("turn-moved");
+    expect(await runs.attributeTurn("okta")).toBe(1);
+    expect((await runs.get(run.runId))?.state).toBe("queued");
+    expect(await runs.startWithTurn(running, ["awaiting-confirmation"], 1, holder)).toBe("refused");
+    expect(await runs.attributeTurn("okta")).toBe(1);
+    expect(await runs.startWithTurn(running, ["queued"], 1, holder)).toBe("written");
+    expect(await runs.attributeTurn("okta")).toBe(2);
+    expect((await runs.get(run.runId))?.state).toBe("running");
   });
 });
