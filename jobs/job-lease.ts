@@ -1,4 +1,6 @@
 import type { Job } from "bullmq";
+import { OperationNotHeld } from "../src/admin/operation-not-held.js";
+import type { OperationHolder } from "../src/admin/operation-store.js";
 import type { Logger } from "../src/observability/logger.js";
 
 /**
@@ -17,9 +19,12 @@ export class JobHandedOn extends Error {
 /** What a run's or resync's processor answers for a job this process no longer holds. */
 export const HANDED_ON = "handed_on";
 
-/** Whether the error says the job was handed on (JobHandedOn). */
-export function isJobHandedOn(err: unknown): err is JobHandedOn {
-  return err instanceof JobHandedOn;
+/**
+ * Whether the error says the job was handed on: JobHandedOn (a lease check), or OperationNotHeld
+ * (a record write refused because the job's lock was no longer this process's).
+ */
+export function isJobHandedOn(err: unknown): err is JobHandedOn | OperationNotHeld {
+  return err instanceof JobHandedOn || err instanceof OperationNotHeld;
 }
 
 /**
@@ -30,16 +35,33 @@ export function isJobHandedOn(err: unknown): err is JobHandedOn {
 export interface JobLease {
   /** Throws JobHandedOn when this process no longer holds the job. */
   check(): Promise<void>;
+  /**
+   * The job's lock key and this process's token: what a write of the run's or resync's record
+   * passes (OperationStore.transition), so that the write and the check that the job is still held
+   * are one step. A check and a write that follows it are two: the job may be handed on between.
+   * jobLease always gives it; a lease without it (tests) writes unguarded.
+   */
+  readonly holder?: OperationHolder;
 }
 
 /**
- * The lease of a job taken with `token`: held while its lock key still holds that token. Checking
- * extends the lock by `lockDurationMs` (as the worker's lock renewal does; BullMQ's extendLock
- * answers 0 once the lock is gone or another holder's). A Redis failure here is no answer: the
- * work that follows meets it and fails as it would have.
+ * BullMQ's default lock duration of a worker (WorkerOptions.lockDuration): the lease of a job
+ * taken with no worker's options at hand (tests that take jobs themselves). Workers pass their own
+ * (`worker.opts.lockDuration`, startReconcileWorker and startResyncWorker).
  */
-export function jobLease(job: Job, token: string, lockDurationMs = 30_000): JobLease {
+export const DEFAULT_LOCK_DURATION_MS = 30_000;
+
+/**
+ * The lease of a job taken with `token`: held while its lock key still holds that token. Checking
+ * extends the lock by `lockDurationMs`, the lock duration of the worker that took the job (as the
+ * worker's lock renewal does; BullMQ's extendLock answers 0 once the lock is gone or another
+ * holder's). A Redis failure here is no answer: the work that follows meets it and fails as it
+ * would have.
+ */
+export function jobLease(job: Job, token: string, lockDurationMs = DEFAULT_LOCK_DURATION_MS): JobLease {
   return {
+    // BullMQ's lock key of a job (its extendLock: the job's key + ":lock"), holding the token.
+    holder: { lockKey: `${job.queueQualifiedName}:${job.id}:lock`, token },
     async check() {
       let extended: number;
       try {
@@ -52,20 +74,28 @@ export function jobLease(job: Job, token: string, lockDurationMs = 30_000): JobL
   };
 }
 
+/** A job as its worker took it: the job, its lock token, and the worker's lock duration (if known). */
+export interface TakenJob {
+  job: Job;
+  token: string;
+  /** The worker's lockDuration. Default DEFAULT_LOCK_DURATION_MS. */
+  lockDurationMs?: number;
+}
+
 /**
- * Runs `work` under the lease of `job` (taken with `token`). A job handed on meanwhile (JobHandedOn)
- * ends here with one warn line on `log` and HANDED_ON: nothing is recorded, since the run or resync
- * is not over and its job did not fail; the next holder runs it again.
+ * Runs `work` under the lease of a taken job. A job handed on meanwhile (JobHandedOn) ends here
+ * with one warn line on `log` and HANDED_ON: nothing is recorded, since the run or resync is not
+ * over and its job did not fail; the next holder runs it again.
  */
 export async function whileHeld(
-  job: Job,
-  token: string,
+  taken: TakenJob,
   log: Logger,
   message: string,
   work: (lease: JobLease) => Promise<string>,
 ): Promise<string> {
+  const { job, token, lockDurationMs } = taken;
   try {
-    return await work(jobLease(job, token));
+    return await work(jobLease(job, token, lockDurationMs));
   } catch (err) {
     if (!isJobHandedOn(err)) throw err;
     log.warn({ jobId: job.id }, message);

@@ -130,12 +130,13 @@ export async function processReconcileJob(
   data: ReconcileJobData,
   job?: Job,
   token?: string,
+  /** The lock duration of the worker that took `job` (its lease extends the lock by it). */
+  lockDurationMs?: number,
 ): Promise<string> {
   if ("scheduled" in data) return "ignored: scheduled ticks run on the schedule queue";
   if (!job || token === undefined) return processRun(deps, data);
   return whileHeld(
-    job,
-    token,
+    { job, token, lockDurationMs },
     deps.logger.child({ module: "reconcile", runId: data.runId }),
     "reconcile: the run's job is no longer this process's; stopped here",
     (lease) => processRun({ ...deps, lease }, data, job, token),
@@ -196,15 +197,23 @@ export function startReconcileWorker(options: {
   errorLogIntervalMs?: number;
   /** Holds the runs' jobs while they run, for a forced close to hand back (admin-jobs.ts). */
   held?: HeldJobs;
+  /** The run worker's BullMQ lockDuration (its runs' leases extend their locks by it). Default BullMQ's, 30 s. */
+  lockDurationMs?: number;
 }): Worker[] {
   const log = options.deps.logger.child({ module: "reconcile-worker" });
   const errorLog = new RateLimitedLog(log, { intervalMs: options.errorLogIntervalMs });
-  const processor = (job: Job<ReconcileJobData>, token?: string) =>
-    processReconcileJob(options.deps, job.data, job, token);
-  const worker = new Worker<ReconcileJobData>(
+  // The lease takes the worker's own lock duration (one source: its options, BullMQ's default in them).
+  const processor = (job: Job<ReconcileJobData>, token?: string): Promise<string> =>
+    processReconcileJob(options.deps, job.data, job, token, worker.opts.lockDuration);
+  const worker: Worker<ReconcileJobData> = new Worker<ReconcileJobData>(
     options.queue.queue.name,
     options.held ? options.held.wrap(processor) : processor,
-    { connection: options.connection, prefix: options.prefix, concurrency: options.concurrency ?? 2 },
+    {
+      connection: options.connection,
+      prefix: options.prefix,
+      concurrency: options.concurrency ?? 2,
+      ...(options.lockDurationMs === undefined ? {} : { lockDuration: options.lockDurationMs }),
+    },
   );
   const ticker = new Worker<ReconcileJobData>(
     options.queue.scheduleQueue.name,

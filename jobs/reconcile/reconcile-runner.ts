@@ -180,7 +180,7 @@ export async function settleRun(deps: ReconcileDeps, runId: string): Promise<Tra
     return run;
   }
   await deps.lease?.check();
-  if (!(await deps.runs.transition(next, ["running"]))) return deps.runs.get(runId);
+  if (!(await deps.runs.transition(next, ["running"], deps.lease?.holder))) return deps.runs.get(runId);
   if (done) {
     countRun(deps, next, true);
     await deps.runs.dropOwnedKeys(runId);
@@ -193,23 +193,44 @@ export async function settleRun(deps: ReconcileDeps, runId: string): Promise<Tra
 
 /**
  * The slice of users whose attribute values a run reads (attribute-slices.ts), for a workspace
- * source that maps attributes (undefined otherwise). A real run takes the source's next turn; a dry
- * run reads the slice the next run will read, and takes no turn: it reports what that run applies,
- * and dry runs between scheduled runs do not keep those on the same slices.
+ * source that maps attributes (undefined otherwise), and for a real run the turn it read: it takes
+ * the turn after that one as it starts (startRun). A dry run reads the slice the next run will
+ * read, and takes no turn: it reports what that run applies, and dry runs between scheduled runs
+ * do not keep those on the same slices.
  */
-async function takeAttributeSlice(
+async function planAttributeSlice(
   deps: ReconcileDeps,
   run: ReconcileRun,
-): Promise<{ slice: number; slices: number } | undefined> {
+): Promise<{ slice: { slice: number; slices: number }; turn?: number } | undefined> {
   const source = deps.config.sources[run.source];
   if (source?.target !== "workspace" || Object.keys(source.attributes).length === 0) return undefined;
   const slices = attributeSlices(
     await deps.directory.countEntities(run.source, "user"),
     deps.maxAttributeChecksPerRun ?? 2000,
   );
-  const turnKey = deps.runs.key(`attribute-turn:${run.source}`);
-  const turn = run.dryRun ? Number((await deps.redis.get(turnKey)) ?? 0) + 1 : await deps.redis.incr(turnKey);
-  return { slice: turn % slices, slices };
+  const turn = await deps.runs.attributeTurn(run.source);
+  return { slice: { slice: (turn + 1) % slices, slices }, ...(run.dryRun ? {} : { turn }) };
+}
+
+/**
+ * Writes a run as it starts (`running`, from queued or running): null when it is neither any more.
+ * A run takes its attribute slice when it first starts and keeps it on its record: a run started
+ * over (a rolling deploy handed its job back, or it stalled) reads the same slice, so the source's
+ * runs skip none. A real run's turn is taken in the script that writes its record: a start refused
+ * (its job handed on as it starts, or the run no longer queued) uses up no turn.
+ */
+async function startRun(deps: ReconcileDeps, run: TrackedRun): Promise<TrackedRun | null> {
+  const from = ["queued", "running"] as const;
+  const holder = deps.lease?.holder;
+  for (;;) {
+    const planned = run.attributeSlice ? undefined : await planAttributeSlice(deps, run);
+    const next: TrackedRun = planned ? { ...run, attributeSlice: planned.slice } : run;
+    if (planned?.turn === undefined) return (await deps.runs.transition(next, from, holder)) ? next : null;
+    const started = await deps.runs.startWithTurn(next, from, planned.turn, holder);
+    // Another run of the source took that turn meanwhile: this one takes the next.
+    if (started === "turn-moved") continue;
+    return started === "written" ? next : null;
+  }
 }
 
 /**
@@ -224,13 +245,15 @@ export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<
   if (queued?.state !== "queued" && queued?.state !== "running") return queued;
   if (isSettling(queued)) return queued;
   const startedMs = Date.now();
-  let run: TrackedRun = { ...queued, state: "running", startedAt: new Date(startedMs).toISOString() };
   await deps.lease?.check();
-  // Taken when the run first starts and kept on its record: a run started over (a rolling deploy
-  // handed its job back, or it stalled) reads the same slice, so the source's runs skip none.
-  const attributeSlice = queued.attributeSlice ?? (await takeAttributeSlice(deps, queued));
-  if (attributeSlice) run = { ...run, attributeSlice };
-  if (!(await deps.runs.transition(run, ["queued", "running"]))) return deps.runs.get(runId);
+  const started = await startRun(deps, {
+    ...queued,
+    state: "running",
+    startedAt: new Date(startedMs).toISOString(),
+  });
+  if (!started) return deps.runs.get(runId);
+  let run: TrackedRun = started;
+  const attributeSlice = run.attributeSlice;
   const log = deps.logger.child({ module: "reconcile", runId, source: run.source });
   let ctx: RunContext | undefined;
   try {
@@ -304,7 +327,7 @@ export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<
       ctx,
       run.state === "awaiting-confirmation" ? "held" : isSettling(run) ? "tracking" : "none",
     );
-    const written = await deps.runs.transition(run, ["running"]);
+    const written = await deps.runs.transition(run, ["running"], deps.lease?.holder);
     countRun(deps, run, written);
     // A scheduled run that applied its repairs, or is held, shows the drift as it is now: older
     // held scheduled runs show drift that is no more (or that this one applied).
@@ -320,7 +343,7 @@ export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<
     log.error(failureLogFields(err), "reconcile: run failed");
     if (ctx) await dropWorkingSets(deps, ctx, "none").catch(() => undefined);
     run = { ...run, state: "failed", error: message, ...finished(startedMs) };
-    countRun(deps, run, await deps.runs.transition(run, ["running"]));
+    countRun(deps, run, await deps.runs.transition(run, ["running"], deps.lease?.holder));
     return run;
   }
 }
@@ -371,7 +394,8 @@ export async function applyConfirmedRun(deps: ReconcileDeps, runId: string): Pro
   let run: TrackedRun = { ...queued, state: "running" };
   // Applying again after a crash is harmless: resyncs and deactivations are idempotent.
   await deps.lease?.check();
-  if (!(await deps.runs.transition(run, ["queued", "running"]))) return deps.runs.get(runId);
+  if (!(await deps.runs.transition(run, ["queued", "running"], deps.lease?.holder)))
+    return deps.runs.get(runId);
   const log = deps.logger.child({ module: "reconcile", runId, source: run.source });
   try {
     const ctx = new RunContext(deps, run);
@@ -386,6 +410,6 @@ export async function applyConfirmedRun(deps: ReconcileDeps, runId: string): Pro
     run = { ...run, state: "failed", error: err instanceof Error ? err.message : String(err) };
     log.error(failureLogFields(err), "reconcile: applying a confirmed run failed");
   }
-  countRun(deps, run, await deps.runs.transition(run, ["running"]));
+  countRun(deps, run, await deps.runs.transition(run, ["running"], deps.lease?.holder));
   return run;
 }

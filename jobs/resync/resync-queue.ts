@@ -74,11 +74,12 @@ export async function processResyncJob(
   data: ResyncJobData,
   job?: Job,
   token?: string,
+  /** The lock duration of the worker that took `job` (its lease extends the lock by it). */
+  lockDurationMs?: number,
 ): Promise<string> {
   if (!job || token === undefined) return processOperation(deps, data);
   return whileHeld(
-    job,
-    token,
+    { job, token, lockDurationMs },
     deps.logger.child({ module: "resync", operationId: data.operationId }),
     "resync: its job is no longer this process's; stopped here",
     (lease) => processOperation({ ...deps, lease }, data, job, token),
@@ -133,15 +134,23 @@ export function startResyncWorker(options: {
   errorLogIntervalMs?: number;
   /** Holds the resyncs' jobs while they run, for a forced close to hand back (admin-jobs.ts). */
   held?: HeldJobs;
+  /** The worker's BullMQ lockDuration (its resyncs' leases extend their locks by it). Default BullMQ's, 30 s. */
+  lockDurationMs?: number;
 }): Worker<ResyncJobData> {
   const log = options.deps.logger.child({ module: "resync-worker" });
   const errorLog = new RateLimitedLog(log, { intervalMs: options.errorLogIntervalMs });
-  const processor = (job: Job<ResyncJobData>, token?: string) =>
-    processResyncJob(options.deps, job.data, job, token);
-  const worker = new Worker<ResyncJobData>(
+  // The lease takes the worker's own lock duration (one source: its options, BullMQ's default in them).
+  const processor = (job: Job<ResyncJobData>, token?: string): Promise<string> =>
+    processResyncJob(options.deps, job.data, job, token, worker.opts.lockDuration);
+  const worker: Worker<ResyncJobData> = new Worker<ResyncJobData>(
     options.name ?? QUEUE_NAMES.resync,
     options.held ? options.held.wrap(processor) : processor,
-    { connection: options.connection, prefix: options.prefix, concurrency: options.concurrency ?? 2 },
+    {
+      connection: options.connection,
+      prefix: options.prefix,
+      concurrency: options.concurrency ?? 2,
+      ...(options.lockDurationMs === undefined ? {} : { lockDuration: options.lockDurationMs }),
+    },
   );
   if (options.registry) countJobOutcomes(worker, options.registry);
   worker.on("error", (err) =>

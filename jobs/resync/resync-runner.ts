@@ -184,14 +184,16 @@ async function plannedDeprovisions(
   deps: ResyncDeps,
   op: ResyncOperation,
 ): Promise<{ planned: number; owned?: number }> {
-  await deps.resyncs.dropOwnedKeys(op.id);
+  // The pass starts over from nothing (what a handed-on pass held is dropped), unless the job was
+  // handed on meanwhile: then this drop would take what the next holder wrote (OperationNotHeld).
+  await deps.resyncs.dropOwnedKeys(op.id, deps.lease?.holder);
   // Embed-tenant sources own no platform users: their users are embed users.
   if (deps.config.sources[op.source]?.target !== "workspace") return plannedEmbedDeprovisions(deps, op);
   let planned = 0;
   for await (const ids of targets(deps, op, "user")) {
     await deps.lease?.check();
     const found = await deprovisionCandidates(deps, op.source, ids);
-    await deps.resyncs.addHeld(op.id, found);
+    await deps.resyncs.addHeld(op.id, found, deps.lease?.holder);
     planned += found.length;
   }
   return { planned };
@@ -328,13 +330,13 @@ async function plannedEmbedDeprovisions(
       if (!("all" in op.scope)) done.add(id);
       const change = await embedGroupChange(deps, op.source, id);
       if (!change) continue;
-      await deps.resyncs.addEmbedMembership(op.id, change);
-      await deps.resyncs.addHeld(op.id, change.removed.map(heldEmbedKey));
+      await deps.resyncs.addEmbedMembership(op.id, change, deps.lease?.holder);
+      await deps.resyncs.addHeld(op.id, change.removed.map(heldEmbedKey), deps.lease?.holder);
     }
   }
   const leaving = await embedUsersLeaving(deps, op);
   await deps.lease?.check();
-  await deps.resyncs.addHeld(op.id, leaving);
+  await deps.resyncs.addHeld(op.id, leaving, deps.lease?.holder);
   const { planned, onPlatform } = await deps.resyncs.countEmbedDeprovisions(op.id);
   const synced = await deps.state.countEmbedUsers?.(op.source);
   return { planned: planned + leaving.length, owned: synced ?? onPlatform };
@@ -383,12 +385,12 @@ async function fanOut(
         await deps.requestResync(refs);
         // After the request (the entities are dirty by now): a pass never takes one for settled
         // on the strength of a sync that came before it.
-        if (deps.settle) await deps.resyncs.track(current.id, refs.map(refKey));
+        if (deps.settle) await deps.resyncs.track(current.id, refs.map(refKey), deps.lease?.holder);
       }
       current = { ...current, enqueued: current.enqueued + known.length };
       // Its progress is the next holder's to write once the job was handed on meanwhile.
       await deps.lease?.check();
-      await deps.resyncs.transition(current, ["running"]);
+      await deps.resyncs.transition(current, ["running"], deps.lease?.holder);
     }
   }
   return { op: current, withheld, withheldGroups };
@@ -505,7 +507,8 @@ export async function runResync(
     op = { ...op, total: op.scope.users.length + op.scope.groups.length };
   }
   await deps.lease?.check();
-  if (!(await deps.resyncs.transition(op, ["queued", "running"]))) return deps.resyncs.get(id);
+  if (!(await deps.resyncs.transition(op, ["queued", "running"], deps.lease?.holder)))
+    return deps.resyncs.get(id);
   const log = deps.logger.child({ module: "resync", operationId: id, source: op.source });
   try {
     if (phase === "run") {
@@ -521,10 +524,10 @@ export async function runResync(
           "resync: deprovisioning guard tripped; waiting for an admin's confirmation",
         );
         op = { ...op, state: "awaiting-confirmation", finishedAt: new Date().toISOString() };
-        await deps.resyncs.transition(op, ["running"]);
+        await deps.resyncs.transition(op, ["running"], deps.lease?.holder);
         return op;
       }
-      await deps.resyncs.transition(op, ["running"]);
+      await deps.resyncs.transition(op, ["running"], deps.lease?.holder);
     }
     const fanned = await fanOut(deps, op, phase === "apply");
     op = fanned.op;
@@ -536,7 +539,7 @@ export async function runResync(
     if (deps.settle && op.enqueued > 0) {
       // Enqueued is not done: the resync runs on until its entities settle (settleResync).
       op = { ...op, outcome: startedOutcome(op.enqueued) };
-      await deps.resyncs.transition(op, ["running"]);
+      await deps.resyncs.transition(op, ["running"], deps.lease?.holder);
       await deps.resyncs.dropHeld(id);
       return op;
     }
@@ -559,7 +562,7 @@ export async function runResync(
     };
     log.error(failureLogFields(err), "resync: failed");
   }
-  await deps.resyncs.transition(op, ["running"]);
+  await deps.resyncs.transition(op, ["running"], deps.lease?.holder);
   await deps.resyncs.dropOwnedKeys(id);
   return op;
 }
@@ -587,7 +590,7 @@ export async function settleResync(deps: ResyncDeps, id: string): Promise<Tracke
     return op;
   }
   await deps.lease?.check();
-  if (!(await deps.resyncs.transition(next, ["running"]))) return deps.resyncs.get(id);
+  if (!(await deps.resyncs.transition(next, ["running"], deps.lease?.holder))) return deps.resyncs.get(id);
   if (done) {
     await deps.resyncs.dropOwnedKeys(id);
     const log = deps.logger.child({ module: "resync", operationId: id, source: op.source });

@@ -1,5 +1,6 @@
 import type { Redis } from "ioredis";
 import { luaScript } from "../lua-script.js";
+import { OperationNotHeld } from "./operation-not-held.js";
 
 /** A stored operation (a reconciliation run, a resync): its state is a field of its own. */
 export interface StoredOperation<S extends string> {
@@ -10,13 +11,27 @@ export interface StoredOperation<S extends string> {
 }
 
 /**
+ * The job an operation's writer runs it under: the BullMQ lock key of the job
+ * (`<prefix>:<queue>:<jobId>:lock`, which holds the lock token of the job's holder while it is
+ * active) and the writer's token. Its prefix is the stores' prefix, whose hash tag puts both keys
+ * in one Redis Cluster slot.
+ */
+export interface OperationHolder {
+  lockKey: string;
+  token: string;
+}
+
+/**
  * Sets the document only when the stored state is one of the allowed ones (or when creating):
  * KEYS[1] = operation hash; ARGV[1] = allowed states joined by "|" ("" = must not exist),
- * ARGV[2] = new state, ARGV[3] = new document. Returns 1 when written, 0 otherwise.
+ * ARGV[2] = new state, ARGV[3] = new document. With KEYS[2] (a job's lock key) and ARGV[4] (a
+ * lock token), only while that key holds that token. Returns 1 when written, 0 when the state is
+ * not an allowed one, -1 when the lock is not the writer's.
  */
 const SET_IF_STATE = luaScript<number>(
   "scimOperationSetIfState",
   `
+if KEYS[2] and redis.call('GET', KEYS[2]) ~= ARGV[4] then return -1 end
 local current = redis.call('HGET', KEYS[1], 'state')
 if ARGV[1] == '' then
   if current then return 0 end
@@ -29,6 +44,42 @@ else
   if not ok then return 0 end
 end
 redis.call('HSET', KEYS[1], 'state', ARGV[2], 'doc', ARGV[3])
+return 1
+`,
+);
+
+/**
+ * Deletes keys only while a job's lock holds a token: KEYS[1] = lock key, KEYS[2..] = keys to
+ * delete; ARGV[1] = token. Returns 1 when deleted, -1 when the lock is not the token's.
+ */
+const DEL_IF_HELD = luaScript<number>(
+  "scimOperationDelIfHeld",
+  `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
+if #KEYS > 1 then redis.call('DEL', unpack(KEYS, 2)) end
+return 1
+`,
+);
+
+/**
+ * Adds members to sets only while a job's lock holds a token: KEYS[1] = lock key, KEYS[2..] = sets;
+ * ARGV[1] = token, ARGV[2] = a TTL in seconds for each set added to (0: none), ARGV[3] = a JSON
+ * array of the members of each set, in the order of KEYS[2..]. Members go in 1000 at a time (Lua's
+ * unpack has a stack limit). Returns 1 when added, -1 when the lock is not the token's.
+ */
+const SADD_IF_HELD = luaScript<number>(
+  "scimOperationAddIfHeld",
+  `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
+local ttl = tonumber(ARGV[2])
+local lists = cjson.decode(ARGV[3])
+for i = 2, #KEYS do
+  local members = lists[i - 1]
+  for j = 1, #members, 1000 do
+    redis.call('SADD', KEYS[i], unpack(members, j, math.min(j + 999, #members)))
+  end
+  if #members > 0 and ttl > 0 then redis.call('EXPIRE', KEYS[i], ttl) end
+end
 return 1
 `,
 );
@@ -86,14 +137,19 @@ export class OperationStore<S extends string, T extends StoredOperation<S>> {
     return { ...(JSON.parse(doc) as T), state: state as S };
   }
 
-  /** Writes `next` only if the stored state is one of `from`; false otherwise (a lost race, or a wrong state). */
-  async transition(next: T, from: readonly S[]): Promise<boolean> {
+  /**
+   * Writes `next` only if the stored state is one of `from`; false otherwise (a lost race, or a
+   * wrong state). With `holder`, only while the job's lock is still the holder's, checked in the
+   * same script as the write: a writer whose job was handed on meanwhile writes nothing and gets
+   * OperationNotHeld (the next holder owns the record).
+   */
+  async transition(next: T, from: readonly S[], holder?: OperationHolder): Promise<boolean> {
     if (from.length === 0) throw new Error("transition needs at least one state to move from");
-    const written = await SET_IF_STATE.run(
-      this.redis,
-      [this.key(next.id)],
-      [from.join("|"), next.state, JSON.stringify(next)],
-    );
+    const args = [from.join("|"), next.state, JSON.stringify(next)];
+    const written = holder
+      ? await SET_IF_STATE.run(this.redis, [this.key(next.id), holder.lockKey], [...args, holder.token])
+      : await SET_IF_STATE.run(this.redis, [this.key(next.id)], args);
+    if (written === -1) throw new OperationNotHeld(next.id);
     return written === 1;
   }
 
@@ -165,10 +221,50 @@ export class OperationStore<S extends string, T extends StoredOperation<S>> {
       .exec();
   }
 
-  /** Removes the owned keys of an operation (e.g. repair lists once settled), keeping its document. */
-  async dropOwnedKeys(id: string): Promise<void> {
+  /**
+   * Removes the owned keys of an operation (e.g. repair lists once settled), keeping its document.
+   * With `holder`, only while the job's lock is the holder's (else OperationNotHeld): a writer whose
+   * job was handed on does not drop what the next holder wrote.
+   */
+  async dropOwnedKeys(id: string, holder?: OperationHolder): Promise<void> {
     if (this.ownedSuffixes.length === 0) return;
-    await this.redis.del(...this.ownedSuffixes.map((suffix) => this.key(id, suffix)));
+    const keys = this.ownedSuffixes.map((suffix) => this.key(id, suffix));
+    if (!holder) {
+      await this.redis.del(...keys);
+      return;
+    }
+    const dropped = await DEL_IF_HELD.run(this.redis, [holder.lockKey, ...keys], [holder.token]);
+    if (dropped === -1) throw new OperationNotHeld(id);
+  }
+
+  /**
+   * Adds members to owned sets of an operation (`suffix` each), each set given `ttlSeconds` when
+   * added to. With `holder`, in one script and only while the job's lock is the holder's (else
+   * OperationNotHeld): a writer whose job was handed on adds nothing to the next holder's sets.
+   */
+  protected async addToOwnedSets(
+    id: string,
+    sets: ReadonlyArray<{ suffix: string; members: readonly string[] }>,
+    holder?: OperationHolder,
+    ttlSeconds = 0,
+  ): Promise<void> {
+    const filled = sets.filter((set) => set.members.length > 0);
+    if (filled.length === 0) return;
+    if (!holder) {
+      const multi = this.redis.multi();
+      for (const set of filled) {
+        multi.sadd(this.key(id, set.suffix), ...set.members);
+        if (ttlSeconds > 0) multi.expire(this.key(id, set.suffix), ttlSeconds);
+      }
+      await multi.exec();
+      return;
+    }
+    const added = await SADD_IF_HELD.run(
+      this.redis,
+      [holder.lockKey, ...filled.map((set) => this.key(id, set.suffix))],
+      [holder.token, ttlSeconds, JSON.stringify(filled.map((set) => set.members))],
+    );
+    if (added === -1) throw new OperationNotHeld(id);
   }
 
   /**

@@ -3,7 +3,9 @@ import type { Redis } from "ioredis";
 import { emptySamples } from "../reconcile/drift-report.js";
 import type { ReconcileRun } from "../reconcile/reconcile-run.js";
 import { emptyCounts, type RunState, UNFINISHED_RUN_STATES } from "../reconcile/reconcile-types.js";
-import { OperationStore } from "./operation-store.js";
+import { luaScript } from "../lua-script.js";
+import { OperationNotHeld } from "./operation-not-held.js";
+import { type OperationHolder, OperationStore } from "./operation-store.js";
 import type { TrackedRun } from "./repair-outcome.js";
 
 /**
@@ -29,6 +31,32 @@ export const RUN_KEYS = {
   embedRemoved: "embed:removed",
   adoptable: "adoptable",
 } as const;
+
+/**
+ * Writes a starting run's document and takes its source's attribute turn, in one script: KEYS[1] =
+ * run hash, KEYS[2] = the source's turn counter, KEYS[3] (optional) = its job's lock key; ARGV[1] =
+ * allowed states joined by "|", ARGV[2] = new state, ARGV[3] = new document, ARGV[4] = the turn the
+ * run read (a missing counter is 0; it becomes ARGV[4] + 1), ARGV[5] = the lock token. Returns 1
+ * when written, 0 when the state is not an allowed one, -1 when the lock is not the token's, -2
+ * when another run took a turn since (nothing written either way but 1).
+ */
+const START_WITH_TURN = luaScript<number>(
+  "scimReconcileStartWithTurn",
+  `
+if KEYS[3] and redis.call('GET', KEYS[3]) ~= ARGV[5] then return -1 end
+local current = redis.call('HGET', KEYS[1], 'state')
+if not current then return 0 end
+local ok = false
+for allowed in string.gmatch(ARGV[1], '[^|]+') do
+  if allowed == current then ok = true end
+end
+if not ok then return 0 end
+if tonumber(redis.call('GET', KEYS[2]) or '0') ~= tonumber(ARGV[4]) then return -2 end
+redis.call('SET', KEYS[2], tonumber(ARGV[4]) + 1)
+redis.call('HSET', KEYS[1], 'state', ARGV[2], 'doc', ARGV[3])
+return 1
+`,
+);
 
 /**
  * Reconciliation runs and their reports, the last `reconcile.keepRuns` finished ones per source
@@ -63,6 +91,38 @@ export class ReconcileRunStore extends OperationStore<RunState, TrackedRun> {
     };
     await this.create(run);
     return run;
+  }
+
+  /** The counter of a source's attribute turns: real runs take the next one as they start. */
+  attributeTurnKey(source: string): string {
+    return this.key(`attribute-turn:${source}`);
+  }
+
+  /** The last attribute turn a run of the source took (0: none yet). */
+  async attributeTurn(source: string): Promise<number> {
+    return Number((await this.redis.get(this.attributeTurnKey(source))) ?? 0);
+  }
+
+  /**
+   * Writes `next` (a run as it starts, holding the slice of turn `turn + 1`) only if its stored
+   * state is one of `from`, and takes that turn in the same script: a start refused takes none.
+   * "turn-moved": another run of the source took turn `turn + 1` first (read the turn again).
+   * With `holder`, only while its job's lock is the holder's (else OperationNotHeld).
+   */
+  async startWithTurn(
+    next: ReconcileRun,
+    from: readonly RunState[],
+    turn: number,
+    holder?: OperationHolder,
+  ): Promise<"written" | "refused" | "turn-moved"> {
+    const keys = [this.key(next.id), this.attributeTurnKey(next.source)];
+    const args = [from.join("|"), next.state, JSON.stringify(next), turn];
+    const written = holder
+      ? await START_WITH_TURN.run(this.redis, [...keys, holder.lockKey], [...args, holder.token])
+      : await START_WITH_TURN.run(this.redis, keys, args);
+    if (written === -1) throw new OperationNotHeld(next.id);
+    if (written === -2) return "turn-moved";
+    return written === 1 ? "written" : "refused";
   }
 
   /** Where a run's repairs are tracked once applied (see repair-settlement.ts). */

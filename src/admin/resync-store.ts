@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
 import type { ResyncOperation, ResyncScope } from "../reconcile/reconcile-run.js";
 import { type GuardResult, type RunState, UNFINISHED_RUN_STATES } from "../reconcile/reconcile-types.js";
-import { OperationStore } from "./operation-store.js";
+import { type OperationHolder, OperationStore } from "./operation-store.js";
 import type { TrackedResync } from "./repair-outcome.js";
 
 /**
@@ -60,9 +60,12 @@ export class ResyncStore extends OperationStore<RunState, TrackedResync> {
     return op;
   }
 
-  /** Records users whose deprovisioning the resync planned (what a confirmation may apply). */
-  async addHeld(id: string, users: readonly string[]): Promise<void> {
-    if (users.length > 0) await this.redis.sadd(this.key(id, RESYNC_KEYS.held), ...users);
+  /**
+   * Records users whose deprovisioning the resync planned (what a confirmation may apply). With
+   * `holder` (the resync's job), only while its job is still the holder's (OperationNotHeld).
+   */
+  async addHeld(id: string, users: readonly string[], holder?: OperationHolder): Promise<void> {
+    await this.addToOwnedSets(id, [{ suffix: RESYNC_KEYS.held, members: users }], holder);
   }
 
   /** For each user, whether its deprovisioning was planned (and so shown to the admin). */
@@ -72,16 +75,24 @@ export class ResyncStore extends OperationStore<RunState, TrackedResync> {
     return found.map((member) => member === 1);
   }
 
-  /** Records, for the guard, what resyncing one embed group does to its members (tenant/externalId each). */
+  /**
+   * Records, for the guard, what resyncing one embed group does to its members (tenant/externalId
+   * each). With `holder`, only while the resync's job is still the holder's (OperationNotHeld).
+   */
   async addEmbedMembership(
     id: string,
     sets: { members: readonly string[]; kept: readonly string[]; removed: readonly string[] },
+    holder?: OperationHolder,
   ): Promise<void> {
-    const multi = this.redis.multi();
-    if (sets.members.length > 0) multi.sadd(this.key(id, RESYNC_KEYS.embedMembers), ...sets.members);
-    if (sets.kept.length > 0) multi.sadd(this.key(id, RESYNC_KEYS.embedKept), ...sets.kept);
-    if (sets.removed.length > 0) multi.sadd(this.key(id, RESYNC_KEYS.embedRemoved), ...sets.removed);
-    await multi.exec();
+    await this.addToOwnedSets(
+      id,
+      [
+        { suffix: RESYNC_KEYS.embedMembers, members: sets.members },
+        { suffix: RESYNC_KEYS.embedKept, members: sets.kept },
+        { suffix: RESYNC_KEYS.embedRemoved, members: sets.removed },
+      ],
+      holder,
+    );
   }
 
   /**
@@ -103,15 +114,17 @@ export class ResyncStore extends OperationStore<RunState, TrackedResync> {
     return { planned: Number(counted?.[0]?.[1] ?? 0), onPlatform: Number(counted?.[1]?.[1] ?? 0) };
   }
 
-  /** Records entities the resync enqueued: tracked until their syncs settle. */
-  async track(id: string, refKeys: readonly string[]): Promise<void> {
-    if (refKeys.length === 0) return;
-    const key = this.key(id, RESYNC_KEYS.tracked);
-    await this.redis
-      .multi()
-      .sadd(key, ...refKeys)
-      .expire(key, TRACKED_TTL_SECONDS)
-      .exec();
+  /**
+   * Records entities the resync enqueued: tracked until their syncs settle. With `holder`, only
+   * while the resync's job is still the holder's (OperationNotHeld).
+   */
+  async track(id: string, refKeys: readonly string[], holder?: OperationHolder): Promise<void> {
+    await this.addToOwnedSets(
+      id,
+      [{ suffix: RESYNC_KEYS.tracked, members: refKeys }],
+      holder,
+      TRACKED_TTL_SECONDS,
+    );
   }
 
   /** Forgets the held set once the fan-out is done (the tracked entities stay). */
