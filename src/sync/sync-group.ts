@@ -7,6 +7,7 @@ import {
   usersOfPlatformIds,
 } from "../mapping/plan-group.js";
 import { type AppliedGroup, answered, chunk } from "../mapping/plan-types.js";
+import { isPlatformError } from "../platform/platform-error.js";
 import type { PlatformScimGroup } from "../platform/platform-types.js";
 import { caseFold } from "../scim/case-fold.js";
 import { type EntityRef, type Json, type PatchOperation, SCHEMA_GROUP, refKey } from "../scim/scim-types.js";
@@ -98,7 +99,10 @@ async function syncWorkspaceGroup(
   const pids = await ctx.state.getUserPlatformIds(ref.source, memberIds);
   /** Recorded platform ids found gone on the platform: left out until their users are created again. */
   const vanished = new Set<string>();
-  const desiredMembers = () => pids.filter((p): p is string => typeof p === "string" && !vanished.has(p));
+  /** Members whose add the platform refused for good in this sync: left out, then its dead letter. */
+  const refused: RefusedAdds = { members: new Set(), chunks: 0 };
+  const desiredMembers = () =>
+    pids.filter((p): p is string => typeof p === "string" && !vanished.has(p) && !refused.members.has(p));
 
   let applied = await ctx.state.getApplied<AppliedGroup>(ref);
   if (applied?.platformId && (resync || applied.inDoubt)) {
@@ -111,11 +115,15 @@ async function syncWorkspaceGroup(
     if (inDoubt && applied) await ctx.state.putApplied(ref, applied);
   }
   let reread = false;
-  for (let round = 0; round < MAX_ROUNDS; round++) {
+  // A refused add chunk spends no round: each one leaves its members out, so they are bounded by
+  // the add chunks of the plan.
+  for (let round = 0; round < MAX_ROUNDS + refused.chunks; round++) {
     const plan = planGroup({ desiredName, desiredMembers: desiredMembers(), applied });
     const first = plan.steps[0];
-    if (!first)
+    if (!first) {
+      throwRefusedAdds(refused);
       return { result: "clean", generation, platformId: applied?.platformId, warnings: leftOut(vanished) };
+    }
     switch (first.type) {
       case "createGroup":
         try {
@@ -196,11 +204,19 @@ async function syncWorkspaceGroup(
             const left = await leaveOutVanished(ctx, ref, adding, memberIds, pids);
             if (left.length > 0) {
               for (const id of left) vanished.add(id);
-              // The refusal is an answer: nothing of that PATCH landed, and none was sent after it.
-              applied = answered(applied);
-              await ctx.state.putApplied(ref, applied);
-              continue;
+            } else {
+              // Every one of them is a platform user: the refusal stands for these members alone.
+              // The group's other changes (later chunks, the rename) must not wait on it: they are
+              // planned again without them, and the refusal ends the sync once they are sent (its
+              // dead letter). The record holds what landed, so a retry adds only these.
+              refused.error ??= err;
+              refused.chunks += 1;
+              for (const id of adding) refused.members.add(id);
             }
+            // The refusal is an answer: nothing of that PATCH landed, and none was sent after it.
+            applied = answered(applied);
+            await ctx.state.putApplied(ref, applied);
+            continue;
           }
           if (isPlatformFailure(err, "conflict") && desiredName !== null) {
             // 409 on a rename: wait if the name is being freed inside this source.
@@ -223,6 +239,7 @@ async function syncWorkspaceGroup(
           applied = null;
           continue;
         }
+        throwRefusedAdds(refused);
         return { result: "clean", generation, platformId, warnings: leftOut(vanished) };
       }
     }
@@ -231,6 +248,31 @@ async function syncWorkspaceGroup(
     code: "not_converging",
     permanent: false,
   });
+}
+
+interface RefusedAdds {
+  /** Platform user ids of the members whose add was refused. */
+  members: Set<string>;
+  /** How many add PATCHes were refused. */
+  chunks: number;
+  /** The first refusal: its code is the dead letter's. */
+  error?: unknown;
+}
+
+/**
+ * Ends a sync in which the platform refused some members' add for good (after the group's other
+ * changes were sent): a permanent failure with the platform's code, whose reason says how many
+ * members wait and that the rest landed (invariant 7: visible, not a warning).
+ */
+function throwRefusedAdds(refused: RefusedAdds): void {
+  const err = refused.error;
+  if (err === undefined) return;
+  const code = isPlatformError(err) ? err.code : "platform_bad_request";
+  const reason = err instanceof Error ? err.message : String(err);
+  throw new SyncError(
+    `the platform refused to add ${refused.members.size} member(s) to the group (${reason}); the group's other changes were applied`,
+    { code, permanent: true, operation: "patchGroup", cause: err },
+  );
 }
 
 /**
