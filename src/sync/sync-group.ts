@@ -7,7 +7,6 @@ import {
   usersOfPlatformIds,
 } from "../mapping/plan-group.js";
 import { type AppliedGroup, answered, chunk } from "../mapping/plan-types.js";
-import { isPlatformError } from "../platform/platform-error.js";
 import type { PlatformScimGroup } from "../platform/platform-types.js";
 import { caseFold } from "../scim/case-fold.js";
 import { type EntityRef, type Json, type PatchOperation, SCHEMA_GROUP, refKey } from "../scim/scim-types.js";
@@ -22,7 +21,7 @@ import {
   waitForNameHolder,
 } from "./ownership.js";
 import type { SyncContext, SyncOutcome, SyncProgress } from "./sync-context.js";
-import { SyncError, isPlatformFailure } from "./sync-error.js";
+import { SyncError, isPlatformFailure, refusedAddsError } from "./sync-error.js";
 
 const MAX_ROUNDS = 4;
 /** Platform users looked up at a time when a refused add is checked member by member. */
@@ -259,20 +258,9 @@ interface RefusedAdds {
   error?: unknown;
 }
 
-/**
- * Ends a sync in which the platform refused some members' add for good (after the group's other
- * changes were sent): a permanent failure with the platform's code, whose reason says how many
- * members wait and that the rest landed (invariant 7: visible, not a warning).
- */
+/** Ends the sync with the refusal (refusedAddsError) when the platform refused some members' add. */
 function throwRefusedAdds(refused: RefusedAdds): void {
-  const err = refused.error;
-  if (err === undefined) return;
-  const code = isPlatformError(err) ? err.code : "platform_bad_request";
-  const reason = err instanceof Error ? err.message : String(err);
-  throw new SyncError(
-    `the platform refused to add ${refused.members.size} member(s) to the group (${reason}); the group's other changes were applied`,
-    { code, permanent: true, operation: "patchGroup", cause: err },
-  );
+  if (refused.error !== undefined) throw refusedAddsError(refused.members.size, refused.error);
 }
 
 /**

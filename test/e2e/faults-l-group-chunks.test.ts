@@ -17,6 +17,10 @@ beforeAll(async () => {
   const proxyUrl = await proxy.start();
   h = await startTestBridge("faults-l-group-chunks", {
     start: false,
+    sources: {
+      okta: { tokens: ["okta-token"] },
+      acme: { tokens: ["acme-token"], target: { embedTenant: "acme-l" } },
+    },
     // No scheduled reconciliation during the test: what repairs the group is the sync.
     config: {
       reconcile: { schedule: "0 0 1 1 *" },
@@ -142,4 +146,63 @@ describe("faults-l: one chunk of a group's membership add refused for good", () 
     expect(await entity(g.id)).toMatchObject({ state: "synced" });
     expect((await letters()).map((l) => l.ref.id)).not.toContain(g.id);
   }, 120_000);
+});
+
+type Tenant = { name: string; groups: Array<{ id: string; name: string; members: string[] }> };
+const embedGroup = (name: string) =>
+  (h.emulator.state() as unknown as { embedTenants: Tenant[] }).embedTenants
+    .find((t) => t.name === "acme-l")
+    ?.groups.find((g) => g.name === name);
+const embedAdded = (body: unknown): string[] =>
+  ((body as { users?: Array<{ externalId: string }> } | undefined)?.users ?? []).map((u) => u.externalId);
+
+describe("faults-l: an embed group's member add refused for good", () => {
+  it("the removal and the rename land; the refused members are a dead letter; the retry adds only them", async () => {
+    const acme = h.scim("acme");
+    const leaving = await acme.createUser("leaving@embed-l.example");
+    const staying = await acme.createUser("staying@embed-l.example");
+    const newcomers = await Promise.all([0, 1, 2].map((i) => acme.createUser(`new${i}@embed-l.example`)));
+    const g = await acme.createGroup("Embed L", [leaving.id, staying.id]);
+    await h.waitForIdle();
+    const gid = embedGroup("Embed L")?.id as string;
+    expect(sorted(embedGroup("Embed L")?.members)).toEqual([
+      "leaving@embed-l.example",
+      "staying@embed-l.example",
+    ]);
+
+    proxy.rule = (call) =>
+      call.method === "POST" && call.path.endsWith(`/groups/${gid}/users`)
+        ? { kind: "answer", status: 400, body: { error: { code: "INVALID", message: "faults-l: refused" } } }
+        : undefined;
+    const before = proxy.calls.length;
+    const res = await acme.put(`/Groups/${g.id}`, {
+      schemas: ["urn:ietf:params:scim:schemas:core:2.0:Group"],
+      displayName: "Embed L renamed",
+      members: [staying, ...newcomers].map((u) => ({ value: u.id })),
+    });
+    expect(res.status).toBe(200);
+    await h.waitForIdle();
+
+    const refused = proxy.calls.slice(before).filter((c) => c.status === 400);
+    expect(refused).toHaveLength(1);
+    expect(sorted(embedAdded(refused[0]?.body))).toEqual(sorted(newcomers.map((u) => u.userName)));
+    // The rename and the member who left (access taken away) landed, the refused ones wait.
+    expect(embedGroup("Embed L")).toBeUndefined();
+    expect(embedGroup("Embed L renamed")?.members).toEqual(["staying@embed-l.example"]);
+    const letter = (await letters()).find((l) => l.ref.id === g.id);
+    expect(letter?.code).toBe("platform_bad_request");
+    expect(letter?.reason).toMatch(/3 member/);
+
+    proxy.rule = undefined;
+    const beforeRetry = proxy.calls.length;
+    expect((await h.admin().post("/dead-letters/retry", {})).status).toBe(202);
+    await h.waitForIdle();
+    const writes = proxy.calls.slice(beforeRetry).filter((c) => c.method !== "GET");
+    expect(writes.map((c) => c.method)).toEqual(["POST"]);
+    expect(sorted(embedAdded(writes[0]?.body))).toEqual(sorted(newcomers.map((u) => u.userName)));
+    expect(sorted(embedGroup("Embed L renamed")?.members)).toEqual(
+      sorted([staying, ...newcomers].map((u) => u.userName)),
+    );
+    expect((await letters()).map((l) => l.ref.id)).not.toContain(g.id);
+  }, 60_000);
 });
