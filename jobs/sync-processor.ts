@@ -4,7 +4,7 @@ import type { RequestBudget } from "../src/platform/client/request-budget.js";
 import { type WriteWatch, WritesStopped, watchWrites } from "../src/platform/client/unanswered-writes.js";
 import type { EntityRef } from "../src/scim/scim-types.js";
 import { forgetAbsent } from "../src/sync/forget-absent.js";
-import { checkLateWrites } from "../src/sync/late-writes.js";
+import { checkLateWrites, writeMarker } from "../src/sync/late-writes.js";
 import type { SyncContext, SyncOutcome, SyncProgress } from "../src/sync/sync-context.js";
 import {
   type FailureFate,
@@ -197,6 +197,8 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
           throw new WritesStopped("the sync's job lock ran out: another run may have the entity");
         }
       },
+      // Each write is marked before it goes out: a run that dies with it on the wire leaves the mark.
+      markWrite: writeMarker(ctx, ref),
     };
     try {
       outcome = await watchWrites(writes, () =>

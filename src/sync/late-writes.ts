@@ -1,4 +1,5 @@
-import type { WriteWatch } from "../platform/client/unanswered-writes.js";
+import { randomUUID } from "node:crypto";
+import type { SettleWrite, WriteWatch } from "../platform/client/unanswered-writes.js";
 import type { EntityRef } from "../scim/scim-types.js";
 import type { SyncContext } from "./sync-context.js";
 import { SyncError } from "./sync-error.js";
@@ -32,6 +33,36 @@ export async function checkLateWrites(
 }
 
 /**
+ * The hook (WriteWatch.markWrite) that marks each write of `ref`'s sync before it is sent: until it
+ * is over, a change of the entity that a late write would undo waits (waitForLateCreate), also in
+ * another process that runs the entity's sync (its job handed on), and a process that dies with
+ * the write on the wire leaves the mark, which becomes the entity's check once due. A write that
+ * was answered drops its mark at once, so it makes nothing wait; one that timed out leaves its
+ * check scheduled in the same step.
+ */
+export function writeMarker(
+  ctx: Pick<SyncContext, "state" | "config" | "logger">,
+  ref: EntityRef,
+): () => Promise<SettleWrite> {
+  return async () => {
+    const writeId = randomUUID();
+    const afterMs = lateWriteCheckMs(ctx.config);
+    await ctx.state.markWrite(ref, writeId, Date.now() + afterMs);
+    return async ({ mayLandLate, sentAt }) => {
+      try {
+        await ctx.state.settleWrite(ref, writeId, mayLandLate ? sentAt + afterMs : undefined);
+      } catch (err) {
+        // The mark stays until it is due, then becomes a check: a wait and a re-read too many.
+        ctx.logger.warn(
+          { ref, err: err instanceof Error ? err.message : String(err) },
+          "a platform write's mark could not be settled: its entity is read again once it is due",
+        );
+      }
+    };
+  };
+}
+
+/**
  * Hands on the checks that are due: each entity's next sync re-reads the platform (a resync), and
  * it is marked dirty, which enqueues that sync. The check is dropped only after both, so a crash in
  * between repeats it. Answers how many were handed on.
@@ -41,6 +72,8 @@ export async function handOnDueChecks(
   now: number,
   limit = 1_000,
 ): Promise<number> {
+  // Writes marked on the wire by a process that died with them: their checks, once due.
+  await ctx.state.moveDueWrites(now, limit);
   const due = await ctx.state.dueChecks(now, limit);
   for (const { ref, dueAt } of due) {
     await ctx.state.requestResync([ref]);

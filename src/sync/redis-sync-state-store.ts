@@ -9,6 +9,7 @@ import { type OwnerScope, syncKeys } from "./sync-keys.js";
 import {
   APPLIED_WITH_LIFECYCLE_SCRIPT,
   CLAIM_SCRIPT,
+  CHECK_DUE_AT_SCRIPT,
   CLEAR_CHECK_SCRIPT,
   DROP_MANAGER_DEPENDENTS_SCRIPT,
   NOTE_MANAGER_LEFT_OUT_SCRIPT,
@@ -17,8 +18,10 @@ import {
   RELEASE_SCRIPT,
   REMOVE_DEAD_LETTER_SCRIPT,
   REPLACE_IF_UNCHANGED_SCRIPT,
+  MOVE_DUE_WRITES_SCRIPT,
   SCHEDULE_CHECK_SCRIPT,
   SETTLE_LIFECYCLE_SCRIPT,
+  SETTLE_WRITE_SCRIPT,
 } from "./sync-scripts.js";
 import type { DeadLetter, EntitySyncStatus, StoredDeadLetter, SyncStateReader } from "./sync-state-types.js";
 
@@ -31,6 +34,9 @@ const SETTLE_LIFECYCLE = luaScript<number>("scimSyncSettleLifecycle", SETTLE_LIF
 const REMOVE_DEAD_LETTER = luaScript<number>("scimSyncRemoveDeadLetter", REMOVE_DEAD_LETTER_SCRIPT);
 const SCHEDULE_CHECK = luaScript<number>("scimSyncScheduleCheck", SCHEDULE_CHECK_SCRIPT);
 const CLEAR_CHECK = luaScript<number>("scimSyncClearCheck", CLEAR_CHECK_SCRIPT);
+const SETTLE_WRITE = luaScript<number>("scimSyncSettleWrite", SETTLE_WRITE_SCRIPT);
+const CHECK_DUE_AT = luaScript<string | null>("scimSyncCheckDueAt", CHECK_DUE_AT_SCRIPT);
+const MOVE_DUE_WRITES = luaScript<number>("scimSyncMoveDueWrites", MOVE_DUE_WRITES_SCRIPT);
 const NOTE_MANAGER_LEFT_OUT = luaScript<number>("scimSyncNoteManagerLeftOut", NOTE_MANAGER_LEFT_OUT_SCRIPT);
 const APPLIED_WITH_LIFECYCLE = luaScript<[string | null, number]>(
   "scimSyncAppliedWithLifecycle",
@@ -646,14 +652,50 @@ export class RedisSyncStateStore implements SyncStateReader {
     await CLEAR_CHECK.run(this.redis, [syncKeys.check(this.prefix)], [refKey(ref), String(dueAt)]);
   }
 
-  /** When the late-write check of `ref` is due (epoch ms), or null when none is scheduled. */
+  /**
+   * When no write of `ref` can land late any more (epoch ms): its late-write check, or a write of
+   * it on the wire (marked before it was sent), whichever is later; null when there is neither.
+   */
   async checkDueAt(ref: EntityRef): Promise<number | null> {
-    const score = await this.redis.zscore(syncKeys.check(this.prefix), refKey(ref));
+    const keys = [syncKeys.check(this.prefix), syncKeys.writing(this.prefix)];
+    const score = await CHECK_DUE_AT.run(this.redis, keys, [refKey(ref)]);
     return score === null ? null : Number(score);
   }
 
+  /** Checks scheduled, and writes marked on the wire: while any, the bridge is not idle. */
   async countChecks(): Promise<number> {
-    return this.redis.zcard(syncKeys.check(this.prefix));
+    const [checks, writing] = await Promise.all([
+      this.redis.zcard(syncKeys.check(this.prefix)),
+      this.redis.zcard(syncKeys.writing(this.prefix)),
+    ]);
+    return checks + writing;
+  }
+
+  /**
+   * Marks a write of `ref` as on the wire before it is sent (`writeId` tells it from the entity's
+   * other writes): until it is settled, or a process that died with it is past `dueAt`, its
+   * entity's changes that a late write would undo wait (waitForLateCreate).
+   */
+  async markWrite(ref: EntityRef, writeId: string, dueAt: number): Promise<void> {
+    await this.redis.zadd(syncKeys.writing(this.prefix), String(dueAt), `${refKey(ref)}|${writeId}`);
+  }
+
+  /** The write is over: its mark goes; with `checkAt` (it may still land late) its check is scheduled. */
+  async settleWrite(ref: EntityRef, writeId: string, checkAt?: number): Promise<void> {
+    await SETTLE_WRITE.run(
+      this.redis,
+      [syncKeys.writing(this.prefix), syncKeys.check(this.prefix)],
+      [`${refKey(ref)}|${writeId}`, refKey(ref), checkAt === undefined ? "" : String(checkAt)],
+    );
+  }
+
+  /** Marks due by `now` whose write was never settled (its process died) become due checks. */
+  async moveDueWrites(now: number, limit: number): Promise<number> {
+    return MOVE_DUE_WRITES.run(
+      this.redis,
+      [syncKeys.writing(this.prefix), syncKeys.check(this.prefix)],
+      [String(now), String(limit)],
+    );
   }
 
   /** Compare-and-delete (next = null) or compare-and-replace. false when the entry changed meanwhile. */

@@ -19,7 +19,7 @@ import {
 } from "./ownership.js";
 import { waitForLateCreate } from "./late-writes.js";
 import type { SyncContext, SyncOutcome } from "./sync-context.js";
-import { SyncError, isPlatformFailure } from "./sync-error.js";
+import { SyncError, isPlatformFailure, refusedAddsError } from "./sync-error.js";
 import { embedKey } from "./sync-keys.js";
 
 const MAX_ROUNDS = 4;
@@ -133,6 +133,8 @@ export async function syncEmbedGroup(
     // Until these writes are answered, they may land unseen (answer lost, crash): say so first.
     applied = { ...applied, inDoubt: true };
     await ctx.state.putApplied(ref, applied);
+    /** An add the platform refused for good: the steps after it are sent, then it ends the sync. */
+    let refused: { members: number; error: unknown } | undefined;
     try {
       for (const [i, step] of plan.steps.entries()) {
         if (step.type === "renameEmbedGroup") {
@@ -140,11 +142,18 @@ export async function syncEmbedGroup(
           await ctx.platform.updateEmbedGroup(tenant, platformId, { name: step.name });
           applied = { ...applied, name: step.name };
         } else if (step.type === "addEmbedMembers") {
-          await ctx.platform.addEmbedGroupMembers(tenant, platformId, step.users);
-          applied = {
-            ...applied,
-            members: [...new Set([...applied.members, ...step.users.map((u) => u.externalId)])],
-          };
+          try {
+            await ctx.platform.addEmbedGroupMembers(tenant, platformId, step.users);
+            applied = {
+              ...applied,
+              members: [...new Set([...applied.members, ...step.users.map((u) => u.externalId)])],
+            };
+          } catch (err) {
+            // Refused for these members (nothing of the call landed): the later chunks and the
+            // rename must not wait on it. The record leaves them out, so a retry adds only them.
+            if (!isPlatformFailure(err, "bad_request")) throw err;
+            refused = { members: (refused?.members ?? 0) + step.users.length, error: refused?.error ?? err };
+          }
         } else if (step.type === "removeEmbedMembers") {
           await ctx.platform.removeEmbedGroupMembers(tenant, platformId, step.externalIds);
           const gone = new Set(step.externalIds);
@@ -177,6 +186,7 @@ export async function syncEmbedGroup(
       continue;
     }
     if (badName) throw badName();
+    if (refused) throw refusedAddsError(refused.members, refused.error);
     return { result: "clean", generation, platformId, warnings: [] };
   }
   throw new SyncError("the embed group did not converge after several rounds", {

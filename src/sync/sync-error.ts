@@ -142,6 +142,27 @@ function askedForPause(err: PlatformError): number | undefined {
   return undefined;
 }
 
+/**
+ * Ends a group's sync in which the platform refused to add some members for good (400/422 on one
+ * chunk, every member of it a platform user), once the group's other changes were sent: a permanent
+ * failure with the refusal's code, whose reason says how many members wait and that the rest was
+ * applied (invariant 7: a dead letter, not a warning). The group's record holds what landed, so a
+ * retry adds only these.
+ */
+export function refusedAddsError(members: number, refusal: unknown): SyncError {
+  const code = isPlatformError(refusal) ? refusal.code : "platform_bad_request";
+  const reason = refusal instanceof Error ? refusal.message : String(refusal);
+  return new SyncError(
+    `the platform refused to add ${members} member(s) to the group (${reason}); the group's other changes were applied`,
+    {
+      code,
+      permanent: true,
+      operation: isPlatformError(refusal) ? refusal.operation : undefined,
+      cause: refusal,
+    },
+  );
+}
+
 export function isPlatformFailure(err: unknown, failure: string): boolean {
   return isPlatformError(err) && err.failure === failure;
 }

@@ -21,7 +21,7 @@ import {
   waitForNameHolder,
 } from "./ownership.js";
 import type { SyncContext, SyncOutcome, SyncProgress } from "./sync-context.js";
-import { SyncError, isPlatformFailure } from "./sync-error.js";
+import { SyncError, isPlatformFailure, refusedAddsError } from "./sync-error.js";
 
 const MAX_ROUNDS = 4;
 /** Platform users looked up at a time when a refused add is checked member by member. */
@@ -98,7 +98,10 @@ async function syncWorkspaceGroup(
   const pids = await ctx.state.getUserPlatformIds(ref.source, memberIds);
   /** Recorded platform ids found gone on the platform: left out until their users are created again. */
   const vanished = new Set<string>();
-  const desiredMembers = () => pids.filter((p): p is string => typeof p === "string" && !vanished.has(p));
+  /** Members whose add the platform refused for good in this sync: left out, then its dead letter. */
+  const refused: RefusedAdds = { members: new Set(), chunks: 0 };
+  const desiredMembers = () =>
+    pids.filter((p): p is string => typeof p === "string" && !vanished.has(p) && !refused.members.has(p));
 
   let applied = await ctx.state.getApplied<AppliedGroup>(ref);
   if (applied?.platformId && (resync || applied.inDoubt)) {
@@ -111,11 +114,15 @@ async function syncWorkspaceGroup(
     if (inDoubt && applied) await ctx.state.putApplied(ref, applied);
   }
   let reread = false;
-  for (let round = 0; round < MAX_ROUNDS; round++) {
+  // A refused add chunk spends no round: each one leaves its members out, so they are bounded by
+  // the add chunks of the plan.
+  for (let round = 0; round < MAX_ROUNDS + refused.chunks; round++) {
     const plan = planGroup({ desiredName, desiredMembers: desiredMembers(), applied });
     const first = plan.steps[0];
-    if (!first)
+    if (!first) {
+      throwRefusedAdds(refused);
       return { result: "clean", generation, platformId: applied?.platformId, warnings: leftOut(vanished) };
+    }
     switch (first.type) {
       case "createGroup":
         try {
@@ -196,11 +203,19 @@ async function syncWorkspaceGroup(
             const left = await leaveOutVanished(ctx, ref, adding, memberIds, pids);
             if (left.length > 0) {
               for (const id of left) vanished.add(id);
-              // The refusal is an answer: nothing of that PATCH landed, and none was sent after it.
-              applied = answered(applied);
-              await ctx.state.putApplied(ref, applied);
-              continue;
+            } else {
+              // Every one of them is a platform user: the refusal stands for these members alone.
+              // The group's other changes (later chunks, the rename) must not wait on it: they are
+              // planned again without them, and the refusal ends the sync once they are sent (its
+              // dead letter). The record holds what landed, so a retry adds only these.
+              refused.error ??= err;
+              refused.chunks += 1;
+              for (const id of adding) refused.members.add(id);
             }
+            // The refusal is an answer: nothing of that PATCH landed, and none was sent after it.
+            applied = answered(applied);
+            await ctx.state.putApplied(ref, applied);
+            continue;
           }
           if (isPlatformFailure(err, "conflict") && desiredName !== null) {
             // 409 on a rename: wait if the name is being freed inside this source.
@@ -223,6 +238,7 @@ async function syncWorkspaceGroup(
           applied = null;
           continue;
         }
+        throwRefusedAdds(refused);
         return { result: "clean", generation, platformId, warnings: leftOut(vanished) };
       }
     }
@@ -231,6 +247,20 @@ async function syncWorkspaceGroup(
     code: "not_converging",
     permanent: false,
   });
+}
+
+interface RefusedAdds {
+  /** Platform user ids of the members whose add was refused. */
+  members: Set<string>;
+  /** How many add PATCHes were refused. */
+  chunks: number;
+  /** The first refusal: its code is the dead letter's. */
+  error?: unknown;
+}
+
+/** Ends the sync with the refusal (refusedAddsError) when the platform refused some members' add. */
+function throwRefusedAdds(refused: RefusedAdds): void {
+  if (refused.error !== undefined) throw refusedAddsError(refused.members.size, refused.error);
 }
 
 /**

@@ -19,6 +19,9 @@ import type { EntityKind } from "../scim/scim-types.js";
  *   P:lc:order                    ZSET platform user id -> epoch ms queued
  *   P:check                       ZSET refKey -> epoch ms when its platform object is read again
  *                                 (a write of its sync got no answer and may still land late)
+ *   P:writing                     ZSET refKey|write id -> epoch ms when a check would be due: marked
+ *                                 before a write is sent, dropped once it is over (a process that
+ *                                 dies with the write on the wire leaves it: it becomes a check)
  *   P:mgr:left:<source>           HASH user id -> bridge id of the manager it was synced without
  *                                 (the manager's own sync is a dead letter)
  *   P:mgr:deps:<source>:<manager> SET  user ids synced without this manager: synced again once it
@@ -50,6 +53,7 @@ export const syncKeys = {
   lcPending: (p: string) => `${syncBase(p)}:lc:pending`,
   lcOrder: (p: string) => `${syncBase(p)}:lc:order`,
   check: (p: string) => `${syncBase(p)}:check`,
+  writing: (p: string) => `${syncBase(p)}:writing`,
   managerLeftOut: (p: string, source: string) => `${syncBase(p)}:mgr:left:${source}`,
   managerDependents: (p: string, source: string, managerId: string) =>
     `${syncBase(p)}:mgr:deps:${source}:${managerId}`,

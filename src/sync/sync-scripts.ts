@@ -102,6 +102,55 @@ end
 return 0
 `;
 
+/**
+ * A write marked before it was sent (sync-keys.ts, P:writing) is over: its mark goes, and when it
+ * may still land late its check is scheduled at ARGV[3] (a later check is kept), in one step, so
+ * no reader sees neither. KEYS: writing, check. ARGV: mark member, refKey, check time or "".
+ */
+export const SETTLE_WRITE_SCRIPT = `
+if ARGV[3] ~= '' then
+  local current = redis.call('ZSCORE', KEYS[2], ARGV[2])
+  if (not current) or tonumber(current) < tonumber(ARGV[3]) then
+    redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2])
+  end
+end
+return redis.call('ZREM', KEYS[1], ARGV[1])
+`;
+
+/**
+ * When no write of an entity can land late any more: the latest of its scheduled check and the
+ * marks of its writes on the wire (or left by a process that died with one on it), as a string, or
+ * nil. The marks are few (one per write in flight). KEYS: check, writing. ARGV: refKey.
+ */
+export const CHECK_DUE_AT_SCRIPT = `
+local best = redis.call('ZSCORE', KEYS[1], ARGV[1])
+local prefix = ARGV[1] .. '|'
+local marks = redis.call('ZRANGE', KEYS[2], 0, -1, 'WITHSCORES')
+for i = 1, #marks, 2 do
+  if string.sub(marks[i], 1, #prefix) == prefix then
+    if (not best) or tonumber(marks[i + 1]) > tonumber(best) then best = marks[i + 1] end
+  end
+end
+return best
+`;
+
+/**
+ * Marks whose write was never settled (its process died with it on the wire) become checks once
+ * due, at their own time. KEYS: writing, check. ARGV: now, limit. Answers how many moved.
+ */
+export const MOVE_DUE_WRITES_SCRIPT = `
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[2]))
+for i = 1, #due, 2 do
+  local ref = string.match(due[i], '^(.*)|[^|]*$')
+  local current = redis.call('ZSCORE', KEYS[2], ref)
+  if (not current) or tonumber(current) < tonumber(due[i + 1]) then
+    redis.call('ZADD', KEYS[2], due[i + 1], ref)
+  end
+  redis.call('ZREM', KEYS[1], due[i])
+end
+return #due / 2
+`;
+
 /** Compare-and-delete of a sorted-set member: ZREM ARGV[1] only if its score is still ARGV[2]. */
 export const CLEAR_CHECK_SCRIPT = `
 local current = redis.call('ZSCORE', KEYS[1], ARGV[1])

@@ -180,8 +180,10 @@ describe("crash-j: a frozen worker's sync re-run by another worker, then the fro
     try {
       await h.directory.deleteUser("hr", rec.resource.id);
       other = await h.spawnWorker();
+      // The frozen worker's PATCH is on the wire (marked before it went out): the deletion waits
+      // until it can no longer land (its late-write check: twice the 10 s timeout).
       await waitFor(() => named("cj.zombie@example.com").length === 0, {
-        timeoutMs: 15_000,
+        timeoutMs: 35_000,
         what: "the other worker to delete the platform user",
       });
       await h.waitIdle("the other worker's syncs");
@@ -205,7 +207,7 @@ describe("crash-j: a frozen worker's sync re-run by another worker, then the fro
     expect(h.emulator.violations()).toEqual([]);
     expect(await h.directory.countDirty()).toBe(0);
     expect(await h.status.countDeadLetters()).toBe(0);
-  }, 60_000);
+  }, 90_000);
 });
 
 function isD1(body: unknown): boolean {

@@ -156,7 +156,12 @@ export class FaultProxy {
     if (!this.upstream) throw new Error("fault proxy: no upstream");
     const upstream = request(new URL(url, this.upstream), {
       method,
-      headers: forwardHeaders(req.headers),
+      // The body's length goes on: without it (or chunking, which Node does not use for a DELETE
+      // by default) the platform would read a DELETE's body (embed members out) as none.
+      headers: {
+        ...forwardHeaders(req.headers),
+        ...(raw.length > 0 ? { "content-length": raw.length } : {}),
+      },
       agent: this.agent,
     });
     const answer = await new Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }>(

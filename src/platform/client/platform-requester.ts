@@ -18,7 +18,7 @@ import {
   isSharedPause,
   parseRetryAfter,
 } from "./retry-policy.js";
-import { beforeWrite, mayLandLate, noteUnansweredWrite } from "./unanswered-writes.js";
+import { beforeWrite, markWrite, mayLandLate, noteUnansweredWrite } from "./unanswered-writes.js";
 import {
   type HttpTransport,
   TransportError,
@@ -86,6 +86,7 @@ export class PlatformRequester {
       await o.budget.acquire();
       // After the budget's wait (a pause may be long), right before the write goes out.
       if (call.method !== "GET") await beforeWrite();
+      const settle = call.method !== "GET" ? await markWrite() : undefined;
       const started = o.now();
       let response: TransportResponse | undefined;
       let failedKind: TransportFailure | undefined;
@@ -102,9 +103,9 @@ export class PlatformRequester {
         failedKind = err instanceof TransportError ? err.kind : "network";
         cause = err;
       }
-      if (call.method !== "GET" && mayLandLate(failedKind, response?.status)) {
-        noteUnansweredWrite(started);
-      }
+      const late = call.method !== "GET" && mayLandLate(failedKind, response?.status);
+      if (late) noteUnansweredWrite(started);
+      await settle?.({ mayLandLate: late, sentAt: started });
       const seconds = (o.now() - started) / 1000;
       const statusLabel = response ? String(response.status) : (failedKind ?? "network");
       o.metrics.requests.inc({ operation: call.operation, status: statusLabel });

@@ -14,7 +14,17 @@ export interface WriteWatch {
    * the write (a sync whose job was taken over by another run must not write any more).
    */
   beforeWrite?: () => Promise<void>;
+  /**
+   * Called right before each write of the watched calls is sent (after `beforeWrite`), so that a
+   * mark that it may land late is stored before it can: a process that dies with the write on the
+   * wire leaves the mark. The function it answers settles that mark once the write is over, with
+   * whether it may still land late (it timed out) and when it was sent.
+   */
+  markWrite?: () => Promise<SettleWrite>;
 }
+
+/** Settles the mark of one write: answered (or failed for good), or still able to land late. */
+export type SettleWrite = (write: { mayLandLate: boolean; sentAt: number }) => Promise<void>;
 
 const watches = new AsyncLocalStorage<WriteWatch>();
 
@@ -37,6 +47,11 @@ export class WritesStopped extends Error {
 /** Runs the current watch's `beforeWrite`, if any: before a write is sent. */
 export async function beforeWrite(): Promise<void> {
   await watches.getStore()?.beforeWrite?.();
+}
+
+/** Runs the current watch's `markWrite`, if any: right before a write is sent. */
+export async function markWrite(): Promise<SettleWrite | undefined> {
+  return watches.getStore()?.markWrite?.();
 }
 
 /** Notes an unanswered write sent at `sentAt` on the current watch, if any. */

@@ -49,6 +49,51 @@ describe("a refused group add", () => {
     expect(h.emulator.count("createUser")).toBe(2);
   });
 
+  it("every add chunk refused (more of them than the sync's rounds): the rename still lands, one dead letter", async () => {
+    h = await startJobsHarness("refused-add-every-chunk");
+    const users = [];
+    for (let i = 0; i < 5 * 100; i += 50) {
+      users.push(
+        ...(await Promise.all(
+          Array.from({ length: 50 }, (_, j) =>
+            h!.directory.createUser("okta", h!.user(`m${i + j}@every.example`)),
+          ),
+        )),
+      );
+    }
+    const g = await h.directory.createGroup("okta", h.group("Every"), []);
+    await h.waitForIdle();
+    // The platform refuses every PATCH that adds members (a member limit reached, say).
+    const patchGroup = h.platform.patchGroup.bind(h.platform);
+    let refusals = 0;
+    h.platform.patchGroup = async (id, operations) => {
+      if (operations.some((op) => op.op === "add")) {
+        refusals++;
+        throw new PlatformError("patchGroup: 422 refused", {
+          operation: "patchGroup",
+          failure: "bad_request",
+          transient: false,
+          httpStatus: 422,
+        });
+      }
+      return patchGroup(id, operations);
+    };
+    await h.directory.replaceGroup(
+      "okta",
+      g.resource.id,
+      h.group("Every renamed"),
+      users.map((u) => u.resource.id),
+    );
+    await h.waitForIdle();
+
+    // Five chunks of 100, each refused once; the rename is sent after them.
+    expect(refusals).toBe(5);
+    expect(h.platformGroups().get("Every renamed")?.members).toEqual([]);
+    const status = await h.state.getStatus({ source: "okta", kind: "group", id: g.resource.id });
+    expect(status).toMatchObject({ state: "dead", lastError: { code: "platform_bad_request" } });
+    expect(status?.lastError?.message).toMatch(/500 member/);
+  }, 60_000);
+
   it("lets the other members in and creates a member deleted behind the bridge's back again", async () => {
     h = await startJobsHarness("refused-add-vanished");
     const a = await h.directory.createUser("okta", h.user("gone@refused.example"));
