@@ -410,8 +410,10 @@ export class AdminService {
         ? await directory.snapshotUser(ref.source, ref.id)
         : await directory.snapshotGroup(ref.source, ref.id);
     if (snapshot === null || snapshot.desired !== null) return false;
-    // Purged before its sync is requested: a sync of the tombstone would deprovision it again.
-    if (!(await directory.purgeTombstone(ref, snapshot.generation))) return false;
+    // Purged before its sync is requested: a sync of the tombstone would deprovision it again. The
+    // purge leaves it dirty in the same script, so a request that fails (or a crash) after it still
+    // brings that sync (the sweeper); without it, its status, record and claim would stay for ever.
+    if (!(await directory.purgeTombstone(ref, snapshot.generation, { syncAgain: true }))) return false;
     await jobs.requestResync([ref]);
     return true;
   }

@@ -303,13 +303,20 @@ return redis.call('ZREM', ARGV[1], ARGV[2])
 `;
 
 /**
- * Remove a tombstone and every key it still has, if still at `generation`; clears its dirty marker.
- * ARGV: dirtyKey, refKey, generation, extraKey (user's groups set or group's members set). Returns 1 if purged.
+ * Remove a tombstone and every key it still has, if still at `generation`; clears its dirty marker,
+ * or, given `syncAgainAt` (epoch ms), keeps it (set at that time if absent) for the sync of the
+ * absent entity that drops its sync state (a crash after the purge must not lose that sync).
+ * ARGV: dirtyKey, refKey, generation, extraKey (user's groups set or group's members set),
+ *       syncAgainAt (''=clear the marker). Returns 1 if purged.
  */
 export const PURGE_TOMBSTONE = `
 local cur = redis.call('HMGET', KEYS[1], 'gen', 'tomb')
 if not cur[1] or not cur[2] or cur[1] ~= ARGV[3] then return 0 end
 redis.call('DEL', KEYS[1], ARGV[4])
-redis.call('ZREM', ARGV[1], ARGV[2])
+if ARGV[5] and ARGV[5] ~= '' then
+  redis.call('ZADD', ARGV[1], 'NX', ARGV[5], ARGV[2])
+else
+  redis.call('ZREM', ARGV[1], ARGV[2])
+end
 return 1
 `;

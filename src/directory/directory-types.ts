@@ -190,8 +190,13 @@ export interface DirectoryStore {
   snapshotGroup(source: string, id: string): Promise<SyncSnapshot<GroupRecord> | null>;
   /** Clears the dirty marker only if the entity's generation is still `generation`; true if cleared. */
   markClean(ref: EntityRef, generation: number): Promise<boolean>;
-  /** Removes a tombstone (and its keys) once the platform side is deprovisioned, if still at `generation`. */
-  purgeTombstone(ref: EntityRef, generation: number): Promise<boolean>;
+  /**
+   * Removes a tombstone (and its keys) once the platform side is deprovisioned, if still at
+   * `generation`. Its dirty marker goes with it, or, with `syncAgain`, is left (set if absent) in
+   * the same script: the sweeper then brings the sync of the absent entity, which drops what the
+   * sync state still records of it (a tombstone given up: AdminService.releaseTombstone).
+   */
+  purgeTombstone(ref: EntityRef, generation: number, options?: { syncAgain?: boolean }): Promise<boolean>;
   /** Dirty entities first marked before `olderThan` (epoch ms), oldest first. */
   listDirty(olderThan: number, limit: number): Promise<DirtyEntry[]>;
   countDirty(): Promise<number>;

@@ -226,7 +226,13 @@ export class DirectoryWriter {
     return Number(removed) === 1;
   }
 
-  async purge(ref: EntityRef, base: string, extraKey: string, generation: number): Promise<boolean> {
+  async purge(
+    ref: EntityRef,
+    base: string,
+    extraKey: string,
+    generation: number,
+    syncAgain = false,
+  ): Promise<boolean> {
     if (!isStoreId(ref.id)) return false;
     const purged = await this.commands.scimDirectoryPurge(
       entityKey(base, ref.kind, ref.id),
@@ -234,6 +240,7 @@ export class DirectoryWriter {
       refKey(ref),
       String(generation),
       extraKey,
+      syncAgain ? String(Date.now()) : "",
     );
     return Number(purged) === 1;
   }

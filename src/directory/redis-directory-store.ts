@@ -350,10 +350,14 @@ export class RedisDirectoryStore implements DirectoryStore {
     return guarded(() => this.writer.markClean(ref, sourceBase(this.prefix, ref.source), generation));
   }
 
-  purgeTombstone(ref: EntityRef, generation: number): Promise<boolean> {
+  purgeTombstone(
+    ref: EntityRef,
+    generation: number,
+    options: { syncAgain?: boolean } = {},
+  ): Promise<boolean> {
     const base = sourceBase(this.prefix, ref.source);
     const extra = linkSetKey(base, ref.kind, ref.id);
-    return guarded(() => this.writer.purge(ref, base, extra, generation));
+    return guarded(() => this.writer.purge(ref, base, extra, generation, options.syncAgain === true));
   }
 
   listDirty(olderThan: number, limit: number): Promise<DirtyEntry[]> {
