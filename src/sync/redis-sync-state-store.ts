@@ -38,6 +38,9 @@ const SETTLE_WRITE = luaScript<number>("scimSyncSettleWrite", SETTLE_WRITE_SCRIP
 const CHECK_DUE_AT = luaScript<string | null>("scimSyncCheckDueAt", CHECK_DUE_AT_SCRIPT);
 const MOVE_DUE_WRITES = luaScript<number>("scimSyncMoveDueWrites", MOVE_DUE_WRITES_SCRIPT);
 const NOTE_MANAGER_LEFT_OUT = luaScript<number>("scimSyncNoteManagerLeftOut", NOTE_MANAGER_LEFT_OUT_SCRIPT);
+/** A dead-letter walk's copy of the order lives this long past its last page read (deadLetterPages). */
+const DEAD_WALK_TTL_SECONDS = 3600;
+
 const APPLIED_WITH_LIFECYCLE = luaScript<[string | null, number]>(
   "scimSyncAppliedWithLifecycle",
   APPLIED_WITH_LIFECYCLE_SCRIPT,
@@ -501,14 +504,23 @@ export class RedisSyncStateStore implements SyncStateReader {
   ): AsyncGenerator<StoredDeadLetter[]> {
     const pageSize = options.pageSize ?? 200;
     const copy = syncKeys.deadWalk(this.prefix, randomUUID());
-    await this.redis
+    // A MULTI answers a failed command as its reply, not as a throw: a copy not made is an error,
+    // never an empty walk ("retried: 0").
+    const made = await this.redis
       .multi()
       .zunionstore(copy, 1, syncKeys.deadOrder(this.prefix, options.source))
-      .expire(copy, 3600)
+      .expire(copy, DEAD_WALK_TTL_SECONDS)
       .exec();
+    const failed = made?.find(([error]) => error !== null)?.[0];
+    if (made === null || failed)
+      throw failed ?? new Error("dead-letter walk: the copy of the order was not made");
     try {
       for (let offset = 0; ; offset += pageSize) {
-        const keys = await this.redis.zrange(copy, String(offset), String(offset + pageSize - 1));
+        // Each page renews the copy's expiry: a walk longer than the TTL is not cut short.
+        const [keys] = await Promise.all([
+          this.redis.zrange(copy, String(offset), String(offset + pageSize - 1)),
+          this.redis.expire(copy, DEAD_WALK_TTL_SECONDS),
+        ]);
         if (keys.length === 0) return;
         const stored = await this.redis.hmget(syncKeys.dead(this.prefix), ...keys);
         const page = stored.filter((s): s is string => s !== null).map(storedDeadLetter);

@@ -234,3 +234,47 @@ describe("RedisSyncStateStore: the hand-over mark belongs to the entity's desire
     expect((await store.getDeadLetter(ref))?.letter.autoRetriedAt).toBe("2026-11-27T09:30:00.000Z");
   });
 });
+
+describe("RedisSyncStateStore dead-letter walk (deadLetterPages)", () => {
+  const letter = (source: string, id: string) => ({
+    ref: { source, kind: "user" as const, id },
+    reason: "platform down",
+    code: "platform_server",
+    at: new Date().toISOString(),
+    attempts: 3,
+  });
+  const walkCopies = async () => {
+    const keys: string[] = [];
+    const stream = redis.scanStream({ match: `${prefix}*dead:walk:*`, count: 500 });
+    for await (const batch of stream) keys.push(...(batch as string[]));
+    return keys;
+  };
+
+  it("a copy that cannot be made is an error, not an empty walk", async () => {
+    await store.addDeadLetter(letter("dl-walk-broken", "a"));
+    // The order key of the source holds another type: ZUNIONSTORE fails inside the MULTI.
+    const order = (await redis.keys(`${prefix}*dead:order:dl-walk-broken`))[0] as string;
+    const kept = await redis.zrange(order, "0", "-1");
+    await redis.del(order);
+    await redis.set(order, "not a sorted set");
+    const pages = store.deadLetterPages({ source: "dl-walk-broken" });
+    await expect(pages.next()).rejects.toThrow(/WRONGTYPE/);
+    await redis.del(order);
+    await redis.zadd(order, 1, kept[0] as string);
+  });
+
+  it("each page read renews the copy's expiry, and the copy is gone once the walk ends", async () => {
+    for (const id of ["a", "b", "c"]) await store.addDeadLetter(letter("dl-walk-ttl", id));
+    const pages = store.deadLetterPages({ source: "dl-walk-ttl", pageSize: 1 });
+    expect((await pages.next()).value).toHaveLength(1);
+    const [copy] = await walkCopies();
+    expect(copy).toBeDefined();
+    await redis.expire(copy as string, 5);
+    expect((await pages.next()).value).toHaveLength(1);
+    expect(await redis.ttl(copy as string)).toBeGreaterThan(3000);
+    for await (const _ of { [Symbol.asyncIterator]: () => pages }) {
+      // the rest of the walk
+    }
+    expect(await walkCopies()).toEqual([]);
+  });
+});
