@@ -62,6 +62,19 @@ export class RunContext {
     await this.deps.lease?.check();
   }
 
+  /**
+   * Drops some of the run's working sets, only while its job is still this process's (the lease's
+   * holder, checked in the same script as the delete; else OperationNotHeld): an old holder handed
+   * on does not drop the sets the next holder is building.
+   */
+  async dropSets(names: ReadonlyArray<keyof typeof RUN_KEYS>): Promise<void> {
+    await this.deps.runs.dropKeys(
+      this.run.runId,
+      names.map((name) => RUN_KEYS[name]),
+      this.deps.lease?.holder,
+    );
+  }
+
   get pageSize(): number {
     return this.deps.pageSize ?? 100;
   }
