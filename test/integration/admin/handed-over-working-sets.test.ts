@@ -143,4 +143,36 @@ describe("a reconcile run's working sets when its job is handed over", () => {
     expect(answer).toBe("handed_on");
     expect(await h.storeRedis.smembers(seenKey)).toEqual(["u-new"]);
   }, 30_000);
+
+  it("an old holder handed over past its check on a platform page adds nothing to the new holder's sets", async () => {
+    // An active platform user no source owns: its userName is adoptable, recorded as the page is read.
+    await h.platform.createUser({
+      schemas: ["urn:ietf:params:scim:schemas:core:2.0:User"],
+      userName: "stray@example.com",
+      active: true,
+    });
+    const runs = new ReconcileRunStore(h.storeRedis, h.prefix, 10);
+    const run = await runs.createRun({ source: "okta", dryRun: false, trigger: "admin" });
+    const taken = await take({ runId: run.runId, phase: "run" });
+    const adoptableKey = runs.key(run.runId, "adoptable");
+    // The check on the first page of platform users is the last the old holder passes: the new
+    // holder starts the run over (its sets dropped) and has read nothing yet.
+    const platform = Object.create(h.platform, {
+      listUsers: {
+        value: (...args: Parameters<PlatformClient["listUsers"]>) => {
+          taken.handOverAfterNextCheck(async () => {
+            await h.storeRedis.del(adoptableKey);
+          });
+          return h.platform.listUsers(...args);
+        },
+      },
+    }) as PlatformClient;
+    const deps: ReconcileDeps = reconcileDeps(h, { runs, platform });
+
+    const answer = await processReconcileJob(deps, taken.job.data, taken.job, taken.token);
+
+    expect(taken.handedOver()).toBe(true);
+    expect(answer).toBe("handed_on");
+    expect(await h.storeRedis.smembers(adoptableKey)).toEqual([]);
+  }, 30_000);
 });
