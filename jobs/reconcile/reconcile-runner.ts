@@ -35,22 +35,18 @@ function finished(startedMs: number): Pick<ReconcileRun, "finishedAt" | "duratio
  * Drops a run's working sets: the seen sets always; the planned repairs unless the run is held
  * (`held`); while its applied repairs are tracked (`tracking`), the entities and their classes stay.
  */
-async function dropWorkingSets(
-  deps: ReconcileDeps,
-  ctx: RunContext,
-  keep: "held" | "tracking" | "none",
-): Promise<void> {
-  const keys = [
-    ctx.keys.seenUsers,
-    ctx.keys.seenGroups,
-    ctx.keys.embedMembers,
-    ctx.keys.embedKept,
-    ctx.keys.embedRemoved,
-    ctx.keys.adoptable,
+async function dropWorkingSets(ctx: RunContext, keep: "held" | "tracking" | "none"): Promise<void> {
+  const names: Array<keyof RunContext["keys"]> = [
+    "seenUsers",
+    "seenGroups",
+    "embedMembers",
+    "embedKept",
+    "embedRemoved",
+    "adoptable",
   ];
-  if (keep !== "held") keys.push(ctx.keys.orphans);
-  if (keep === "none") keys.push(ctx.keys.repairs, ctx.keys.repairClasses);
-  await deps.redis.del(...keys);
+  if (keep !== "held") names.push("orphans");
+  if (keep === "none") names.push("repairs", "repairClasses");
+  await ctx.dropSets(names);
 }
 
 /** A run whose applied repairs are still tracked: it stays `running` until they settle. */
@@ -260,16 +256,18 @@ export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<
     ctx = new RunContext(deps, run);
     if (attributeSlice) ctx.attributeSlice = attributeSlice;
     await ctx.stillHeld();
-    await deps.redis.del(
-      ctx.keys.seenUsers,
-      ctx.keys.seenGroups,
-      ctx.keys.repairs,
-      ctx.keys.orphans,
-      ctx.keys.embedMembers,
-      ctx.keys.embedKept,
-      ctx.keys.embedRemoved,
-      ctx.keys.adoptable,
-    );
+    // Only while the job is still this process's: a holder handed on since the check above must
+    // not drop the sets its next holder started (OperationNotHeld ends it as handed on).
+    await ctx.dropSets([
+      "seenUsers",
+      "seenGroups",
+      "repairs",
+      "orphans",
+      "embedMembers",
+      "embedKept",
+      "embedRemoved",
+      "adoptable",
+    ]);
     const phaseMs: Record<string, number> = {};
     const timed = async (name: string, pass: () => Promise<void>) => {
       const t0 = Date.now();
@@ -323,7 +321,6 @@ export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<
     }
     await ctx.stillHeld();
     await dropWorkingSets(
-      deps,
       ctx,
       run.state === "awaiting-confirmation" ? "held" : isSettling(run) ? "tracking" : "none",
     );
@@ -341,7 +338,9 @@ export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<
     if (isJobHandedOn(err)) throw err;
     const message = err instanceof Error ? err.message : String(err);
     log.error(failureLogFields(err), "reconcile: run failed");
-    if (ctx) await dropWorkingSets(deps, ctx, "none").catch(() => undefined);
+    // Refused once the job was handed on (a platform call that failed as a forced close handed it
+    // back): the sets are the next holder's, and so is the record (the write below is refused too).
+    if (ctx) await dropWorkingSets(ctx, "none").catch(() => undefined);
     run = { ...run, state: "failed", error: message, ...finished(startedMs) };
     countRun(deps, run, await deps.runs.transition(run, ["running"], deps.lease?.holder));
     return run;
@@ -402,8 +401,8 @@ export async function applyConfirmedRun(deps: ReconcileDeps, runId: string): Pro
     const applied = await applyAndCount(deps, ctx, run, log);
     run = await afterApply(deps, ctx, run, applied);
     await ctx.stillHeld();
-    if (isSettling(run)) await deps.redis.del(ctx.keys.orphans, ctx.keys.seenUsers, ctx.keys.seenGroups);
-    else await deps.runs.dropOwnedKeys(runId);
+    if (isSettling(run)) await ctx.dropSets(["orphans", "seenUsers", "seenGroups"]);
+    else await deps.runs.dropOwnedKeys(runId, deps.lease?.holder);
     log.info({ repairs: run.repairs }, "reconcile: confirmed run applied");
   } catch (err) {
     if (isJobHandedOn(err)) throw err;

@@ -62,6 +62,32 @@ export class RunContext {
     await this.deps.lease?.check();
   }
 
+  /**
+   * Drops some of the run's working sets, only while its job is still this process's (the lease's
+   * holder, checked in the same script as the delete; else OperationNotHeld): an old holder handed
+   * on does not drop the sets the next holder is building.
+   */
+  async dropSets(names: ReadonlyArray<keyof typeof RUN_KEYS>): Promise<void> {
+    await this.deps.runs.dropKeys(
+      this.run.runId,
+      names.map((name) => RUN_KEYS[name]),
+      this.deps.lease?.holder,
+    );
+  }
+
+  /**
+   * Adds members to some of the run's working sets, only while its job is still this process's
+   * (checked in the same script as the adds; else OperationNotHeld): an old holder handed on adds
+   * nothing to the sets the next holder is building.
+   */
+  async addToSets(sets: ReadonlyArray<{ name: keyof typeof RUN_KEYS; members: readonly string[] }>) {
+    await this.deps.runs.addToRunSets(
+      this.run.runId,
+      sets.map((set) => ({ suffix: RUN_KEYS[set.name], members: set.members })),
+      this.deps.lease?.holder,
+    );
+  }
+
   get pageSize(): number {
     return this.deps.pageSize ?? 100;
   }
@@ -105,14 +131,15 @@ export class RunContext {
 
   /** Writes buffered repairs to the run's sets (deduplicated there). */
   async flush(): Promise<void> {
-    const multi = this.deps.redis.multi();
-    if (this.repairBuffer.length > 0) multi.sadd(this.keys.repairs, ...this.repairBuffer);
-    if (this.orphanBuffer.length > 0) multi.sadd(this.keys.orphans, ...this.orphanBuffer);
+    const sets = [
+      { name: "repairs" as const, members: this.repairBuffer },
+      { name: "orphans" as const, members: this.orphanBuffer },
+    ];
     const classes = this.classBuffer;
     this.repairBuffer = [];
     this.orphanBuffer = [];
     this.classBuffer = new Map();
-    await multi.exec();
+    await this.addToSets(sets);
     await mergeRepairClasses(this.deps.redis, this.keys.repairClasses, classes);
   }
 }

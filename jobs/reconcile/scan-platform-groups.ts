@@ -32,7 +32,7 @@ async function expectedEmbedMembers(ctx: RunContext, record: GroupRecord | null)
  * planner maps it (platform user ids of the members that have one).
  */
 export async function scanWorkspaceGroups(ctx: RunContext): Promise<void> {
-  const { platform, state, redis } = ctx.deps;
+  const { platform, state } = ctx.deps;
   const source = ctx.run.source;
   for await (const page of readAhead(batches(platform.listGroups({ pageSize: 100 }), ctx.pageSize))) {
     await ctx.stillHeld();
@@ -46,7 +46,7 @@ export async function scanWorkspaceGroups(ctx: RunContext): Promise<void> {
       if (typeof owner === "object") mine.push({ group, ref: owner });
     });
     if (mine.length === 0) continue;
-    await redis.sadd(ctx.keys.seenGroups, ...mine.map((entry) => entry.ref.id));
+    await ctx.addToSets([{ name: "seenGroups", members: mine.map((entry) => entry.ref.id) }]);
     await Promise.all(mine.map(({ group, ref }) => classifyOwnedWorkspaceGroup(ctx, group, ref)));
     await ctx.flush();
   }
@@ -111,7 +111,7 @@ async function* unlessGone<T>(items: AsyncIterable<T>): AsyncIterable<T> {
  * tenant, and members (embed users by externalId: the source's active members).
  */
 export async function scanEmbedGroups(ctx: RunContext): Promise<void> {
-  const { platform, state, redis } = ctx.deps;
+  const { platform, state } = ctx.deps;
   const source = ctx.run.source;
   if (ctx.source.target === "workspace") return;
   for await (const tenant of tenantsOf(ctx)) {
@@ -127,7 +127,7 @@ export async function scanEmbedGroups(ctx: RunContext): Promise<void> {
         if (typeof owner === "object") mine.push({ group, ref: owner });
       });
       if (mine.length === 0) continue;
-      await redis.sadd(ctx.keys.seenGroups, ...mine.map((entry) => entry.ref.id));
+      await ctx.addToSets([{ name: "seenGroups", members: mine.map((entry) => entry.ref.id) }]);
       for (const { group, ref } of mine) await classifyOwnedEmbedGroup(ctx, tenant, group, ref);
       await ctx.flush();
     }
@@ -238,11 +238,11 @@ async function recordEmbedMembership(
       if (wantTenant !== tenant || !expected.has(id)) remove(id);
     }
   }
-  const multi = ctx.deps.redis.multi();
-  if (actual.length > 0) multi.sadd(ctx.keys.embedMembers, ...actual.map((id) => embedUserKey(tenant, id)));
-  if (kept.length > 0) multi.sadd(ctx.keys.embedKept, ...kept);
-  if (removed.length > 0) multi.sadd(ctx.keys.embedRemoved, ...removed);
-  await multi.exec();
+  await ctx.addToSets([
+    { name: "embedMembers", members: actual.map((id) => embedUserKey(tenant, id)) },
+    { name: "embedKept", members: kept },
+    { name: "embedRemoved", members: removed },
+  ]);
 }
 
 /**

@@ -37,7 +37,7 @@ export function ownerOf(ownerKey: string | null | undefined, source: string): En
  * Orphans are found here for every source.
  */
 export async function scanPlatformUsers(ctx: RunContext): Promise<void> {
-  const { platform, state, redis } = ctx.deps;
+  const { platform, state } = ctx.deps;
   const source = ctx.run.source;
   const policy = { onDelete: ctx.source.onDelete, orphans: ctx.deps.config.reconcile.orphans };
   for await (const page of readAhead(batches(platform.listUsers({ pageSize: 100 }), ctx.pageSize))) {
@@ -65,10 +65,12 @@ export async function scanPlatformUsers(ctx: RunContext): Promise<void> {
       }
       mine.push({ user, ref: owner });
     });
-    if (adoptable.length > 0 && ctx.isWorkspace) await redis.sadd(ctx.keys.adoptable, ...adoptable);
+    if (adoptable.length > 0 && ctx.isWorkspace) {
+      await ctx.addToSets([{ name: "adoptable", members: adoptable }]);
+    }
     if (mine.length > 0) {
       ctx.ownedUsers += mine.length;
-      await redis.sadd(ctx.keys.seenUsers, ...mine.map((entry) => entry.ref.id));
+      await ctx.addToSets([{ name: "seenUsers", members: mine.map((entry) => entry.ref.id) }]);
       await classifyOwnedUsers(ctx, mine);
     }
     await ctx.flush();

@@ -227,8 +227,17 @@ export class OperationStore<S extends string, T extends StoredOperation<S>> {
    * job was handed on does not drop what the next holder wrote.
    */
   async dropOwnedKeys(id: string, holder?: OperationHolder): Promise<void> {
-    if (this.ownedSuffixes.length === 0) return;
-    const keys = this.ownedSuffixes.map((suffix) => this.key(id, suffix));
+    await this.dropKeys(id, this.ownedSuffixes, holder);
+  }
+
+  /**
+   * Removes some owned keys of an operation (`<operation key>:<suffix>` each): a run's working sets
+   * as it starts over or ends. With `holder`, only while the job's lock is the holder's (else
+   * OperationNotHeld), as dropOwnedKeys.
+   */
+  async dropKeys(id: string, suffixes: readonly string[], holder?: OperationHolder): Promise<void> {
+    if (suffixes.length === 0) return;
+    const keys = suffixes.map((suffix) => this.key(id, suffix));
     if (!holder) {
       await this.redis.del(...keys);
       return;

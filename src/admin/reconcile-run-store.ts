@@ -125,6 +125,19 @@ export class ReconcileRunStore extends OperationStore<RunState, TrackedRun> {
     return written === 1 ? "written" : "refused";
   }
 
+  /**
+   * Adds members to a run's working sets (a suffix of RUN_KEYS each). With `holder`, in one script
+   * and only while the run's job is still the holder's (else OperationNotHeld): a run handed on
+   * adds nothing to the sets its next holder is building.
+   */
+  async addToRunSets(
+    id: string,
+    sets: ReadonlyArray<{ suffix: string; members: readonly string[] }>,
+    holder?: OperationHolder,
+  ): Promise<void> {
+    await this.addToOwnedSets(id, sets, holder);
+  }
+
   /** Where a run's repairs are tracked once applied (see repair-settlement.ts). */
   settleKeys(runId: string) {
     return {
