@@ -33,29 +33,33 @@ export async function checkLateWrites(
 }
 
 /**
- * The hook (WriteWatch.markWrite) that marks each write of `ref`'s sync before it is sent: until it
- * is over, a change of the entity that a late write would undo waits (waitForLateCreate), also in
- * another process that runs the entity's sync (its job handed on), and a process that dies with
- * the write on the wire leaves the mark, which becomes the entity's check once due. A write that
- * was answered drops its mark at once, so it makes nothing wait; one that timed out leaves its
- * check scheduled in the same step.
+ * The hook (WriteWatch.markWrite) that marks each write of `refs` (an entity's sync, or the users
+ * of a lifecycle bulk call) before it is sent: until it is over, a change of those entities that a
+ * late write would undo waits (waitForLateCreate), also in another process that runs the entity's
+ * sync (its job handed on) or the next lifecycle flush, and a process that dies with the write on
+ * the wire leaves the mark, which becomes the entities' check once due. A write that was answered
+ * drops its mark at once, so it makes nothing wait; one that timed out leaves its check scheduled
+ * in the same step.
  */
 export function writeMarker(
   ctx: Pick<SyncContext, "state" | "config" | "logger">,
-  ref: EntityRef,
+  refs: EntityRef | readonly EntityRef[],
 ): () => Promise<SettleWrite> {
   return async () => {
     const writeId = randomUUID();
     const afterMs = lateWriteCheckMs(ctx.config);
-    await ctx.state.markWrite(ref, writeId, Date.now() + afterMs);
+    await ctx.state.markWrite(refs, writeId, Date.now() + afterMs);
     return async ({ mayLandLate, sentAt }) => {
       try {
-        await ctx.state.settleWrite(ref, writeId, mayLandLate ? sentAt + afterMs : undefined);
+        await ctx.state.settleWrite(refs, writeId, mayLandLate ? sentAt + afterMs : undefined);
       } catch (err) {
         // The mark stays until it is due, then becomes a check: a wait and a re-read too many.
         ctx.logger.warn(
-          { ref, err: err instanceof Error ? err.message : String(err) },
-          "a platform write's mark could not be settled: its entity is read again once it is due",
+          {
+            entities: Array.isArray(refs) ? refs.length : 1,
+            err: err instanceof Error ? err.message : String(err),
+          },
+          "a platform write's mark could not be settled: its entities are read again once it is due",
         );
       }
     };

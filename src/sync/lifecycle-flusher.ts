@@ -2,7 +2,7 @@ import type { AppliedUser, LifecycleState } from "../mapping/plan-types.js";
 import { CHUNK_SIZE, chunk } from "../mapping/plan-types.js";
 import { type WriteWatch, watchWrites } from "../platform/client/unanswered-writes.js";
 import type { BulkUserAction, BulkUserResult } from "../platform/platform-types.js";
-import { checkLateWrites } from "./late-writes.js";
+import { checkLateWrites, writeMarker } from "./late-writes.js";
 import type { LifecycleEntry, StoredLifecycleEntry } from "./lifecycle-entry.js";
 import type { SyncContext } from "./sync-context.js";
 import { classifyFailure } from "./sync-error.js";
@@ -126,7 +126,15 @@ async function sendChunk(
   options: LifecycleFlushOptions,
 ): Promise<void> {
   let result: BulkUserResult;
-  const writes: WriteWatch = {};
+  // Marked on the wire like a sync's writes: a flusher that dies with the call held leaves its
+  // users' marks, so a later change the call would undo (the next flush's opposite action, a
+  // deleted user's deprovisioning) waits for it, and the users are read again once it could land.
+  const writes: WriteWatch = {
+    markWrite: writeMarker(
+      ctx,
+      part.map((s) => s.entry.ref),
+    ),
+  };
   try {
     try {
       result = await watchWrites(writes, () =>

@@ -684,20 +684,32 @@ export class RedisSyncStateStore implements SyncStateReader {
   }
 
   /**
-   * Marks a write of `ref` as on the wire before it is sent (`writeId` tells it from the entity's
-   * other writes): until it is settled, or a process that died with it is past `dueAt`, its
-   * entity's changes that a late write would undo wait (waitForLateCreate).
+   * Marks a write of `refs` (one entity's sync, or the users of one bulk call) as on the wire before
+   * it is sent (`writeId` tells it from the entities' other writes): until it is settled, or a
+   * process that died with it is past `dueAt`, their changes that a late write would undo wait
+   * (waitForLateCreate).
    */
-  async markWrite(ref: EntityRef, writeId: string, dueAt: number): Promise<void> {
-    await this.redis.zadd(syncKeys.writing(this.prefix), String(dueAt), `${refKey(ref)}|${writeId}`);
+  async markWrite(refs: EntityRef | readonly EntityRef[], writeId: string, dueAt: number): Promise<void> {
+    const members = writeMembers(refs, writeId).flatMap(([member]) => [String(dueAt), member]);
+    if (members.length === 0) return;
+    await this.redis.zadd(syncKeys.writing(this.prefix), ...members);
   }
 
-  /** The write is over: its mark goes; with `checkAt` (it may still land late) its check is scheduled. */
-  async settleWrite(ref: EntityRef, writeId: string, checkAt?: number): Promise<void> {
+  /**
+   * The write is over: its marks go; with `checkAt` (it may still land late) the check of each of
+   * `refs` is scheduled, in the same step.
+   */
+  async settleWrite(
+    refs: EntityRef | readonly EntityRef[],
+    writeId: string,
+    checkAt?: number,
+  ): Promise<void> {
+    const members = writeMembers(refs, writeId).flat();
+    if (members.length === 0) return;
     await SETTLE_WRITE.run(
       this.redis,
       [syncKeys.writing(this.prefix), syncKeys.check(this.prefix)],
-      [`${refKey(ref)}|${writeId}`, refKey(ref), checkAt === undefined ? "" : String(checkAt)],
+      [checkAt === undefined ? "" : String(checkAt), ...members],
     );
   }
 
@@ -729,4 +741,10 @@ export class RedisSyncStateStore implements SyncStateReader {
     const first = await this.redis.zrange(syncKeys.lcOrder(this.prefix), "0", "0", "WITHSCORES");
     return first[1] === undefined ? null : Number(first[1]);
   }
+}
+
+/** The P:writing members of one write of `refs` (`<refKey>|<writeId>`), each with its refKey. */
+function writeMembers(refs: EntityRef | readonly EntityRef[], writeId: string): Array<[string, string]> {
+  const list: readonly EntityRef[] = Array.isArray(refs) ? refs : [refs as EntityRef];
+  return list.map((ref) => [`${refKey(ref)}|${writeId}`, refKey(ref)]);
 }

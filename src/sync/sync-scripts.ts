@@ -103,18 +103,23 @@ return 0
 `;
 
 /**
- * A write marked before it was sent (sync-keys.ts, P:writing) is over: its mark goes, and when it
- * may still land late its check is scheduled at ARGV[3] (a later check is kept), in one step, so
- * no reader sees neither. KEYS: writing, check. ARGV: mark member, refKey, check time or "".
+ * A write marked before it was sent (sync-keys.ts, P:writing) is over: its marks go, and when it
+ * may still land late the check of each of its entities is scheduled at ARGV[1] (a later check is
+ * kept), in one step, so no reader sees neither. KEYS: writing, check. ARGV: check time or "", then
+ * pairs of mark member and its refKey. Answers how many marks went.
  */
 export const SETTLE_WRITE_SCRIPT = `
-if ARGV[3] ~= '' then
-  local current = redis.call('ZSCORE', KEYS[2], ARGV[2])
-  if (not current) or tonumber(current) < tonumber(ARGV[3]) then
-    redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2])
+local removed = 0
+for i = 2, #ARGV, 2 do
+  if ARGV[1] ~= '' then
+    local current = redis.call('ZSCORE', KEYS[2], ARGV[i + 1])
+    if (not current) or tonumber(current) < tonumber(ARGV[1]) then
+      redis.call('ZADD', KEYS[2], ARGV[1], ARGV[i + 1])
+    end
   end
+  removed = removed + redis.call('ZREM', KEYS[1], ARGV[i])
 end
-return redis.call('ZREM', KEYS[1], ARGV[1])
+return removed
 `;
 
 /**
