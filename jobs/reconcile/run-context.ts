@@ -88,6 +88,18 @@ export class RunContext {
     );
   }
 
+  /**
+   * Counts the embed users the run would take out of every group (and those in its groups now) and
+   * drops the embed sets, only while its job is still this process's (OperationStore.countEmbedRemovals).
+   */
+  countEmbedRemovals(): Promise<{ planned: number; onPlatform: number }> {
+    return this.deps.runs.countEmbedRemovals(
+      this.run.runId,
+      { removed: RUN_KEYS.embedRemoved, kept: RUN_KEYS.embedKept, members: RUN_KEYS.embedMembers },
+      this.deps.lease?.holder,
+    );
+  }
+
   get pageSize(): number {
     return this.deps.pageSize ?? 100;
   }

@@ -255,20 +255,12 @@ async function recordEmbedMembership(
  * counts; workspace orphans it would deactivate (orphans: deactivate) still hold the run.
  */
 export async function countEmbedDeprovisions(ctx: RunContext): Promise<void> {
-  const { redis } = ctx.deps;
-  const scratch = `${ctx.keys.embedRemoved}:only`;
-  // One transaction: the scratch set never outlives it.
-  const [counted, synced] = await Promise.all([
-    redis
-      .multi()
-      .sdiffstore(scratch, ctx.keys.embedRemoved, ctx.keys.embedKept)
-      .scard(ctx.keys.embedMembers)
-      .del(scratch, ctx.keys.embedMembers, ctx.keys.embedKept, ctx.keys.embedRemoved)
-      .exec(),
+  // One script: the scratch set never outlives it, and a process no longer holding the run's job
+  // neither counts nor drops the sets of the one that does.
+  const [{ planned, onPlatform }, synced] = await Promise.all([
+    ctx.countEmbedRemovals(),
     ctx.deps.state.countEmbedUsers?.(ctx.run.source),
   ]);
-  const planned = Number(counted?.[0]?.[1] ?? 0);
-  const onPlatform = Number(counted?.[1]?.[1] ?? 0);
   // What scanPlatformUsers planned for an embed-tenant source is workspace orphans: the source owns
   // no workspace user, so their deactivation is held whatever its embed users (as before: share 1).
   const orphanDeactivations = ctx.report.plannedDeprovisions;

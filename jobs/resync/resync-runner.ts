@@ -337,7 +337,7 @@ async function plannedEmbedDeprovisions(
   const leaving = await embedUsersLeaving(deps, op);
   await deps.lease?.check();
   await deps.resyncs.addHeld(op.id, leaving, deps.lease?.holder);
-  const { planned, onPlatform } = await deps.resyncs.countEmbedDeprovisions(op.id);
+  const { planned, onPlatform } = await deps.resyncs.countEmbedDeprovisions(op.id, deps.lease?.holder);
   const synced = await deps.state.countEmbedUsers?.(op.source);
   return { planned: planned + leaving.length, owned: synced ?? onPlatform };
 }

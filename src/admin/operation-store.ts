@@ -84,6 +84,23 @@ return 1
 `,
 );
 
+/**
+ * Counts an operation's embed removals and drops its embed sets, in one step: KEYS[1] = removed,
+ * KEYS[2] = kept, KEYS[3] = members, KEYS[4] = a scratch set, KEYS[5] (optional) = a job's lock key;
+ * ARGV[1] = its token. Returns {removed and not kept, members} and deletes the four sets; -1 (and
+ * nothing counted or deleted) when the lock is not the token's.
+ */
+const COUNT_EMBED_REMOVALS = luaScript<[number, number] | number>(
+  "scimOperationCountEmbedRemovals",
+  `
+if KEYS[5] and redis.call('GET', KEYS[5]) ~= ARGV[1] then return -1 end
+local planned = redis.call('SDIFFSTORE', KEYS[4], KEYS[1], KEYS[2])
+local members = redis.call('SCARD', KEYS[3])
+redis.call('DEL', KEYS[4], KEYS[1], KEYS[2], KEYS[3])
+return {planned, members}
+`,
+);
+
 /** How many operations a page of `OperationStore.pages` holds. */
 const WALK_PAGE = 500;
 
@@ -235,6 +252,29 @@ export class OperationStore<S extends string, T extends StoredOperation<S>> {
    * as it starts over or ends. With `holder`, only while the job's lock is the holder's (else
    * OperationNotHeld), as dropOwnedKeys.
    */
+  /**
+   * Counts the embed users an operation would take out of every group it went through (in its
+   * `removed` set and not its `kept` one) and those in its `members` set, and drops the three sets,
+   * in one script. With `holder`, only while the job's lock is the holder's (else OperationNotHeld):
+   * an old holder handed on neither counts nor drops the sets the next holder is building, whose
+   * count of planned deprovisionings (invariant 8) would come up short.
+   */
+  async countEmbedRemovals(
+    id: string,
+    suffixes: { removed: string; kept: string; members: string },
+    holder?: OperationHolder,
+  ): Promise<{ planned: number; onPlatform: number }> {
+    const removed = this.key(id, suffixes.removed);
+    const keys = [removed, this.key(id, suffixes.kept), this.key(id, suffixes.members), `${removed}:only`];
+    const counted = await COUNT_EMBED_REMOVALS.run(
+      this.redis,
+      holder ? [...keys, holder.lockKey] : keys,
+      holder ? [holder.token] : [],
+    );
+    if (counted === -1 || typeof counted === "number") throw new OperationNotHeld(id);
+    return { planned: Number(counted[0]), onPlatform: Number(counted[1]) };
+  }
+
   async dropKeys(id: string, suffixes: readonly string[], holder?: OperationHolder): Promise<void> {
     if (suffixes.length === 0) return;
     const keys = suffixes.map((suffix) => this.key(id, suffix));

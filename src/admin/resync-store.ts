@@ -97,21 +97,18 @@ export class ResyncStore extends OperationStore<RunState, TrackedResync> {
 
   /**
    * The embed users the resync would take out of every group it resyncs (removed and not kept),
-   * and the embed users in those groups now; the working sets are dropped.
+   * and the embed users in those groups now; the working sets are dropped. With `holder`, only
+   * while the resync's job is still the holder's (OperationNotHeld).
    */
-  async countEmbedDeprovisions(id: string): Promise<{ planned: number; onPlatform: number }> {
-    const removed = this.key(id, RESYNC_KEYS.embedRemoved);
-    const kept = this.key(id, RESYNC_KEYS.embedKept);
-    const members = this.key(id, RESYNC_KEYS.embedMembers);
-    const scratch = `${removed}:only`;
-    // One transaction: the scratch set never outlives it.
-    const counted = await this.redis
-      .multi()
-      .sdiffstore(scratch, removed, kept)
-      .scard(members)
-      .del(scratch, removed, kept, members)
-      .exec();
-    return { planned: Number(counted?.[0]?.[1] ?? 0), onPlatform: Number(counted?.[1]?.[1] ?? 0) };
+  countEmbedDeprovisions(
+    id: string,
+    holder?: OperationHolder,
+  ): Promise<{ planned: number; onPlatform: number }> {
+    return this.countEmbedRemovals(
+      id,
+      { removed: RESYNC_KEYS.embedRemoved, kept: RESYNC_KEYS.embedKept, members: RESYNC_KEYS.embedMembers },
+      holder,
+    );
   }
 
   /**

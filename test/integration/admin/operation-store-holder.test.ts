@@ -66,4 +66,25 @@ describe("operation writes guarded by a job's lock", () => {
     expect(await runs.attributeTurn("okta")).toBe(2);
     expect((await runs.get(run.runId))?.state).toBe("running");
   });
+
+  it("counts embed removals and drops the embed sets only while held; another's lock leaves them whole", async () => {
+    await redis.set(lockKey, "mine", "PX", 10_000);
+    const membership = { members: ["t/a", "t/b", "t/c"], kept: ["t/a"], removed: ["t/a", "t/b", "t/c"] };
+    await resyncs.addEmbedMembership("op-embed", membership, holder);
+    const sets = ["embed:members", "embed:kept", "embed:removed"].map((s) => resyncs.key("op-embed", s));
+
+    // A holder handed on: nothing counted, nothing dropped (the next holder's count stays whole).
+    await redis.set(lockKey, "theirs", "PX", 10_000);
+    await expect(resyncs.countEmbedDeprovisions("op-embed", holder)).rejects.toBeInstanceOf(OperationNotHeld);
+    for (const key of sets) expect(await redis.exists(key)).toBe(1);
+
+    await redis.set(lockKey, "mine", "PX", 10_000);
+    expect(await resyncs.countEmbedDeprovisions("op-embed", holder)).toEqual({ planned: 2, onPlatform: 3 });
+    for (const key of [...sets, `${resyncs.key("op-embed", "embed:removed")}:only`]) {
+      expect(await redis.exists(key)).toBe(0);
+    }
+    // Without a holder (no worker: the sandbox's direct runs), as before.
+    await resyncs.addEmbedMembership("op-embed", membership);
+    expect(await resyncs.countEmbedDeprovisions("op-embed")).toEqual({ planned: 2, onPlatform: 3 });
+  });
 });
