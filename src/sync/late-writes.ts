@@ -17,6 +17,19 @@ export function lateWriteCheckMs(config: SyncContext["config"]): number {
   return config.sync.lateWriteCheckMs ?? 2 * config.platform.timeoutMs;
 }
 
+/** Time for a write's settle to follow its answer or its timeout (writeMarker). */
+const SETTLE_MARGIN_MS = 1_000;
+
+/**
+ * How long a write's mark stands when nothing settles it (its process died): the check's wait, but
+ * never less than a live call may last (the transport gives up after `platform.timeoutMs`), so a
+ * `lateWriteCheckMs` set below the timeout does not let the sweeper take a live call's mark for a
+ * dead one's, and a change wait less than the call that may undo it.
+ */
+export function writeMarkMs(config: SyncContext["config"]): number {
+  return Math.max(lateWriteCheckMs(config), config.platform.timeoutMs + SETTLE_MARGIN_MS);
+}
+
 /** Schedules the late-write check of `refs` when `writes` saw an unanswered write. */
 export async function checkLateWrites(
   ctx: SyncContext,
@@ -48,7 +61,7 @@ export function writeMarker(
   return async () => {
     const writeId = randomUUID();
     const afterMs = lateWriteCheckMs(ctx.config);
-    await ctx.state.markWrite(refs, writeId, Date.now() + afterMs);
+    await ctx.state.markWrite(refs, writeId, Date.now() + writeMarkMs(ctx.config));
     return async ({ mayLandLate, sentAt }) => {
       try {
         await ctx.state.settleWrite(refs, writeId, mayLandLate ? sentAt + afterMs : undefined);

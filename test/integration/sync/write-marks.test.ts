@@ -72,4 +72,22 @@ describe("marks of platform writes on the wire", () => {
     await state.clearCheck(ref, 5_000);
     expect(await state.countChecks()).toBe(0);
   });
+
+  it("a check's wait set below the platform timeout: a live call's mark still stands as long as the call may", async () => {
+    const ref = { source: "okta", kind: "user" as const, id: "short-wait" };
+    const short = {
+      ...ctx,
+      config: { sync: { lateWriteCheckMs: 200 }, platform: { timeoutMs: 5_000 } } as SyncContext["config"],
+    };
+    const before = Date.now();
+    const settle = await writeMarker(short, ref)();
+    expect(await state.checkDueAt(ref)).toBeGreaterThanOrEqual(before + 5_000);
+    // The sweeper, past the check's wait but within the call's time, leaves the mark alone.
+    await state.moveDueWrites(before + 1_000, 100);
+    expect(await state.checkDueAt(ref)).toBeGreaterThanOrEqual(before + 5_000);
+    const sentAt = Date.now();
+    await settle({ mayLandLate: true, sentAt });
+    expect(await state.checkDueAt(ref)).toBe(sentAt + 200);
+    await state.clearCheck(ref, sentAt + 200);
+  });
 });
