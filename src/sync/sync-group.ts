@@ -100,6 +100,8 @@ async function syncWorkspaceGroup(
   const vanished = new Set<string>();
   /** Members whose add the platform refused for good in this sync: left out, then its dead letter. */
   const refused: RefusedAdds = { members: new Set(), chunks: 0 };
+  /** The users of the refused members, by the bridge's ids (their dead letter names them). */
+  const refusedUsers = () => usersOfPlatformIds(ref.source, memberIds, pids, [...refused.members]);
   const desiredMembers = () =>
     pids.filter((p): p is string => typeof p === "string" && !vanished.has(p) && !refused.members.has(p));
 
@@ -120,7 +122,7 @@ async function syncWorkspaceGroup(
     const plan = planGroup({ desiredName, desiredMembers: desiredMembers(), applied });
     const first = plan.steps[0];
     if (!first) {
-      throwRefusedAdds(refused);
+      throwRefusedAdds(refused, refusedUsers);
       return { result: "clean", generation, platformId: applied?.platformId, warnings: leftOut(vanished) };
     }
     switch (first.type) {
@@ -238,7 +240,7 @@ async function syncWorkspaceGroup(
           applied = null;
           continue;
         }
-        throwRefusedAdds(refused);
+        throwRefusedAdds(refused, refusedUsers);
         return { result: "clean", generation, platformId, warnings: leftOut(vanished) };
       }
     }
@@ -258,9 +260,18 @@ interface RefusedAdds {
   error?: unknown;
 }
 
-/** Ends the sync with the refusal (refusedAddsError) when the platform refused some members' add. */
-function throwRefusedAdds(refused: RefusedAdds): void {
-  if (refused.error !== undefined) throw refusedAddsError(refused.members.size, refused.error);
+/**
+ * Ends the sync with the refusal (refusedAddsError) when the platform refused some members' add,
+ * naming them by the bridge's ids (`users`: the refused members' users, read only then).
+ */
+function throwRefusedAdds(refused: RefusedAdds, users: () => readonly EntityRef[]): void {
+  if (refused.error !== undefined) {
+    throw refusedAddsError(
+      refused.members.size,
+      refused.error,
+      users().map((user) => user.id),
+    );
+  }
 }
 
 /**

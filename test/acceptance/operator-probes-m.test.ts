@@ -80,3 +80,45 @@ describe("probes m: a write left on the wire by a process that died", () => {
     expect(after.body.lateWrites).toEqual({ count: 0, until: null });
   }, 60_000);
 });
+
+describe("probes m: a group whose member add the platform refused for good", () => {
+  it("the dead letter names the refused members by the bridge's ids (no userNames), and its retry adds them", async () => {
+    const okta = h.scim("okta");
+    const kept = (await okta.createUser("kept.member@example.com")).id;
+    const refused = (await okta.createUser("refused.member@example.com")).id;
+    const group = (await okta.createGroup("Refusal Probe", [kept])).id;
+    await h.waitForIdle();
+    // The platform refuses every member add for good (until the operator fixes it).
+    h.emulator.addFault({ type: "error", status: 400, match: { operation: "patchGroup" } });
+    const added = await okta.patchGroup(group, [{ op: "add", path: "members", value: [{ value: refused }] }]);
+    expect(added.status).toBeLessThan(300);
+    const letter = await waitFor(
+      async () => {
+        const list = await h.admin().get("/dead-letters?source=okta");
+        return (list.body.items as Array<{ ref: { id: string }; code: string; reason: string }>).find(
+          (l) => l.ref.id === group,
+        );
+      },
+      { timeoutMs: 20_000, what: "the group's dead letter" },
+    );
+    expect(letter.code).toBe("platform_bad_request");
+    expect(letter.reason).toContain("refused to add 1 member(s)");
+    // Which member: by the bridge's id, never by its userName.
+    expect(letter.reason).toContain(refused);
+    expect(letter.reason).not.toContain(kept);
+    expect(letter.reason).not.toContain("refused.member@example.com");
+    const status = await h.admin().get(`/sources/okta/groups/${group}`);
+    expect(status.body.lastError.message).toContain(refused);
+
+    // Fixed on the platform: the retry adds the member, as the reason says.
+    h.emulator.clearFaults();
+    expect((await h.admin().post(`/dead-letters/okta/group/${group}/retry`)).status).toBeLessThan(300);
+    await h.waitForIdle();
+    const after = await h.admin().get(`/sources/okta/groups/${group}`);
+    expect(after.body.state).toBe("synced");
+    const platformGroup = h.emulator
+      .state()
+      .groups.find((g: { displayName: string }) => g.displayName === "Refusal Probe");
+    expect(platformGroup?.members).toHaveLength(2);
+  }, 60_000);
+});
