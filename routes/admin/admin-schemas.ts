@@ -298,4 +298,12 @@ export const sourcesSchema = z.object({
   ),
 });
 
-export const discardedSchema = z.object({ discarded: z.literal(true) });
+export const discardedSchema = z.object({
+  discarded: z.literal(true),
+  released: z
+    .literal(true)
+    .optional()
+    .describe(
+      "The entity was deleted at the source (its deprovisioning failed for good): the bridge let go of it, and its platform object stays on the platform, owned by no source (reconciliation reports an orphan user)",
+    ),
+});

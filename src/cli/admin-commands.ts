@@ -749,7 +749,12 @@ async function deadLetters(api: Client, io: CliIo, values: Values, positionals: 
       "DELETE",
       `/dead-letters/${seg(ref.source)}/${seg(ref.kind)}/${seg(ref.id)}`,
     );
-    show(io, values.json, result, () => `discarded ${rest[0]}`);
+    // A deleted entity's letter lets go of its platform object: say so, it is left on the platform.
+    const released =
+      result.released === true
+        ? `\nreleased: its platform ${ref.kind} stays on the platform, owned by no source (the bridge no longer deprovisions it)`
+        : "";
+    show(io, values.json, result, () => `discarded ${rest[0]}${released}`);
     return 0;
   }
   throw new UsageError(`dead-letters: unknown action ${action}`);

@@ -122,3 +122,42 @@ describe("probes m: a group whose member add the platform refused for good", () 
     expect(platformGroup?.members).toHaveLength(2);
   }, 60_000);
 });
+
+describe("probes m: a deleted group's dead letter discarded releases its platform group", () => {
+  it("the discard's answer, the CLI and the audit log say it was released; the platform group stays", async () => {
+    const okta = h.scim("okta");
+    const group = (await okta.createGroup("Released Probe", [])).id;
+    await h.waitForIdle();
+    // The platform refuses the deletion for good.
+    h.emulator.addFault({ type: "error", status: 403, match: { operation: "deleteGroup" } });
+    expect((await okta.deleteGroup(group)).status).toBe(204);
+    await waitFor(
+      async () =>
+        ((await h.admin().get("/dead-letters")).body.items as Array<{ ref: { id: string } }>).some(
+          (l) => l.ref.id === group,
+        ),
+      { timeoutMs: 15_000, what: "the deleted group's letter" },
+    );
+    await h.waitForIdle();
+    h.emulator.clearFaults();
+
+    const cli = await runCli(h.bridge.url as string, ["dead-letters", "discard", `okta/group/${group}`]);
+    expect(cli.code).toBe(0);
+    // The operator reads that the platform object was let go, not only that a letter went.
+    expect(cli.stdout).toContain(`discarded okta/group/${group}`);
+    expect(cli.stdout).toMatch(/released: its platform group stays on the platform, owned by no source/);
+    const json = await runCli(h.bridge.url as string, ["dead-letters", "list", "--json"]);
+    expect(json.stdout).not.toContain(group);
+
+    const audit = await h.admin().get("/audit?limit=500");
+    const entry = (audit.body.items as Array<{ action: string; target?: string; details?: object }>).find(
+      (e) => e.action === "dead-letters.discard" && e.target === `okta/group/${group}`,
+    );
+    expect(entry?.details).toEqual({ released: true });
+    await h.waitForIdle();
+    const platformGroup = h.emulator
+      .state()
+      .groups.find((g: { displayName: string }) => g.displayName === "Released Probe");
+    expect(platformGroup).toBeDefined();
+  }, 60_000);
+});
