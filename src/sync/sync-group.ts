@@ -4,12 +4,20 @@ import {
   planGroup,
   platformGroupName,
   refusedAddFate,
+  removedMemberIds,
   usersOfPlatformIds,
 } from "../mapping/plan-group.js";
 import { type AppliedGroup, answered, chunk } from "../mapping/plan-types.js";
 import type { PlatformScimGroup } from "../platform/platform-types.js";
 import { caseFold } from "../scim/case-fold.js";
-import { type EntityRef, type Json, type PatchOperation, SCHEMA_GROUP, refKey } from "../scim/scim-types.js";
+import {
+  type EntityRef,
+  type Json,
+  type PatchOperation,
+  SCHEMA_GROUP,
+  parseRefKey,
+  refKey,
+} from "../scim/scim-types.js";
 import { syncEmbedGroup } from "./sync-embed-group.js";
 import { waitForLateCreate } from "./late-writes.js";
 import {
@@ -21,7 +29,7 @@ import {
   waitForNameHolder,
 } from "./ownership.js";
 import type { SyncContext, SyncOutcome, SyncProgress } from "./sync-context.js";
-import { SyncError, isPlatformFailure, refusedAddsError } from "./sync-error.js";
+import { SyncError, isPlatformFailure, refusedAddsError, refusedRemovalsError } from "./sync-error.js";
 
 const MAX_ROUNDS = 4;
 /** Platform users looked up at a time when a refused add is checked member by member. */
@@ -219,6 +227,11 @@ async function syncWorkspaceGroup(
             await ctx.state.putApplied(ref, applied);
             continue;
           }
+          if (isPlatformFailure(err, "bad_request") && removing && adding.length === 0) {
+            // Refused again after a fresh look at the group: the removal stands refused. Its dead
+            // letter names the members it would have taken out (the bridge's ids).
+            throw await refusedRemovals(ctx, ref, removedMemberIds(sending ?? []), err);
+          }
           if (isPlatformFailure(err, "conflict") && desiredName !== null) {
             // 409 on a rename: wait if the name is being freed inside this source.
             const holder = await ctx.platform.findGroupByDisplayName(desiredName);
@@ -249,6 +262,19 @@ async function syncWorkspaceGroup(
     code: "not_converging",
     permanent: false,
   });
+}
+
+/** The refused removal of `platformIds` from the group, naming their users by the bridge's ids. */
+async function refusedRemovals(
+  ctx: SyncContext,
+  ref: EntityRef,
+  platformIds: readonly string[],
+  refusal: unknown,
+): Promise<SyncError> {
+  const owners = await ctx.state.ownersOf("user", [...platformIds]);
+  const users = owners.flatMap((owner) => (owner === null ? [] : [parseRefKey(owner)]));
+  const ids = users.filter((user) => user.source === ref.source).map((user) => user.id);
+  return refusedRemovalsError(platformIds.length, refusal, ids);
 }
 
 interface RefusedAdds {

@@ -161,3 +161,39 @@ describe("probes m: a deleted group's dead letter discarded releases its platfor
     expect(platformGroup).toBeDefined();
   }, 60_000);
 });
+
+describe("probes m: a group whose member removal the platform refused for good", () => {
+  it("the dead letter says it was a removal and names the members by the bridge's ids; its retry removes them", async () => {
+    const okta = h.scim("okta");
+    const stays = (await okta.createUser("stays.member@example.com")).id;
+    const leaves = (await okta.createUser("leaves.member@example.com")).id;
+    const group = (await okta.createGroup("Removal Probe", [stays, leaves])).id;
+    await h.waitForIdle();
+    h.emulator.addFault({ type: "error", status: 400, match: { operation: "patchGroup" } });
+    const removed = await okta.patchGroup(group, [{ op: "remove", path: `members[value eq "${leaves}"]` }]);
+    expect(removed.status).toBeLessThan(300);
+    const letter = await waitFor(
+      async () => {
+        const list = await h.admin().get("/dead-letters?source=okta");
+        return (list.body.items as Array<{ ref: { id: string }; code: string; reason: string }>).find(
+          (l) => l.ref.id === group,
+        );
+      },
+      { timeoutMs: 20_000, what: "the group's dead letter" },
+    );
+    expect(letter.code).toBe("platform_bad_request");
+    expect(letter.reason).toContain("refused to remove 1 member(s)");
+    expect(letter.reason).toContain(leaves);
+    expect(letter.reason).not.toContain(stays);
+    expect(letter.reason).not.toContain("leaves.member@example.com");
+
+    h.emulator.clearFaults();
+    expect((await h.admin().post(`/dead-letters/okta/group/${group}/retry`)).status).toBeLessThan(300);
+    await h.waitForIdle();
+    expect((await h.admin().get(`/sources/okta/groups/${group}`)).body.state).toBe("synced");
+    const platformGroup = h.emulator
+      .state()
+      .groups.find((g: { displayName: string }) => g.displayName === "Removal Probe");
+    expect(platformGroup?.members).toHaveLength(1);
+  }, 60_000);
+});
