@@ -197,3 +197,41 @@ describe("probes m: a group whose member removal the platform refused for good",
     expect(platformGroup?.members).toHaveLength(1);
   }, 60_000);
 });
+
+describe("probes m: an embed group whose member add the platform refused for good", () => {
+  it("the dead letter names the refused members by the bridge's ids, never their externalIds or userNames", async () => {
+    const e = await startTestBridge("probes-m-embed", {
+      sources: { acme: { tokens: ["acme-token"], target: { embedTenant: "probes-m" } } },
+    });
+    try {
+      const acme = e.scim("acme");
+      const kept = (await acme.createUser("kept.embed@example.com")).id;
+      const refused = (await acme.createUser("refused.embed@example.com", { externalId: "ext-refused-42" }))
+        .id;
+      const group = (await acme.createGroup("Embed Refusal", [kept])).id;
+      await e.waitForIdle();
+      e.emulator.addFault({ type: "error", status: 400, match: { operation: "addEmbedGroupMembers" } });
+      const added = await acme.patchGroup(group, [
+        { op: "add", path: "members", value: [{ value: refused }] },
+      ]);
+      expect(added.status).toBeLessThan(300);
+      const letter = await waitFor(
+        async () =>
+          (
+            (await e.admin().get("/dead-letters")).body.items as Array<{
+              ref: { id: string };
+              reason: string;
+            }>
+          ).find((l) => l.ref.id === group),
+        { timeoutMs: 20_000, what: "the embed group's dead letter" },
+      );
+      expect(letter.reason).toContain("refused to add 1 member(s)");
+      expect(letter.reason).toContain(refused);
+      expect(letter.reason).not.toContain(kept);
+      expect(letter.reason).not.toContain("ext-refused-42");
+      expect(letter.reason).not.toContain("refused.embed@example.com");
+    } finally {
+      await e.close();
+    }
+  }, 60_000);
+});
