@@ -146,6 +146,11 @@ describe("probes m: a deleted group's dead letter discarded releases its platfor
     // The operator reads that the platform object was let go, not only that a letter went.
     expect(cli.stdout).toContain(`discarded okta/group/${group}`);
     expect(cli.stdout).toMatch(/released: its platform group stays on the platform, owned by no source/);
+    const spec = (await h.http.get("/admin/v1/openapi.json")).body;
+    const discardSchema =
+      spec.paths["/dead-letters/{source}/{kind}/{id}"].delete.responses["200"].content["application/json"]
+        .schema;
+    expect(discardSchema.properties.released).toBeDefined();
     const json = await runCli(h.bridge.url as string, ["dead-letters", "list", "--json"]);
     expect(json.stdout).not.toContain(group);
 
