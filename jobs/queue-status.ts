@@ -43,6 +43,8 @@ export interface QueueStatus {
    * not hold it false.
    */
   isIdle(): Promise<boolean>;
+  /** Late-write checks and marks to come, and when the last is due (epoch ms; the `late_writes` gauge). */
+  lateWrites(): Promise<{ count: number; until: number | null }>;
   countDeadLetters(): Promise<number>;
   /**
    * The size of each named source's dead-letter list (0 for a source with none), and of any other
@@ -89,6 +91,7 @@ export function createQueueStatus(options: {
       }
       return true;
     },
+    lateWrites: () => state.lateWrites(),
     countDeadLetters: () => state.countDeadLetters(),
     async deadLettersBySource(sources) {
       const sizeOf = async (source: string) =>

@@ -32,6 +32,7 @@ import { securityHeaders } from "../routes/middleware/security-headers.js";
 import {
   recordScimOperation,
   setDeadLetterReader,
+  setLateWriteReader,
   setQueueDepthReader,
 } from "./observability/bridge-metrics.js";
 import { Queue } from "bullmq";
@@ -129,6 +130,7 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
   closers.push(["queue status", () => status.close()]);
   setQueueDepthReader(registry, () => status.depthCounts());
   setDeadLetterReader(registry, () => status.deadLettersBySource(Object.keys(config.sources)));
+  setLateWriteReader(registry, async () => (await status.lateWrites()).count);
 
   let workers: { close(): Promise<void> } | undefined;
   let platform: HttpPlatformClient | undefined;

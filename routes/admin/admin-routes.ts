@@ -260,11 +260,12 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     role: "admin",
     response: discardedSchema,
     handle: async ({ req, res, service }) => {
-      await service.discardDeadLetter(
+      const { released } = await service.discardDeadLetter(
         entityRef(param(req, "source"), kindParam(req), param(req, "id")),
         principalOf(res),
       );
-      return { discarded: true };
+      // `released` only when it was (the answer stays `{discarded: true}` otherwise).
+      return released ? { discarded: true, released } : { discarded: true };
     },
   },
   {

@@ -80,7 +80,12 @@ const outcome = z
 
 export const statusResponseSchema = z.object({
   idle: z.boolean(),
-  pending: z.number().int().describe("Entities waiting for a sync (dirty)"),
+  pending: z
+    .number()
+    .int()
+    .describe(
+      "Entities waiting for a sync (dirty), queued lifecycle changes and late writes (lateWrites.count)",
+    ),
   deadLetters: z.number().int(),
   queues: z.record(z.string(), z.record(z.string(), z.number().int())),
   sources: z.record(z.string(), z.object({ users: z.number(), groups: z.number(), deadLetters: z.number() })),
@@ -97,6 +102,18 @@ export const statusResponseSchema = z.object({
     .describe(
       "Runs and resyncs held by the deprovisioning guard, oldest first (they do not hold idle false)",
     ),
+  lateWrites: z
+    .object({
+      count: z
+        .number()
+        .int()
+        .describe("Platform writes that may still land late: marked on the wire, or waiting for their check"),
+      until: z
+        .string()
+        .nullable()
+        .describe("When the last of them is read on the platform again (null when none)"),
+    })
+    .describe("Late writes hold idle false (they are counted in pending too) until their check is due"),
 });
 
 /** Who settled a held run or resync, and when. */
@@ -220,6 +237,12 @@ export const entityStatusSchema = z.object({
   platformId: z.string().nullable(),
   lastApplied: z.object({ generation: z.number(), at: z.string().nullable() }).nullable(),
   lastError: z.record(z.string(), z.unknown()).nullable(),
+  lateWriteUntil: z
+    .string()
+    .nullable()
+    .describe(
+      "A write of this entity may still land on the platform until then: its deletion or rename waits (lastError waiting_for_late_write), and it is read on the platform again",
+    ),
 });
 
 /**
@@ -275,4 +298,12 @@ export const sourcesSchema = z.object({
   ),
 });
 
-export const discardedSchema = z.object({ discarded: z.literal(true) });
+export const discardedSchema = z.object({
+  discarded: z.literal(true),
+  released: z
+    .literal(true)
+    .optional()
+    .describe(
+      "The entity was deleted at the source (its deprovisioning failed for good): the bridge let go of it, and its platform object stays on the platform, owned by no source (reconciliation reports an orphan user)",
+    ),
+});

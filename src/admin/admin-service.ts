@@ -97,13 +97,15 @@ export class AdminService {
     queues: QueueCounts;
     sources: Record<string, { users: number; groups: number; deadLetters: number }>;
     awaitingConfirmation: HeldOperation[];
+    lateWrites: { count: number; until: string | null };
   }> {
     const { directory, syncState, jobs, config } = this.deps;
-    const [pending, deadLetters, queues, operations] = await Promise.all([
+    const [pending, deadLetters, queues, operations, late] = await Promise.all([
       jobs.pending(),
       syncState.countDeadLetters(),
       jobs.queueCounts(),
       this.recentOperations(),
+      syncState.lateWrites(),
     ]);
     const awaitingConfirmation = this.heldOperations(operations);
     // A run or resync waiting for the entities it enqueued to settle is still running: its job
@@ -121,7 +123,13 @@ export class AdminService {
         sources[source] = { users, groups, deadLetters: dead.total };
       }),
     );
-    return { idle, pending, deadLetters, queues, sources, awaitingConfirmation };
+    // Why `idle` may be false with every queue empty: platform writes that may still land late
+    // (counted in `pending` too), and when the last of them is checked.
+    const lateWrites = {
+      count: late.count,
+      until: late.until === null ? null : new Date(late.until).toISOString(),
+    };
+    return { idle, pending, deadLetters, queues, sources, awaitingConfirmation, lateWrites };
   }
 
   /**
@@ -183,7 +191,7 @@ export class AdminService {
       ref.kind === "user"
         ? await directory.snapshotUser(ref.source, ref.id)
         : await directory.snapshotGroup(ref.source, ref.id);
-    const status = await syncState.getStatus(ref);
+    const [status, lateWriteDue] = await Promise.all([syncState.getStatus(ref), syncState.checkDueAt(ref)]);
     if (!snapshot && !status) {
       // An operator often knows the userName (or displayName), not the id: say how to find it.
       const [key, option] =
@@ -207,6 +215,9 @@ export class AdminService {
           ? { generation: status.appliedGeneration, at: status.lastSyncedAt ?? null }
           : null,
       lastError: status?.lastError ?? null,
+      // A write of this entity that may still land on the platform: until then its deletion or
+      // rename waits (lastError `waiting_for_late_write`), and its platform object is read again.
+      lateWriteUntil: lateWriteDue === null ? null : new Date(lateWriteDue).toISOString(),
     };
   }
 
@@ -378,9 +389,9 @@ export class AdminService {
    * Discards a dead letter. A live entity stays `dead` (nothing reached the platform), and its
    * status says the letter is gone: a retry of it would find none; a resync of the entity syncs it
    * again. A deleted entity (a tombstone) whose deprovisioning failed for good is given up instead:
-   * releaseTombstone.
+   * releaseTombstone. Answers whether it was (`released`).
    */
-  async discardDeadLetter(ref: EntityRef, actor: AdminPrincipal): Promise<void> {
+  async discardDeadLetter(ref: EntityRef, actor: AdminPrincipal): Promise<{ released: boolean }> {
     const { syncState } = this.deps;
     const removed = await syncState.removeDeadLetter(ref);
     if (!removed) throw new NotFoundError(`No dead letter for ${refLabel(ref)}`);
@@ -391,6 +402,7 @@ export class AdminService {
       await syncState.setStatus({ ...status, lastError: { ...status.lastError, ...discarded } });
     }
     await this.audit(actor, "dead-letters.discard", refLabel(ref), released ? { released: true } : undefined);
+    return { released };
   }
 
   /**

@@ -500,7 +500,13 @@ async function status(api: Client, io: CliIo, values: Values, positionals: strin
         return `  ${op.kind} ${op.id} (${op.source})${guard}; ${settle}`;
       })
       .join("\n");
-    return `idle: ${body.idle}\npending: ${body.pending}\ndead letters: ${body.deadLetters}\nawaiting confirmation:${held ? `\n${held}` : " none"}\nsources:\n${sources}\nqueues:\n${queues}`;
+    const late = body.lateWrites as { count?: number; until?: string | null } | undefined;
+    // Why a bridge with empty queues is not idle: writes that may still land (one line, when any).
+    const lateLine =
+      late?.count && late.count > 0
+        ? `\nlate writes: ${late.count} may still land on the platform (checked by ${late.until ?? "?"})`
+        : "";
+    return `idle: ${body.idle}\npending: ${body.pending}${lateLine}\ndead letters: ${body.deadLetters}\nawaiting confirmation:${held ? `\n${held}` : " none"}\nsources:\n${sources}\nqueues:\n${queues}`;
   });
   return body.idle === true ? 0 : 1;
 }
@@ -535,6 +541,9 @@ async function entityStatus(
       `  platform id:  ${body.platformId ?? "none yet"}`,
       `  generation:   ${body.generation ?? "-"}, last applied: ${applied ? `${applied.generation} at ${applied.at}` : "never"}`,
       ...(error ? [`  last error:   ${error.code ?? ""} ${error.message ?? ""} (${error.at ?? "?"})`] : []),
+      ...(typeof body.lateWriteUntil === "string"
+        ? [`  late write:   may still land; waits until ${body.lateWriteUntil}`]
+        : []),
       ...(body.state === "dead" ? again : []),
     ].join("\n");
   });
@@ -740,7 +749,12 @@ async function deadLetters(api: Client, io: CliIo, values: Values, positionals: 
       "DELETE",
       `/dead-letters/${seg(ref.source)}/${seg(ref.kind)}/${seg(ref.id)}`,
     );
-    show(io, values.json, result, () => `discarded ${rest[0]}`);
+    // A deleted entity's letter lets go of its platform object: say so, it is left on the platform.
+    const released =
+      result.released === true
+        ? `\nreleased: its platform ${ref.kind} stays on the platform, owned by no source (the bridge no longer deprovisions it)`
+        : "";
+    show(io, values.json, result, () => `discarded ${rest[0]}${released}`);
     return 0;
   }
   throw new UsageError(`dead-letters: unknown action ${action}`);

@@ -72,6 +72,17 @@ export function addedMemberIds(operations: readonly PatchOperation[]): string[] 
   });
 }
 
+/** Platform user ids a PATCH removes (`members[value eq "<id>"]`, as planGroup writes them). */
+export function removedMemberIds(operations: readonly PatchOperation[]): string[] {
+  return operations.flatMap((operation) => {
+    const m =
+      operation.op === "remove"
+        ? /^members\[value eq ("(?:[^"\\]|\\.)*")\]$/.exec(operation.path ?? "")
+        : null;
+    return m ? [JSON.parse(m[1] as string) as string] : [];
+  });
+}
+
 /**
  * What becomes of an add the platform refused with 400 (the contract: "a member value that is not
  * a platform user id answers 400"), once each added member was looked up on the platform:

@@ -28,6 +28,8 @@ export interface BridgeMetrics {
   deadLetters: Counter<"source" | "code">;
   /** `dead_letters{source}`: current size of the dead-letter list, read at scrape time (setDeadLetterReader). */
   deadLettersCurrent: Gauge<"source">;
+  /** `late_writes`: platform writes that may still land late, read at scrape time (setLateWriteReader). */
+  lateWrites: Gauge;
   /** `drift_found_total{source,kind}`: kind is a reconcile count name (missing, changed, orphans, ...). */
   driftFound: Counter<"source" | "kind">;
   /** `drift_repaired_total{source,kind}`. */
@@ -62,6 +64,19 @@ export type DeadLetterReader = () => Promise<Record<string, number>>;
 export function setDeadLetterReader(registry: Registry, reader: DeadLetterReader): void {
   bridgeMetrics(registry);
   setScrapeRead(registry, "dead_letters", reader);
+}
+
+/** Reads the number of platform writes that may still land late (late-write checks and marks to come). */
+export type LateWriteReader = () => Promise<number>;
+
+/**
+ * Makes every scrape of `registry` read the late writes to come into `late_writes` (what holds
+ * GET /status `idle` false with every queue empty: src/sync/late-writes.ts). Bounded like the
+ * queue depths.
+ */
+export function setLateWriteReader(registry: Registry, reader: LateWriteReader): void {
+  bridgeMetrics(registry);
+  setScrapeRead(registry, "late_writes", reader);
 }
 
 /** A reconcile run's counts by kind (DriftCounts: missing, changed, ..., orphans). */
@@ -220,6 +235,22 @@ export function bridgeMetrics(registry: Registry): BridgeMetrics {
             // left at its last size.
             this.reset();
             for (const [source, count] of Object.entries(counts)) this.set({ source }, count);
+          },
+        }),
+    ),
+    lateWrites: reuse(
+      "late_writes",
+      () =>
+        new Gauge({
+          name: "late_writes",
+          help: "Platform writes that may still land late (marked on the wire, or waiting for their check): the bridge is not idle while any.",
+          registers,
+          // One set in Redis, the same whichever process reads it: never summed.
+          aggregator: "max",
+          async collect() {
+            // Redis unavailable or slow: the last value stays (metrics_redis_read_ok).
+            const count = await scrapeRead<number>(registry, "late_writes");
+            if (count !== undefined) this.set(count);
           },
         }),
     ),

@@ -54,7 +54,7 @@ export function setScrapeRead(
   if (!registry.getSingleMetric("metrics_redis_read_ok")) {
     new Gauge({
       name: "metrics_redis_read_ok",
-      help: "1 when every metric read from Redis at the last scrape (queue_jobs, queue_depth, dead_letters) was read in time; 0 when a read failed or timed out and those metrics keep their last values.",
+      help: "1 when every metric read from Redis at the last scrape (queue_jobs, queue_depth, dead_letters, late_writes) was read in time; 0 when a read failed or timed out and those metrics keep their last values.",
       registers: [registry],
       // With server.processes > 1: 0 when any process could not read.
       aggregator: "min",

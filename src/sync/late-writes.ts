@@ -114,10 +114,15 @@ export async function waitForLateCreate(
 ): Promise<void> {
   const dueAt = await ctx.state.checkDueAt(ref);
   if (dueAt === null || dueAt <= Date.now()) return;
-  throw new SyncError("a create whose answer never came may still land on the platform", {
-    code: "waiting_for_late_write",
-    permanent: false,
-    blocked: true,
-    operation,
-  });
+  // The reason says until when: the operator reads it in the entity's status (lastError).
+  const until = new Date(dueAt).toISOString();
+  throw new SyncError(
+    `a platform write whose answer never came may still land: the sync waits until ${until}`,
+    {
+      code: "waiting_for_late_write",
+      permanent: false,
+      blocked: true,
+      operation,
+    },
+  );
 }

@@ -684,6 +684,22 @@ export class RedisSyncStateStore implements SyncStateReader {
   }
 
   /**
+   * What holds the bridge not idle for late writes (GET /status `lateWrites`, the `late_writes`
+   * gauge): checks scheduled and writes marked on the wire, and when the last of them is due
+   * (epoch ms; null when there is none). A mark left by a process that died becomes a check once due.
+   */
+  async lateWrites(): Promise<{ count: number; until: number | null }> {
+    const [checks, writing, lastCheck, lastWrite] = await Promise.all([
+      this.redis.zcard(syncKeys.check(this.prefix)),
+      this.redis.zcard(syncKeys.writing(this.prefix)),
+      this.redis.zrange(syncKeys.check(this.prefix), "-1", "-1", "WITHSCORES"),
+      this.redis.zrange(syncKeys.writing(this.prefix), "-1", "-1", "WITHSCORES"),
+    ]);
+    const dues = [lastCheck[1], lastWrite[1]].filter((s) => s !== undefined).map(Number);
+    return { count: checks + writing, until: dues.length > 0 ? Math.max(...dues) : null };
+  }
+
+  /**
    * Marks a write of `refs` (one entity's sync, or the users of one bulk call) as on the wire before
    * it is sent (`writeId` tells it from the entities' other writes): until it is settled, or a
    * process that died with it is past `dueAt`, their changes that a late write would undo wait

@@ -134,7 +134,7 @@ export async function syncEmbedGroup(
     applied = { ...applied, inDoubt: true };
     await ctx.state.putApplied(ref, applied);
     /** An add the platform refused for good: the steps after it are sent, then it ends the sync. */
-    let refused: { members: number; error: unknown } | undefined;
+    let refused: { externalIds: string[]; error: unknown } | undefined;
     try {
       for (const [i, step] of plan.steps.entries()) {
         if (step.type === "renameEmbedGroup") {
@@ -152,7 +152,10 @@ export async function syncEmbedGroup(
             // Refused for these members (nothing of the call landed): the later chunks and the
             // rename must not wait on it. The record leaves them out, so a retry adds only them.
             if (!isPlatformFailure(err, "bad_request")) throw err;
-            refused = { members: (refused?.members ?? 0) + step.users.length, error: refused?.error ?? err };
+            refused = {
+              externalIds: [...(refused?.externalIds ?? []), ...step.users.map((u) => u.externalId)],
+              error: refused?.error ?? err,
+            };
           }
         } else if (step.type === "removeEmbedMembers") {
           await ctx.platform.removeEmbedGroupMembers(tenant, platformId, step.externalIds);
@@ -186,7 +189,15 @@ export async function syncEmbedGroup(
       continue;
     }
     if (badName) throw badName();
-    if (refused) throw refusedAddsError(refused.members, refused.error);
+    if (refused) {
+      // Named by the bridge's user ids: an externalId may be a userName (personal data).
+      const wanted = new Set(refused.externalIds);
+      const ids = memberIds.filter((_, i) => {
+        const externalId = infos[i]?.externalId;
+        return externalId !== undefined && wanted.has(externalId);
+      });
+      throw refusedAddsError(refused.externalIds.length, refused.error, ids);
+    }
     return { result: "clean", generation, platformId, warnings: [] };
   }
   throw new SyncError("the embed group did not converge after several rounds", {

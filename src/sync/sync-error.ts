@@ -149,11 +149,15 @@ function askedForPause(err: PlatformError): number | undefined {
  * applied (invariant 7: a dead letter, not a warning). The group's record holds what landed, so a
  * retry adds only these.
  */
-export function refusedAddsError(members: number, refusal: unknown): SyncError {
+export function refusedAddsError(
+  members: number,
+  refusal: unknown,
+  memberIds: readonly string[] = [],
+): SyncError {
   const code = isPlatformError(refusal) ? refusal.code : "platform_bad_request";
   const reason = refusal instanceof Error ? refusal.message : String(refusal);
   return new SyncError(
-    `the platform refused to add ${members} member(s) to the group (${reason}); the group's other changes were applied`,
+    `the platform refused to add ${members} member(s) to the group (${reason}); the group's other changes were applied${namedMembers(memberIds)}`,
     {
       code,
       permanent: true,
@@ -161,6 +165,42 @@ export function refusedAddsError(members: number, refusal: unknown): SyncError {
       cause: refusal,
     },
   );
+}
+
+/**
+ * Ends a group's sync in which the platform refused a removal of members for good (400 again after
+ * a fresh look at the group): a permanent failure with the refusal's code, whose reason says how
+ * many members it would have taken out, and which (by the bridge's user ids, `memberIds`).
+ */
+export function refusedRemovalsError(
+  members: number,
+  refusal: unknown,
+  memberIds: readonly string[] = [],
+): SyncError {
+  const code = isPlatformError(refusal) ? refusal.code : "platform_bad_request";
+  const reason = refusal instanceof Error ? refusal.message : String(refusal);
+  return new SyncError(
+    `the platform refused to remove ${members} member(s) from the group (${reason})${namedMembers(memberIds)}`,
+    {
+      code,
+      permanent: true,
+      operation: isPlatformError(refusal) ? refusal.operation : undefined,
+      cause: refusal,
+    },
+  );
+}
+
+/** At most this many refused members are named in a dead letter's reason. */
+const NAMED_MEMBERS = 20;
+
+/**
+ * Which members were refused, by the bridge's user ids (never a userName: the reason is shown by
+ * the admin API, and ids find each user with `scim-bridge status <source>/user/<id>`).
+ */
+function namedMembers(ids: readonly string[]): string {
+  if (ids.length === 0) return "";
+  const more = ids.length > NAMED_MEMBERS ? ` and ${ids.length - NAMED_MEMBERS} more` : "";
+  return `; refused members (the bridge's user ids): ${ids.slice(0, NAMED_MEMBERS).join(", ")}${more}`;
 }
 
 export function isPlatformFailure(err: unknown, failure: string): boolean {

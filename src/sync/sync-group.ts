@@ -4,12 +4,20 @@ import {
   planGroup,
   platformGroupName,
   refusedAddFate,
+  removedMemberIds,
   usersOfPlatformIds,
 } from "../mapping/plan-group.js";
 import { type AppliedGroup, answered, chunk } from "../mapping/plan-types.js";
 import type { PlatformScimGroup } from "../platform/platform-types.js";
 import { caseFold } from "../scim/case-fold.js";
-import { type EntityRef, type Json, type PatchOperation, SCHEMA_GROUP, refKey } from "../scim/scim-types.js";
+import {
+  type EntityRef,
+  type Json,
+  type PatchOperation,
+  SCHEMA_GROUP,
+  parseRefKey,
+  refKey,
+} from "../scim/scim-types.js";
 import { syncEmbedGroup } from "./sync-embed-group.js";
 import { waitForLateCreate } from "./late-writes.js";
 import {
@@ -21,7 +29,7 @@ import {
   waitForNameHolder,
 } from "./ownership.js";
 import type { SyncContext, SyncOutcome, SyncProgress } from "./sync-context.js";
-import { SyncError, isPlatformFailure, refusedAddsError } from "./sync-error.js";
+import { SyncError, isPlatformFailure, refusedAddsError, refusedRemovalsError } from "./sync-error.js";
 
 const MAX_ROUNDS = 4;
 /** Platform users looked up at a time when a refused add is checked member by member. */
@@ -100,6 +108,8 @@ async function syncWorkspaceGroup(
   const vanished = new Set<string>();
   /** Members whose add the platform refused for good in this sync: left out, then its dead letter. */
   const refused: RefusedAdds = { members: new Set(), chunks: 0 };
+  /** The users of the refused members, by the bridge's ids (their dead letter names them). */
+  const refusedUsers = () => usersOfPlatformIds(ref.source, memberIds, pids, [...refused.members]);
   const desiredMembers = () =>
     pids.filter((p): p is string => typeof p === "string" && !vanished.has(p) && !refused.members.has(p));
 
@@ -120,7 +130,7 @@ async function syncWorkspaceGroup(
     const plan = planGroup({ desiredName, desiredMembers: desiredMembers(), applied });
     const first = plan.steps[0];
     if (!first) {
-      throwRefusedAdds(refused);
+      throwRefusedAdds(refused, refusedUsers);
       return { result: "clean", generation, platformId: applied?.platformId, warnings: leftOut(vanished) };
     }
     switch (first.type) {
@@ -217,6 +227,11 @@ async function syncWorkspaceGroup(
             await ctx.state.putApplied(ref, applied);
             continue;
           }
+          if (isPlatformFailure(err, "bad_request") && removing && adding.length === 0) {
+            // Refused again after a fresh look at the group: the removal stands refused. Its dead
+            // letter names the members it would have taken out (the bridge's ids).
+            throw await refusedRemovals(ctx, ref, removedMemberIds(sending ?? []), err);
+          }
           if (isPlatformFailure(err, "conflict") && desiredName !== null) {
             // 409 on a rename: wait if the name is being freed inside this source.
             const holder = await ctx.platform.findGroupByDisplayName(desiredName);
@@ -238,7 +253,7 @@ async function syncWorkspaceGroup(
           applied = null;
           continue;
         }
-        throwRefusedAdds(refused);
+        throwRefusedAdds(refused, refusedUsers);
         return { result: "clean", generation, platformId, warnings: leftOut(vanished) };
       }
     }
@@ -247,6 +262,19 @@ async function syncWorkspaceGroup(
     code: "not_converging",
     permanent: false,
   });
+}
+
+/** The refused removal of `platformIds` from the group, naming their users by the bridge's ids. */
+async function refusedRemovals(
+  ctx: SyncContext,
+  ref: EntityRef,
+  platformIds: readonly string[],
+  refusal: unknown,
+): Promise<SyncError> {
+  const owners = await ctx.state.ownersOf("user", [...platformIds]);
+  const users = owners.flatMap((owner) => (owner === null ? [] : [parseRefKey(owner)]));
+  const ids = users.filter((user) => user.source === ref.source).map((user) => user.id);
+  return refusedRemovalsError(platformIds.length, refusal, ids);
 }
 
 interface RefusedAdds {
@@ -258,9 +286,18 @@ interface RefusedAdds {
   error?: unknown;
 }
 
-/** Ends the sync with the refusal (refusedAddsError) when the platform refused some members' add. */
-function throwRefusedAdds(refused: RefusedAdds): void {
-  if (refused.error !== undefined) throw refusedAddsError(refused.members.size, refused.error);
+/**
+ * Ends the sync with the refusal (refusedAddsError) when the platform refused some members' add,
+ * naming them by the bridge's ids (`users`: the refused members' users, read only then).
+ */
+function throwRefusedAdds(refused: RefusedAdds, users: () => readonly EntityRef[]): void {
+  if (refused.error !== undefined) {
+    throw refusedAddsError(
+      refused.members.size,
+      refused.error,
+      users().map((user) => user.id),
+    );
+  }
 }
 
 /**

@@ -86,4 +86,11 @@ export interface SyncStateReader {
   /** Removes a dead letter read before, unless a sync has written another one since (another string). */
   removeDeadLetterIfUnchanged(read: StoredDeadLetter): Promise<boolean>;
   setStatus(status: EntitySyncStatus): Promise<void>;
+  /**
+   * When no write of `ref` can land late any more (epoch ms): its late-write check, or a write of
+   * it on the wire, whichever is later; null when there is neither (src/sync/late-writes.ts).
+   */
+  checkDueAt(ref: EntityRef): Promise<number | null>;
+  /** Late-write checks and marks to come, and when the last is due (GET /status `lateWrites`). */
+  lateWrites(): Promise<{ count: number; until: number | null }>;
 }

@@ -21,6 +21,7 @@ export function unknownRoute(method: string, path: string, knownPath: boolean): 
 }
 
 const FAULT_CODES: Record<FaultStatus, string> = {
+  400: "BAD_REQUEST",
   401: "UNAUTHORIZED",
   403: "FORBIDDEN",
   429: "RATE_LIMITED",

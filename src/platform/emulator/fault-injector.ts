@@ -5,8 +5,11 @@
  */
 import type { SeededRandom } from "./seeded-random.js";
 
-/** Statuses an error fault may answer (429 always carries Retry-After). */
-export const FAULT_STATUSES = [401, 403, 429, 500, 502, 503, 504] as const;
+/**
+ * Statuses an error fault may answer (429 always carries Retry-After). 400: a refusal for good of
+ * a request the emulator would take (a group's member limit, say), to see a dead letter of it.
+ */
+export const FAULT_STATUSES = [400, 401, 403, 429, 500, 502, 503, 504] as const;
 export type FaultStatus = (typeof FAULT_STATUSES)[number];
 
 export type FaultKind =
