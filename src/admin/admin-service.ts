@@ -402,6 +402,14 @@ export class AdminService {
    * invariant 6). Nothing is written to the platform: the object stays as it is, no source's any
    * more, and reconciliation reports it as an orphan (the `orphans` policy decides). False when
    * the entity is not a tombstone.
+   *
+   * A sync of the tombstone already running (it read the tombstone before the purge) may still plan
+   * its deprovisioning: the change it queues is dropped unsent by the lifecycle flusher, which sends
+   * no deprovisioning of a tombstone that is gone (lifecycle-flusher.ts withoutReleased), and the
+   * dirty marker the purge left brings the sync that forgets what that run recorded. A bulk call
+   * already on the wire when the admin discards cannot be called back: that one deprovisioning lands
+   * (the admin gave up an object whose deprovisioning was already going out), and the object stays
+   * released all the same: no source owns it, nothing of the entity is left.
    */
   private async releaseTombstone(ref: EntityRef): Promise<boolean> {
     const { directory, jobs } = this.deps;
