@@ -25,6 +25,12 @@ export interface AdminJobPorts {
   enqueueResync(opId: string, phase: "run" | "apply"): Promise<void>;
   /** Marks entities dirty and enqueues their syncs in resync mode (the pipeline's one code path). */
   requestResync(refs: EntityRef[]): Promise<void>;
+  /**
+   * Drops what the sync state still records of an entity the directory no longer holds (its
+   * status, applied record, claims: forgetAbsent), as the sync of an absent entity does; for an
+   * entity no sync can run for (its source taken out of the configuration).
+   */
+  forgetAbsent(ref: EntityRef): Promise<void>;
 }
 
 export interface AdminServiceDeps {
@@ -418,6 +424,14 @@ export class AdminService {
         ? await directory.snapshotUser(ref.source, ref.id)
         : await directory.snapshotGroup(ref.source, ref.id);
     if (snapshot === null || snapshot.desired !== null) return false;
+    // A source taken out of the configuration runs no sync (one of its entities is dead-lettered
+    // `unknown_source`, the letter just discarded back again): what is recorded of it goes here.
+    // (Its status, record and claim stay if the process dies between the two; nothing else is left.)
+    if (!this.deps.config.sources[ref.source]) {
+      if (!(await directory.purgeTombstone(ref, snapshot.generation))) return false;
+      await jobs.forgetAbsent(ref);
+      return true;
+    }
     // Purged before its sync is requested: a sync of the tombstone would deprovision it again. The
     // purge leaves it dirty in the same script, so a request that fails (or a crash) after it still
     // brings that sync (the sweeper); without it, its status, record and claim would stay for ever.
