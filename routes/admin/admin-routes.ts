@@ -260,11 +260,11 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     role: "admin",
     response: discardedSchema,
     handle: async ({ req, res, service }) => {
-      await service.discardDeadLetter(
+      const { released } = await service.discardDeadLetter(
         entityRef(param(req, "source"), kindParam(req), param(req, "id")),
         principalOf(res),
       );
-      return { discarded: true };
+      return released ? { discarded: true, released: true } : { discarded: true };
     },
   },
   {

@@ -275,4 +275,14 @@ export const sourcesSchema = z.object({
   ),
 });
 
-export const discardedSchema = z.object({ discarded: z.literal(true) });
+export const discardedSchema = z.object({
+  discarded: z.literal(true),
+  released: z
+    .literal(true)
+    .optional()
+    .describe(
+      "Present when the letter was a deleted entity's (its deprovisioning given up): the bridge let go of its " +
+        "platform object, left as it is and owned by no source; reconciliation reports it as an orphan " +
+        "(the `reconcile.orphans` policy decides)",
+    ),
+});

@@ -384,9 +384,9 @@ export class AdminService {
    * Discards a dead letter. A live entity stays `dead` (nothing reached the platform), and its
    * status says the letter is gone: a retry of it would find none; a resync of the entity syncs it
    * again. A deleted entity (a tombstone) whose deprovisioning failed for good is given up instead:
-   * releaseTombstone.
+   * releaseTombstone (`released`: its platform object is no source's any more).
    */
-  async discardDeadLetter(ref: EntityRef, actor: AdminPrincipal): Promise<void> {
+  async discardDeadLetter(ref: EntityRef, actor: AdminPrincipal): Promise<{ released: boolean }> {
     const { syncState } = this.deps;
     const removed = await syncState.removeDeadLetter(ref);
     if (!removed) throw new NotFoundError(`No dead letter for ${refLabel(ref)}`);
@@ -397,6 +397,7 @@ export class AdminService {
       await syncState.setStatus({ ...status, lastError: { ...status.lastError, ...discarded } });
     }
     await this.audit(actor, "dead-letters.discard", refLabel(ref), released ? { released: true } : undefined);
+    return { released };
   }
 
   /**

@@ -740,10 +740,21 @@ async function deadLetters(api: Client, io: CliIo, values: Values, positionals: 
       "DELETE",
       `/dead-letters/${seg(ref.source)}/${seg(ref.kind)}/${seg(ref.id)}`,
     );
-    show(io, values.json, result, () => `discarded ${rest[0]}`);
+    show(io, values.json, result, () => discardedText(rest[0] as string, result));
     return 0;
   }
   throw new UsageError(`dead-letters: unknown action ${action}`);
+}
+
+/** What `dead-letters discard` says: and, for a deleted entity's letter, that its platform object was let go. */
+function discardedText(ref: string, answer: unknown): string {
+  const released = (answer as { released?: unknown } | null)?.released === true;
+  if (!released) return `discarded ${ref}`;
+  return [
+    `discarded ${ref}`,
+    "  the deleted entity's platform object was let go: left as it is, no source owns it now;",
+    "  reconciliation reports it as an orphan (the reconcile.orphans policy decides)",
+  ].join("\n");
 }
 
 function parse(command: string, args: string[]) {

@@ -7,6 +7,7 @@
  * deprovisioning already on the wire when the admin discards cannot be called back: that one
  * lands (documented on AdminService.releaseTombstone); one not yet sent is never sent.
  */
+import { Ajv2020 } from "ajv/dist/2020.js";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PLATFORM_TOKEN, type TestBridge, startTestBridge } from "../helpers/bridge-harness.js";
@@ -140,5 +141,30 @@ describe("faults-m: a tombstone's letter discarded while its sync runs", () => {
     ).toBe(true);
     expect(h.platformUsers().get(userName)).toMatchObject({ id: run.pid, active: true, displayName: "Old" });
     await forgotten(run.old.id);
+  }, 60_000);
+
+  it("the discard's answer says the platform user was released, as the admin OpenAPI description says", async () => {
+    const okta = h.scim("okta");
+    const userName = "discard.answer.m@example.com";
+    const old = await okta.createUser(userName);
+    await h.waitForIdle();
+    const pid = h.platformUsers().get(userName)?.id as string;
+    h.emulator.drift({ action: "failBulkFor", userId: pid, code: "FORBIDDEN" });
+    expect((await okta.deleteUser(old.id)).status).toBe(204);
+    await waitFor(() => hasLetter(old.id), { what: "the deleted user's letter" });
+    await h.waitForIdle();
+
+    const answer = await h.admin().delete(`/dead-letters/okta/user/${old.id}`);
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual({ discarded: true, released: true });
+    const openapi = (await h.http.get("/admin/v1/openapi.json")).body;
+    const schema =
+      openapi.paths["/dead-letters/{source}/{kind}/{id}"].delete.responses["200"].content["application/json"]
+        .schema;
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    expect(ajv.validate(schema, answer.body)).toBe(true);
+    expect(schema.properties.released.description).toMatch(/orphan/);
+    expect(ajv.validate(schema, { discarded: true })).toBe(true);
+    await h.waitForIdle();
   }, 60_000);
 });
