@@ -167,4 +167,51 @@ describe("faults-m: a tombstone's letter discarded while its sync runs", () => {
     expect(ajv.validate(schema, { discarded: true })).toBe(true);
     await h.waitForIdle();
   }, 60_000);
+
+  it("a deleted group: the running sync does not delete the released platform group, and nothing is left", async () => {
+    const okta = h.scim("okta");
+    const displayName = "Discard Running M";
+    const group = await okta.createGroup(displayName, []);
+    await h.waitForIdle();
+    const platformGroup = () =>
+      (h.emulator.state() as unknown as { groups: Array<{ id: string; displayName: string }> }).groups.find(
+        (g) => g.displayName === displayName,
+      );
+    const gid = platformGroup()?.id as string;
+    expect(gid).toBeDefined();
+    // Its deletion refused for good: its letter.
+    h.emulator.addFault({ type: "error", status: 403, count: 1, match: { operation: "deleteGroup" } });
+    expect((await okta.deleteGroup(group.id)).status).toBe(204);
+    await waitFor(() => hasLetter(group.id), { what: "the deleted group's letter" });
+    await h.waitForIdle();
+
+    // An admin's resync of it reads the platform group: held there.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let reached = false;
+    proxy.rule = (call) => {
+      if (call.method !== "GET" || !call.path.endsWith(`/Groups/${gid}`) || reached) return undefined;
+      reached = true;
+      return { kind: "hold", until: held };
+    };
+    expect((await h.admin().post("/sources/okta/resync", { groups: [group.id] })).status).toBe(202);
+    await waitFor(async () => reached, { what: "the sync's read of the platform group" });
+    expect((await h.admin().delete(`/dead-letters/okta/group/${group.id}`)).body).toEqual({
+      discarded: true,
+      released: true,
+    });
+    release();
+    proxy.rule = undefined;
+    await h.waitForIdle();
+
+    expect(platformGroup()?.id).toBe(gid);
+    expect(await hasLetter(group.id)).toBe(false);
+    expect((await h.admin().get(`/sources/okta/groups/${group.id}`)).status).toBe(404);
+    const traces = await redisTraces(redis, h.prefix, [group.id]);
+    const admins = [`${h.prefix}:admin:audit`, `${h.prefix}:resync:op:`];
+    expect(traces.filter((trace) => !admins.some((p) => trace.startsWith(p)))).toEqual([]);
+    expect((await h.admin().get("/status")).body).toMatchObject({ idle: true, pending: 0, deadLetters: 0 });
+  }, 60_000);
 });
