@@ -102,3 +102,23 @@ export async function whileHeld(
     return HANDED_ON;
   }
 }
+
+/**
+ * Records a run's or resync's failure (`record`: the write of its record, refused once the job is
+ * no longer this holder's), then tells it at error level (`tell`). A write refused because the job
+ * was handed on (OperationNotHeld) tells nothing and throws on: the failure met a job whose next
+ * holder runs it again (a platform call cut off by the forced close that handed it back, say), no
+ * human has to act, and whileHeld ends it with its one warn line. A write that fails otherwise
+ * (Redis) still tells the failure, then throws.
+ */
+export async function recordFailure<T>(record: () => Promise<T>, tell: () => void): Promise<T> {
+  let recorded: T;
+  try {
+    recorded = await record();
+  } catch (err) {
+    if (!isJobHandedOn(err)) tell();
+    throw err;
+  }
+  tell();
+  return recorded;
+}

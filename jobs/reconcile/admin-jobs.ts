@@ -11,6 +11,7 @@ import type { Logger } from "../../src/observability/logger.js";
 import type { Registry } from "../../src/observability/metrics.js";
 import type { PlatformClient } from "../../src/platform/platform-types.js";
 import type { EntityRef } from "../../src/scim/scim-types.js";
+import { forgetAbsent } from "../../src/sync/forget-absent.js";
 import type { RedisSyncStateStore } from "../../src/sync/redis-sync-state-store.js";
 import { HeldJobs, closeWithin, gatePlatform } from "../job-hand-back.js";
 import { QUEUE_NAMES } from "../queue-names.js";
@@ -86,6 +87,7 @@ export async function startAdminJobs(options: AdminJobsOptions): Promise<AdminJo
     enqueueReconcile: (runId, phase) => reconcileQueue.enqueue(runId, phase),
     enqueueResync: (id, phase) => resyncQueue.enqueue(id, phase),
     requestResync,
+    forgetAbsent: (ref) => forgetAbsent({ state: syncState }, ref),
   };
   const service = new AdminService({
     config,

@@ -7,7 +7,7 @@ import { DRIFT_CLASSES } from "../../src/reconcile/reconcile-types.js";
 import { type RepairOutcome, type TrackedRun, startedOutcome } from "../../src/admin/repair-outcome.js";
 import { resyncTransientDeadLetters } from "../../src/sync/dead-letter-retry.js";
 import { type AdoptionCheck, applyRepairs } from "./apply-repairs.js";
-import { isJobHandedOn } from "../job-lease.js";
+import { isJobHandedOn, recordFailure } from "../job-lease.js";
 import { failureLogFields } from "./failure-log-fields.js";
 import type { ReconcileDeps } from "./reconcile-ports.js";
 import {
@@ -337,12 +337,17 @@ export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<
     // Handed on: the next holder runs it (and owns its working sets and its record from here).
     if (isJobHandedOn(err)) throw err;
     const message = err instanceof Error ? err.message : String(err);
-    log.error(failureLogFields(err), "reconcile: run failed");
     // Refused once the job was handed on (a platform call that failed as a forced close handed it
-    // back): the sets are the next holder's, and so is the record (the write below is refused too).
+    // back): the sets are the next holder's, and so is the record (the write below is refused too,
+    // and the failure is not told: recordFailure).
     if (ctx) await dropWorkingSets(ctx, "none").catch(() => undefined);
     run = { ...run, state: "failed", error: message, ...finished(startedMs) };
-    countRun(deps, run, await deps.runs.transition(run, ["running"], deps.lease?.holder));
+    const failed = run;
+    const written = await recordFailure(
+      () => deps.runs.transition(failed, ["running"], deps.lease?.holder),
+      () => log.error(failureLogFields(err), "reconcile: run failed"),
+    );
+    countRun(deps, run, written);
     return run;
   }
 }
@@ -396,6 +401,8 @@ export async function applyConfirmedRun(deps: ReconcileDeps, runId: string): Pro
   if (!(await deps.runs.transition(run, ["queued", "running"], deps.lease?.holder)))
     return deps.runs.get(runId);
   const log = deps.logger.child({ module: "reconcile", runId, source: run.source });
+  /** Set when the apply failed: told once its record is written (recordFailure). */
+  let tellFailure: (() => void) | undefined;
   try {
     const ctx = new RunContext(deps, run);
     const applied = await applyAndCount(deps, ctx, run, log);
@@ -407,8 +414,10 @@ export async function applyConfirmedRun(deps: ReconcileDeps, runId: string): Pro
   } catch (err) {
     if (isJobHandedOn(err)) throw err;
     run = { ...run, state: "failed", error: err instanceof Error ? err.message : String(err) };
-    log.error(failureLogFields(err), "reconcile: applying a confirmed run failed");
+    tellFailure = () => log.error(failureLogFields(err), "reconcile: applying a confirmed run failed");
   }
-  countRun(deps, run, await deps.runs.transition(run, ["running"], deps.lease?.holder));
+  const ended = run;
+  const record = () => deps.runs.transition(ended, ["running"], deps.lease?.holder);
+  countRun(deps, run, await (tellFailure ? recordFailure(record, tellFailure) : record()));
   return run;
 }

@@ -11,7 +11,7 @@ import { evaluateGuard } from "../../src/reconcile/deprovision-guard.js";
 import type { ResyncOperation } from "../../src/reconcile/reconcile-run.js";
 import { type EntityKind, type EntityRef, parseRefKey, refKey } from "../../src/scim/scim-types.js";
 import { type DirtyReader, syncDeprovisionsItself } from "../reconcile/deprovision-under-way.js";
-import { type JobLease, isJobHandedOn } from "../job-lease.js";
+import { type JobLease, isJobHandedOn, recordFailure } from "../job-lease.js";
 import { failureLogFields } from "../reconcile/failure-log-fields.js";
 import type { ReconcileSyncState, ResyncRequester } from "../reconcile/reconcile-ports.js";
 import {
@@ -510,6 +510,8 @@ export async function runResync(
   if (!(await deps.resyncs.transition(op, ["queued", "running"], deps.lease?.holder)))
     return deps.resyncs.get(id);
   const log = deps.logger.child({ module: "resync", operationId: id, source: op.source });
+  /** Set when the resync failed: told once its record is written (recordFailure). */
+  let tellFailure: (() => void) | undefined;
   try {
     if (phase === "run") {
       const counted = await plannedDeprovisions(deps, op);
@@ -560,9 +562,11 @@ export async function runResync(
       finishedAt: new Date().toISOString(),
       durationMs: Date.now() - startedMs,
     };
-    log.error(failureLogFields(err), "resync: failed");
+    tellFailure = () => log.error(failureLogFields(err), "resync: failed");
   }
-  await deps.resyncs.transition(op, ["running"], deps.lease?.holder);
+  const ended = op;
+  const record = () => deps.resyncs.transition(ended, ["running"], deps.lease?.holder);
+  await (tellFailure ? recordFailure(record, tellFailure) : record());
   await deps.resyncs.dropOwnedKeys(id);
   return op;
 }

@@ -264,8 +264,7 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
         entityRef(param(req, "source"), kindParam(req), param(req, "id")),
         principalOf(res),
       );
-      // `released` only when it was (the answer stays `{discarded: true}` otherwise).
-      return released ? { discarded: true, released } : { discarded: true };
+      return released ? { discarded: true, released: true } : { discarded: true };
     },
   },
   {

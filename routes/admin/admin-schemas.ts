@@ -304,6 +304,8 @@ export const discardedSchema = z.object({
     .literal(true)
     .optional()
     .describe(
-      "The entity was deleted at the source (its deprovisioning failed for good): the bridge let go of it, and its platform object stays on the platform, owned by no source (reconciliation reports an orphan user)",
+      "Present when the letter was a deleted entity's (its deprovisioning given up): the bridge let go of its " +
+        "platform object, left as it is and owned by no source; reconciliation reports it as an orphan " +
+        "(the `reconcile.orphans` policy decides)",
     ),
 });

@@ -25,6 +25,12 @@ export interface AdminJobPorts {
   enqueueResync(opId: string, phase: "run" | "apply"): Promise<void>;
   /** Marks entities dirty and enqueues their syncs in resync mode (the pipeline's one code path). */
   requestResync(refs: EntityRef[]): Promise<void>;
+  /**
+   * Drops what the sync state still records of an entity the directory no longer holds (its
+   * status, applied record, claims: forgetAbsent), as the sync of an absent entity does; for an
+   * entity no sync can run for (its source taken out of the configuration).
+   */
+  forgetAbsent(ref: EntityRef): Promise<void>;
 }
 
 export interface AdminServiceDeps {
@@ -389,7 +395,7 @@ export class AdminService {
    * Discards a dead letter. A live entity stays `dead` (nothing reached the platform), and its
    * status says the letter is gone: a retry of it would find none; a resync of the entity syncs it
    * again. A deleted entity (a tombstone) whose deprovisioning failed for good is given up instead:
-   * releaseTombstone. Answers whether it was (`released`).
+   * releaseTombstone (`released`: its platform object is no source's any more).
    */
   async discardDeadLetter(ref: EntityRef, actor: AdminPrincipal): Promise<{ released: boolean }> {
     const { syncState } = this.deps;
@@ -414,6 +420,15 @@ export class AdminService {
    * invariant 6). Nothing is written to the platform: the object stays as it is, no source's any
    * more, and reconciliation reports it as an orphan (the `orphans` policy decides). False when
    * the entity is not a tombstone.
+   *
+   * A sync of the tombstone already running (it read the tombstone before the purge) may still plan
+   * its deprovisioning: a user's change it queues is dropped unsent by the lifecycle flusher, which
+   * sends no deprovisioning of a tombstone that is gone (lifecycle-flusher.ts withoutReleased); a
+   * group's delete looks once more right before it goes (sync-group.ts); and the dirty marker the
+   * purge left brings the sync that forgets what that run recorded. A bulk call
+   * already on the wire when the admin discards cannot be called back: that one deprovisioning lands
+   * (the admin gave up an object whose deprovisioning was already going out), and the object stays
+   * released all the same: no source owns it, nothing of the entity is left.
    */
   private async releaseTombstone(ref: EntityRef): Promise<boolean> {
     const { directory, jobs } = this.deps;
@@ -422,6 +437,14 @@ export class AdminService {
         ? await directory.snapshotUser(ref.source, ref.id)
         : await directory.snapshotGroup(ref.source, ref.id);
     if (snapshot === null || snapshot.desired !== null) return false;
+    // A source taken out of the configuration runs no sync (one of its entities is dead-lettered
+    // `unknown_source`, the letter just discarded back again): what is recorded of it goes here.
+    // (Its status, record and claim stay if the process dies between the two; nothing else is left.)
+    if (!this.deps.config.sources[ref.source]) {
+      if (!(await directory.purgeTombstone(ref, snapshot.generation))) return false;
+      await jobs.forgetAbsent(ref);
+      return true;
+    }
     // Purged before its sync is requested: a sync of the tombstone would deprovision it again. The
     // purge leaves it dirty in the same script, so a request that fails (or a crash) after it still
     // brings that sync (the sweeper); without it, its status, record and claim would stay for ever.

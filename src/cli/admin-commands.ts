@@ -749,15 +749,23 @@ async function deadLetters(api: Client, io: CliIo, values: Values, positionals: 
       "DELETE",
       `/dead-letters/${seg(ref.source)}/${seg(ref.kind)}/${seg(ref.id)}`,
     );
-    // A deleted entity's letter lets go of its platform object: say so, it is left on the platform.
-    const released =
-      result.released === true
-        ? `\nreleased: its platform ${ref.kind} stays on the platform, owned by no source (the bridge no longer deprovisions it)`
-        : "";
-    show(io, values.json, result, () => `discarded ${rest[0]}${released}`);
+    show(io, values.json, result, () => discardedText(rest[0] as string, result));
     return 0;
   }
   throw new UsageError(`dead-letters: unknown action ${action}`);
+}
+
+/** What `dead-letters discard` says: and, for a deleted entity's letter, that its platform object was let go. */
+function discardedText(ref: string, answer: unknown): string {
+  const released = (answer as { released?: unknown } | null)?.released === true;
+  if (!released) return `discarded ${ref}`;
+  const kind = ref.split("/")[1] ?? "object";
+  return [
+    `discarded ${ref}`,
+    `released: its platform ${kind} stays on the platform, owned by no source (the bridge no longer deprovisions it):`,
+    "  the deleted entity's platform object was let go, left as it is;",
+    "  reconciliation reports it as an orphan (the reconcile.orphans policy decides)",
+  ].join("\n");
 }
 
 function parse(command: string, args: string[]) {

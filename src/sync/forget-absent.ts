@@ -12,7 +12,7 @@ import type { OwnerScope } from "./sync-keys.js";
  * name. Nothing else would ever remove them (invariant 6); a platform object so released is no
  * source's any more, and reconciliation reports it.
  */
-export async function forgetAbsent(ctx: SyncContext, ref: EntityRef): Promise<void> {
+export async function forgetAbsent(ctx: Pick<SyncContext, "state">, ref: EntityRef): Promise<void> {
   const applied = await ctx.state.getApplied<AppliedUser & AppliedGroup & AppliedEmbedGroup>(ref);
   if (!applied) {
     // Everything but the claims in one MULTI: the status, and an embed user's member record

@@ -122,9 +122,11 @@ export async function flushLifecycle(ctx: SyncContext, options: LifecycleFlushOp
 async function sendChunk(
   ctx: SyncContext,
   action: BulkUserAction,
-  part: StoredLifecycleEntry[],
+  queued: StoredLifecycleEntry[],
   options: LifecycleFlushOptions,
 ): Promise<void> {
+  const part = await withoutReleased(ctx, queued);
+  if (part.length === 0) return;
   let result: BulkUserResult;
   // Marked on the wire like a sync's writes: a flusher that dies with the call held leaves its
   // users' marks, so a later change the call would undo (the next flush's opposite action, a
@@ -168,6 +170,31 @@ async function sendChunk(
       await settleOne(ctx, s, action, failure, options);
     }),
   );
+}
+
+/**
+ * The entries still to send: a deleted user's deprovisioning (a final entry) whose tombstone is
+ * gone was given up by an admin (its dead letter discarded: AdminService.releaseTombstone) after
+ * the sync that queued it had read the tombstone. The platform user is no source's any more and
+ * must stay as it is: the entry is dropped unsent, and the user marked dirty, so that the sync of
+ * the now absent entity forgets what that sync recorded of it (forgetAbsent). (A tombstone is
+ * purged otherwise only once its deprovisioning settled, or when its platform user is gone.)
+ */
+async function withoutReleased(
+  ctx: SyncContext,
+  part: StoredLifecycleEntry[],
+): Promise<StoredLifecycleEntry[]> {
+  const gone = await Promise.all(
+    part.map(
+      async (s) =>
+        s.entry.final === true &&
+        (await ctx.directory.snapshotUser(s.entry.ref.source, s.entry.ref.id)) === null,
+    ),
+  );
+  for (const [index, s] of part.entries()) {
+    if (gone[index] && (await ctx.state.settleLifecycle(s, null))) await ctx.directory.markDirty(s.entry.ref);
+  }
+  return part.filter((_s, index) => !gone[index]);
 }
 
 /**

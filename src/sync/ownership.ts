@@ -185,7 +185,7 @@ export async function beginCreate(
  * the entity's next sync looks for it (findLost) before anything else, which settles it.
  */
 export async function settleCreate(
-  ctx: SyncContext,
+  ctx: Pick<SyncContext, "state">,
   scope: OwnerScope,
   name: string,
   ref: EntityRef,

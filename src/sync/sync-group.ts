@@ -164,6 +164,12 @@ async function syncWorkspaceGroup(
         // A create of this group that timed out may still land (late) once the name is free: the
         // delete waits until no write of it can land late (as a rename does, below).
         await waitForLateCreate(ctx, ref, "createGroup");
+        // An admin gave the group up meanwhile (its letter discarded: its tombstone purged after this
+        // sync read it, AdminService.releaseTombstone): its platform group is no source's any more
+        // and stays. The sync of the absent entity forgets what is recorded of it (forgetAbsent).
+        if ((await ctx.directory.snapshotGroup(ref.source, ref.id)) === null) {
+          return { result: "absent", generation: 0, warnings: [] };
+        }
         // Deleting a group never touches its members (they are users of their own).
         if (applied?.platformId) await ctx.platform.deleteGroup(applied.platformId);
         return forgetGroup(ctx, ref, applied, generation);

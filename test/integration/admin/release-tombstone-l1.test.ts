@@ -48,6 +48,7 @@ describe("review l1: a discarded tombstone whose resync request fails", () => {
         await syncState.requestResync(refs);
         await Promise.all(refs.map((r) => directory.markDirty(r)));
       },
+      forgetAbsent: async () => {},
     },
   });
   const actor = { kind: "admin" as const, name: "ops", role: "admin" as const };

@@ -72,6 +72,7 @@ describe("probes h: retrying dead letters when the resync request fails", () => 
           requested.push(refs);
           await duringRequest?.();
         },
+        forgetAbsent: async () => {},
       },
     });
     const app = express();

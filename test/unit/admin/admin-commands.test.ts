@@ -140,6 +140,24 @@ describe("runAdminCommand", () => {
     expect(calls[1]?.method).toBe("DELETE");
   });
 
+  it("dead-letters discard of a deleted entity's letter says its platform object was let go, an orphan now", async () => {
+    const { io, out } = fakeIo({
+      "DELETE /dead-letters/okta/user/gone": () => ({
+        status: 200,
+        body: { discarded: true, released: true },
+      }),
+      "DELETE /dead-letters/okta/user/live": () => ({ status: 200, body: { discarded: true } }),
+    });
+    expect(await runAdminCommand("dead-letters", ["discard", "okta/user/gone"], io)).toBe(0);
+    const released = out.join("");
+    expect(released).toContain("discarded okta/user/gone");
+    expect(released).toMatch(/platform object was let go/);
+    expect(released).toMatch(/orphan/);
+    out.length = 0;
+    expect(await runAdminCommand("dead-letters", ["discard", "okta/user/live"], io)).toBe(0);
+    expect(out.join("")).toBe("discarded okta/user/live\n");
+  });
+
   it("dead-letters list reads every page, not only the first 500", async () => {
     const letters = Array.from({ length: 1_234 }, (_, i) => ({
       ref: { source: "okta", kind: "user", id: `u${i}` },
