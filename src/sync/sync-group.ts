@@ -4,6 +4,7 @@ import {
   planGroup,
   platformGroupName,
   refusedAddFate,
+  removedMemberIds,
   usersOfPlatformIds,
 } from "../mapping/plan-group.js";
 import { type AppliedGroup, answered, chunk } from "../mapping/plan-types.js";
@@ -21,7 +22,7 @@ import {
   waitForNameHolder,
 } from "./ownership.js";
 import type { SyncContext, SyncOutcome, SyncProgress } from "./sync-context.js";
-import { SyncError, isPlatformFailure, refusedAddsError } from "./sync-error.js";
+import { SyncError, isPlatformFailure, refusedMembersError } from "./sync-error.js";
 
 const MAX_ROUNDS = 4;
 /** Platform users looked up at a time when a refused add is checked member by member. */
@@ -98,10 +99,19 @@ async function syncWorkspaceGroup(
   const pids = await ctx.state.getUserPlatformIds(ref.source, memberIds);
   /** Recorded platform ids found gone on the platform: left out until their users are created again. */
   const vanished = new Set<string>();
-  /** Members whose add the platform refused for good in this sync: left out, then its dead letter. */
-  const refused: RefusedAdds = { members: new Set(), chunks: 0 };
+  /** Members whose add or removal the platform refused for good in this sync: its dead letter. */
+  const refused: Refusals = { added: new Set(), removed: new Set() };
   const desiredMembers = () =>
-    pids.filter((p): p is string => typeof p === "string" && !vanished.has(p) && !refused.members.has(p));
+    pids.filter((p): p is string => typeof p === "string" && !vanished.has(p) && !refused.added.has(p));
+  /**
+   * Rounds that a refusal narrowed: members left out (deleted on the platform, or their add refused
+   * for good), a removal held (refused for good), the create sent without members. They spend no
+   * round of the budget: each one takes members out of what the sync sends for good (the create's,
+   * once), so they are bounded by the group's members. The budget bounds everything else.
+   */
+  let narrowed = 0;
+  /** The create was refused for good although each member is a platform user: sent without them. */
+  let bareCreate = false;
 
   let applied = await ctx.state.getApplied<AppliedGroup>(ref);
   if (applied?.platformId && (resync || applied.inDoubt)) {
@@ -114,26 +124,37 @@ async function syncWorkspaceGroup(
     if (inDoubt && applied) await ctx.state.putApplied(ref, applied);
   }
   let reread = false;
-  // A refused add chunk spends no round: each one leaves its members out, so they are bounded by
-  // the add chunks of the plan.
-  for (let round = 0; round < MAX_ROUNDS + refused.chunks; round++) {
-    const plan = planGroup({ desiredName, desiredMembers: desiredMembers(), applied });
+  for (let round = 0; round < MAX_ROUNDS + narrowed; round++) {
+    const plan = planGroup({
+      desiredName,
+      desiredMembers: desiredMembers(),
+      applied,
+      heldMembers: refused.removed,
+    });
     const first = plan.steps[0];
     if (!first) {
-      throwRefusedAdds(refused);
+      throwRefusals(ctx, ref, refused);
       return { result: "clean", generation, platformId: applied?.platformId, warnings: leftOut(vanished) };
     }
     switch (first.type) {
       case "createGroup":
         try {
-          applied = await createOrAdoptGroup(ctx, ref, first.displayName, first.members, applied);
+          const members = bareCreate ? [] : first.members;
+          applied = await createOrAdoptGroup(ctx, ref, first.displayName, members, applied);
         } catch (err) {
           // Created with members, the group is refused whole for one that is no platform user.
-          const left = isPlatformFailure(err, "bad_request")
-            ? await leaveOutVanished(ctx, ref, first.members, memberIds, pids)
-            : [];
-          if (left.length === 0) throw err;
-          for (const id of left) vanished.add(id);
+          const refusedForGood = isPlatformFailure(err, "bad_request") && !bareCreate;
+          const left = refusedForGood ? await leaveOutVanished(ctx, ref, first.members, memberIds, pids) : [];
+          if (left.length > 0) {
+            for (const id of left) vanished.add(id);
+          } else if (refusedForGood && first.members.length > 0) {
+            // Every one of them is a platform user: the group is created without members, and they
+            // are added in chunks next, where a refused one holds back its chunk alone (below).
+            bareCreate = true;
+          } else {
+            throw err;
+          }
+          narrowed += 1;
         }
         continue;
       case "findLostGroup": {
@@ -184,6 +205,7 @@ async function syncWorkspaceGroup(
         } catch (err) {
           const removing = sending?.some((operation) => operation.op === "remove") ?? false;
           const adding = sending ? addedMemberIds(sending) : [];
+          const removed = sending ? removedMemberIds(sending) : [];
           if (isPlatformFailure(err, "bad_request") && removing && !reread) {
             // A strict platform refuses to remove a member that is no longer there (RFC 7644
             // §3.5.2.2, 400 noTarget): taken out behind our back, with its user deleted, or by a
@@ -193,6 +215,18 @@ async function syncWorkspaceGroup(
             const current = await ctx.platform.getGroup(platformId);
             applied = current ? fromPlatformGroup(current) : null;
             if (applied) await ctx.state.putApplied(ref, applied);
+            continue;
+          }
+          if (isPlatformFailure(err, "bad_request") && removed.length > 0) {
+            // Refused again against what the platform holds now: the refusal stands for these
+            // members alone. They stay in the group (the record says so), the group's other changes
+            // are planned again without their removal, and the refusal ends the sync once those are
+            // sent (its dead letter). A retry sends only this removal.
+            refused.error ??= err;
+            for (const id of removed) refused.removed.add(id);
+            narrowed += 1;
+            applied = answered(applied);
+            await ctx.state.putApplied(ref, applied);
             continue;
           }
           if (isPlatformFailure(err, "bad_request") && adding.length > 0) {
@@ -209,9 +243,9 @@ async function syncWorkspaceGroup(
               // planned again without them, and the refusal ends the sync once they are sent (its
               // dead letter). The record holds what landed, so a retry adds only these.
               refused.error ??= err;
-              refused.chunks += 1;
-              for (const id of adding) refused.members.add(id);
+              for (const id of adding) refused.added.add(id);
             }
+            narrowed += 1;
             // The refusal is an answer: nothing of that PATCH landed, and none was sent after it.
             applied = answered(applied);
             await ctx.state.putApplied(ref, applied);
@@ -236,9 +270,11 @@ async function syncWorkspaceGroup(
           // Deleted behind our back: create it again; the id gone is owned no more (invariant 6).
           await ctx.state.releaseOwner("group", platformId, ref);
           applied = null;
+          // A held removal is moot in a group created again: those members are not in it.
+          refused.removed.clear();
           continue;
         }
-        throwRefusedAdds(refused);
+        throwRefusals(ctx, ref, refused);
         return { result: "clean", generation, platformId, warnings: leftOut(vanished) };
       }
     }
@@ -249,18 +285,30 @@ async function syncWorkspaceGroup(
   });
 }
 
-interface RefusedAdds {
+interface Refusals {
   /** Platform user ids of the members whose add was refused. */
-  members: Set<string>;
-  /** How many add PATCHes were refused. */
-  chunks: number;
+  added: Set<string>;
+  /** Platform user ids of the members whose removal was refused (they are still in the group). */
+  removed: Set<string>;
   /** The first refusal: its code is the dead letter's. */
   error?: unknown;
 }
 
-/** Ends the sync with the refusal (refusedAddsError) when the platform refused some members' add. */
-function throwRefusedAdds(refused: RefusedAdds): void {
-  if (refused.error !== undefined) throw refusedAddsError(refused.members.size, refused.error);
+/**
+ * Ends the sync with the refusal (refusedMembersError: a permanent failure, the group's dead letter,
+ * counted and logged by the job) when the platform refused some members' add or removal. A removal
+ * that did not happen leaves someone in a group the source took them out of: said at error level
+ * here too (counts only, no personal data), as a human must act.
+ */
+function throwRefusals(ctx: SyncContext, ref: EntityRef, refused: Refusals): void {
+  if (refused.error === undefined) return;
+  if (refused.removed.size > 0) {
+    ctx.logger.error(
+      { ref, members: refused.removed.size },
+      "group members could not be removed: the platform refused for good, they keep the group's access (dead letter)",
+    );
+  }
+  throw refusedMembersError({ added: refused.added.size, removed: refused.removed.size }, refused.error);
 }
 
 /**
