@@ -99,6 +99,36 @@ describe("review m: refusals spread over a group's chunks", () => {
     for (const id of gone) expect(members.has(id)).toBe(false);
   }, 120_000);
 
+  it("the round budget still ends a sync the platform never lets converge (its PATCHes answered 404 for ever)", async () => {
+    h = await startJobsHarness("review-m-budget-bound");
+    const users = await createUsers(h, "b", 150);
+    await h.waitForIdle(60_000);
+    await h.stopWorkers();
+    // Every PATCH answers 404 (the group "gone"), yet the group is still there to adopt by name:
+    // the sync creates, adopts and PATCHes again and again. The budget must end it.
+    let patches = 0;
+    h.platform.patchGroup = async () => {
+      patches++;
+      throw new PlatformError("patchGroup: 404", {
+        operation: "patchGroup",
+        failure: "not_found",
+        transient: false,
+        httpStatus: 404,
+      });
+    };
+    const g = await h.directory.createGroup(
+      "okta",
+      h.group("Never"),
+      users.map((u) => u.resource.id),
+    );
+    const ref: EntityRef = { source: "okta", kind: "group", id: g.resource.id };
+    await expect(syncGroup(h.syncContext(), ref, { resync: false }, {})).rejects.toMatchObject({
+      code: "not_converging",
+    });
+    expect(patches).toBeGreaterThan(0);
+    expect(patches).toBeLessThanOrEqual(4);
+  }, 60_000);
+
   it("a removal refused for good: the adds and the rename land, a loud dead letter, the retry sends only the removal", async () => {
     const { lines, logger } = captureLogger();
     h = await startJobsHarness("review-m-refused-removal", { logger });
@@ -201,5 +231,51 @@ describe("review m: refusals spread over a group's chunks", () => {
     const status = await h.state.getStatus({ source: "okta", kind: "group", id: g.resource.id });
     expect(status).toMatchObject({ state: "dead", lastError: { code: "platform_bad_request" } });
     expect(status?.lastError?.message).toMatch(new RegExp(`add ${refused.size} member`));
+  }, 60_000);
+});
+
+describe("review m: an embed group's refused add, then the group gone on the platform", () => {
+  let h: JobsHarness | undefined;
+  afterEach(async () => {
+    await h?.close();
+    h = undefined;
+  });
+
+  it("the refusal is not forgotten: the group is created again, the refused member sent again, and the refusal that stands is the dead letter", async () => {
+    h = await startJobsHarness("review-m-embed-refused-gone", {
+      sources: { portal: { tokens: ["t"], target: { embedTenant: "acme-m" } } },
+    });
+    const embedGroup = (name: string) =>
+      h?.emulator
+        .state()
+        .embedTenants.find((t) => t.name === "acme-m")
+        ?.groups.find((g) => g.name === name);
+    const refusedOne = await h.directory.createUser("portal", h.user("refused@embed-m.example"));
+    const staying = await h.directory.createUser("portal", h.user("staying@embed-m.example"));
+    const g = await h.directory.createGroup("portal", h.group("Embed M"), [staying.resource.id]);
+    await h.waitForIdle();
+    // The platform refuses (for good) every add naming the refused member; at the first refusal the
+    // embed group is deleted behind the bridge's back, so the rename after it answers 404.
+    const addEmbedGroupMembers = h.platform.addEmbedGroupMembers.bind(h.platform);
+    let refusals = 0;
+    h.platform.addEmbedGroupMembers = async (tenant, id, users) => {
+      if (users.some((u) => u.externalId === "refused@embed-m.example")) {
+        if (refusals++ === 0) await h!.platform.deleteEmbedGroup(tenant, id);
+        throw refusal("addEmbedGroupMembers");
+      }
+      return addEmbedGroupMembers(tenant, id, users);
+    };
+    await h.directory.replaceGroup("portal", g.resource.id, h.group("Embed M renamed"), [
+      staying.resource.id,
+      refusedOne.resource.id,
+    ]);
+    await h.waitForIdle();
+
+    // Sent again to the group created again, refused again: that refusal is the dead letter.
+    expect(refusals).toBe(2);
+    expect(embedGroup("Embed M renamed")).toBeDefined();
+    const status = await h.state.getStatus({ source: "portal", kind: "group", id: g.resource.id });
+    expect(status).toMatchObject({ state: "dead", lastError: { code: "platform_bad_request" } });
+    expect(status?.lastError?.message).toMatch(/add 2 member/);
   }, 60_000);
 });
