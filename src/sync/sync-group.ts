@@ -272,6 +272,7 @@ async function syncWorkspaceGroup(
           applied = null;
           // A held removal is moot in a group created again: those members are not in it.
           refused.removed.clear();
+          if (refused.added.size === 0) refused.error = undefined;
           continue;
         }
         throwRefusals(ctx, ref, refused);
@@ -301,7 +302,8 @@ interface Refusals {
  * here too (counts only, no personal data), as a human must act.
  */
 function throwRefusals(ctx: SyncContext, ref: EntityRef, refused: Refusals): void {
-  if (refused.error === undefined) return;
+  // A held removal made moot (the group created again) leaves nothing refused.
+  if (refused.error === undefined || refused.added.size + refused.removed.size === 0) return;
   if (refused.removed.size > 0) {
     ctx.logger.error(
       { ref, members: refused.removed.size },

@@ -193,6 +193,36 @@ describe("review m: refusals spread over a group's chunks", () => {
     );
   });
 
+  it("a removal refused for good, then the group gone on the platform: created again without that member, no dead letter", async () => {
+    h = await startJobsHarness("review-m-held-removal-gone");
+    const leaving = await h.directory.createUser("okta", h.user("leaving@gone-m.example"));
+    const staying = await h.directory.createUser("okta", h.user("staying@gone-m.example"));
+    const g = await h.directory.createGroup("okta", h.group("Gone"), [
+      leaving.resource.id,
+      staying.resource.id,
+    ]);
+    await h.waitForIdle();
+    const leavingPid = h.platformUsers().get("leaving@gone-m.example")?.id as string;
+    const groupPid = h.platformGroups().get("Gone")?.id as string;
+    // The removal is refused for good; the rename after it finds the group deleted behind the
+    // bridge's back (404).
+    const patchGroup = h.platform.patchGroup.bind(h.platform);
+    h.platform.patchGroup = async (id, operations) => {
+      if (removedIn(operations).some((path) => path.includes(leavingPid))) throw refusal("patchGroup");
+      if (operations.some((op) => op.path === "displayName")) await h!.platform.deleteGroup(groupPid);
+      return patchGroup(id, operations);
+    };
+    await h.stopWorkers();
+    await h.directory.replaceGroup("okta", g.resource.id, h.group("Gone renamed"), [staying.resource.id]);
+    const ref: EntityRef = { source: "okta", kind: "group", id: g.resource.id };
+    const outcome = await syncGroup(h.syncContext(), ref, { resync: false }, {});
+
+    expect(outcome.result).toBe("clean");
+    expect(h.platformGroups().get("Gone renamed")?.members).toEqual([
+      h.platformUsers().get("staying@gone-m.example")?.id,
+    ]);
+  });
+
   it("a create refused for good although every member is a platform user: the group exists, the refused chunk is a dead letter", async () => {
     h = await startJobsHarness("review-m-refused-create");
     const users = await createUsers(h, "c", 101);
