@@ -7,6 +7,11 @@ export interface GroupPlanInput {
   /** Platform user ids of the members that already have one (others are added when they land). */
   desiredMembers: string[];
   applied: AppliedGroup | null;
+  /**
+   * Platform user ids whose removal the platform refused for good in this sync: not removed again
+   * (they stay in the group, and the refusal is the group's dead letter). Default none.
+   */
+  heldMembers?: ReadonlySet<string>;
 }
 
 export function platformGroupName(prefix: string, displayName: string): string {
@@ -20,7 +25,7 @@ export function platformGroupName(prefix: string, displayName: string): string {
  * PATCH last. Deleting a group never touches its members.
  */
 export function planGroup(input: GroupPlanInput): Plan<GroupStep> {
-  const { desiredName, desiredMembers, applied } = input;
+  const { desiredName, desiredMembers, applied, heldMembers } = input;
   if (desiredName === null) {
     if (applied?.platformId) return { steps: [{ type: "deleteGroup" }], problems: [] };
     if (applied?.pendingDisplayName) {
@@ -45,7 +50,7 @@ export function planGroup(input: GroupPlanInput): Plan<GroupStep> {
   const has = new Set(applied.members);
   const wantSet = new Set(want);
   const toAdd = want.filter((id) => !has.has(id));
-  const toRemove = applied.members.filter((id) => !wantSet.has(id));
+  const toRemove = applied.members.filter((id) => !wantSet.has(id) && !heldMembers?.has(id));
   // Removals first, then additions, then the rename in a PATCH of its own: a write the platform
   // refuses (a name another source's group holds, a member it does not know) must not hold back
   // the ones before it, and a removal (access taken away) matters most.

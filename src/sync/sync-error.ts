@@ -154,10 +154,30 @@ export function refusedAddsError(
   refusal: unknown,
   memberIds: readonly string[] = [],
 ): SyncError {
+  return refusedMembersError({ added: members, removed: 0 }, refusal, memberIds);
+}
+
+/**
+ * As refusedAddsError, for a workspace group whose PATCHes the platform refused for good: `added`
+ * members it would not add, `removed` members it would not remove (they keep the group's access
+ * although they left it at the source), named by the bridge's user ids (`memberIds`). The record
+ * holds what landed, so a retry sends only these.
+ */
+export function refusedMembersError(
+  counts: { added: number; removed: number },
+  refusal: unknown,
+  memberIds: readonly string[] = [],
+): SyncError {
   const code = isPlatformError(refusal) ? refusal.code : "platform_bad_request";
   const reason = refusal instanceof Error ? refusal.message : String(refusal);
+  const refused = [
+    ...(counts.added > 0 ? [`add ${counts.added} member(s) to the group`] : []),
+    ...(counts.removed > 0
+      ? [`remove ${counts.removed} member(s) from the group (they are still in it)`]
+      : []),
+  ].join(" and ");
   return new SyncError(
-    `the platform refused to add ${members} member(s) to the group (${reason}); the group's other changes were applied${namedMembers(memberIds)}`,
+    `the platform refused to ${refused} (${reason}); the group's other changes were applied${namedMembers(memberIds)}`,
     {
       code,
       permanent: true,

@@ -29,7 +29,7 @@ import {
   waitForNameHolder,
 } from "./ownership.js";
 import type { SyncContext, SyncOutcome, SyncProgress } from "./sync-context.js";
-import { SyncError, isPlatformFailure, refusedAddsError, refusedRemovalsError } from "./sync-error.js";
+import { SyncError, isPlatformFailure, refusedMembersError, refusedRemovalsError } from "./sync-error.js";
 
 const MAX_ROUNDS = 4;
 /** Platform users looked up at a time when a refused add is checked member by member. */
@@ -106,12 +106,19 @@ async function syncWorkspaceGroup(
   const pids = await ctx.state.getUserPlatformIds(ref.source, memberIds);
   /** Recorded platform ids found gone on the platform: left out until their users are created again. */
   const vanished = new Set<string>();
-  /** Members whose add the platform refused for good in this sync: left out, then its dead letter. */
-  const refused: RefusedAdds = { members: new Set(), chunks: 0 };
-  /** The users of the refused members, by the bridge's ids (their dead letter names them). */
-  const refusedUsers = () => usersOfPlatformIds(ref.source, memberIds, pids, [...refused.members]);
+  /** Members whose add or removal the platform refused for good in this sync: its dead letter. */
+  const refused: Refusals = { added: new Set(), removed: new Set() };
   const desiredMembers = () =>
-    pids.filter((p): p is string => typeof p === "string" && !vanished.has(p) && !refused.members.has(p));
+    pids.filter((p): p is string => typeof p === "string" && !vanished.has(p) && !refused.added.has(p));
+  /**
+   * Rounds that a refusal narrowed: members left out (deleted on the platform, or their add refused
+   * for good), a removal held (refused for good), the create sent without members. They spend no
+   * round of the budget: each one takes members out of what the sync sends for good (the create's,
+   * once), so they are bounded by the group's members. The budget bounds everything else.
+   */
+  let narrowed = 0;
+  /** The create was refused for good although each member is a platform user: sent without them. */
+  let bareCreate = false;
 
   let applied = await ctx.state.getApplied<AppliedGroup>(ref);
   if (applied?.platformId && (resync || applied.inDoubt)) {
@@ -124,26 +131,37 @@ async function syncWorkspaceGroup(
     if (inDoubt && applied) await ctx.state.putApplied(ref, applied);
   }
   let reread = false;
-  // A refused add chunk spends no round: each one leaves its members out, so they are bounded by
-  // the add chunks of the plan.
-  for (let round = 0; round < MAX_ROUNDS + refused.chunks; round++) {
-    const plan = planGroup({ desiredName, desiredMembers: desiredMembers(), applied });
+  for (let round = 0; round < MAX_ROUNDS + narrowed; round++) {
+    const plan = planGroup({
+      desiredName,
+      desiredMembers: desiredMembers(),
+      applied,
+      heldMembers: refused.removed,
+    });
     const first = plan.steps[0];
     if (!first) {
-      throwRefusedAdds(refused, refusedUsers);
+      await throwRefusals(ctx, ref, refused, memberIds, pids);
       return { result: "clean", generation, platformId: applied?.platformId, warnings: leftOut(vanished) };
     }
     switch (first.type) {
       case "createGroup":
         try {
-          applied = await createOrAdoptGroup(ctx, ref, first.displayName, first.members, applied);
+          const members = bareCreate ? [] : first.members;
+          applied = await createOrAdoptGroup(ctx, ref, first.displayName, members, applied);
         } catch (err) {
           // Created with members, the group is refused whole for one that is no platform user.
-          const left = isPlatformFailure(err, "bad_request")
-            ? await leaveOutVanished(ctx, ref, first.members, memberIds, pids)
-            : [];
-          if (left.length === 0) throw err;
-          for (const id of left) vanished.add(id);
+          const refusedForGood = isPlatformFailure(err, "bad_request") && !bareCreate;
+          const left = refusedForGood ? await leaveOutVanished(ctx, ref, first.members, memberIds, pids) : [];
+          if (left.length > 0) {
+            for (const id of left) vanished.add(id);
+          } else if (refusedForGood && first.members.length > 0) {
+            // Every one of them is a platform user: the group is created without members, and they
+            // are added in chunks next, where a refused one holds back its chunk alone (below).
+            bareCreate = true;
+          } else {
+            throw err;
+          }
+          narrowed += 1;
         }
         continue;
       case "findLostGroup": {
@@ -200,6 +218,7 @@ async function syncWorkspaceGroup(
         } catch (err) {
           const removing = sending?.some((operation) => operation.op === "remove") ?? false;
           const adding = sending ? addedMemberIds(sending) : [];
+          const removed = sending ? removedMemberIds(sending) : [];
           if (isPlatformFailure(err, "bad_request") && removing && !reread) {
             // A strict platform refuses to remove a member that is no longer there (RFC 7644
             // §3.5.2.2, 400 noTarget): taken out behind our back, with its user deleted, or by a
@@ -209,6 +228,18 @@ async function syncWorkspaceGroup(
             const current = await ctx.platform.getGroup(platformId);
             applied = current ? fromPlatformGroup(current) : null;
             if (applied) await ctx.state.putApplied(ref, applied);
+            continue;
+          }
+          if (isPlatformFailure(err, "bad_request") && removed.length > 0) {
+            // Refused again against what the platform holds now: the refusal stands for these
+            // members alone. They stay in the group (the record says so), the group's other changes
+            // are planned again without their removal, and the refusal ends the sync once those are
+            // sent (its dead letter). A retry sends only this removal.
+            refused.error ??= err;
+            for (const id of removed) refused.removed.add(id);
+            narrowed += 1;
+            applied = answered(applied);
+            await ctx.state.putApplied(ref, applied);
             continue;
           }
           if (isPlatformFailure(err, "bad_request") && adding.length > 0) {
@@ -225,9 +256,9 @@ async function syncWorkspaceGroup(
               // planned again without them, and the refusal ends the sync once they are sent (its
               // dead letter). The record holds what landed, so a retry adds only these.
               refused.error ??= err;
-              refused.chunks += 1;
-              for (const id of adding) refused.members.add(id);
+              for (const id of adding) refused.added.add(id);
             }
+            narrowed += 1;
             // The refusal is an answer: nothing of that PATCH landed, and none was sent after it.
             applied = answered(applied);
             await ctx.state.putApplied(ref, applied);
@@ -257,9 +288,12 @@ async function syncWorkspaceGroup(
           // Deleted behind our back: create it again; the id gone is owned no more (invariant 6).
           await ctx.state.releaseOwner("group", platformId, ref);
           applied = null;
+          // A held removal is moot in a group created again: those members are not in it.
+          refused.removed.clear();
+          if (refused.added.size === 0) refused.error = undefined;
           continue;
         }
-        throwRefusedAdds(refused, refusedUsers);
+        await throwRefusals(ctx, ref, refused, memberIds, pids);
         return { result: "clean", generation, platformId, warnings: leftOut(vanished) };
       }
     }
@@ -277,33 +311,60 @@ async function refusedRemovals(
   platformIds: readonly string[],
   refusal: unknown,
 ): Promise<SyncError> {
-  const owners = await ctx.state.ownersOf("user", [...platformIds]);
-  const users = owners.flatMap((owner) => (owner === null ? [] : [parseRefKey(owner)]));
-  const ids = users.filter((user) => user.source === ref.source).map((user) => user.id);
-  return refusedRemovalsError(platformIds.length, refusal, ids);
+  return refusedRemovalsError(platformIds.length, refusal, await usersOwning(ctx, ref, platformIds));
 }
 
-interface RefusedAdds {
+/**
+ * The bridge's ids of the users of this group's source that own `platformIds` (members refused a
+ * removal have left the group at the source: their users are found by the platform ids they own).
+ */
+async function usersOwning(
+  ctx: SyncContext,
+  ref: EntityRef,
+  platformIds: readonly string[],
+): Promise<string[]> {
+  if (platformIds.length === 0) return [];
+  const owners = await ctx.state.ownersOf("user", [...platformIds]);
+  const users = owners.flatMap((owner) => (owner === null ? [] : [parseRefKey(owner)]));
+  return users.filter((user) => user.source === ref.source).map((user) => user.id);
+}
+
+interface Refusals {
   /** Platform user ids of the members whose add was refused. */
-  members: Set<string>;
-  /** How many add PATCHes were refused. */
-  chunks: number;
+  added: Set<string>;
+  /** Platform user ids of the members whose removal was refused (they are still in the group). */
+  removed: Set<string>;
   /** The first refusal: its code is the dead letter's. */
   error?: unknown;
 }
 
 /**
- * Ends the sync with the refusal (refusedAddsError) when the platform refused some members' add,
- * naming them by the bridge's ids (`users`: the refused members' users, read only then).
+ * Ends the sync with the refusal (refusedMembersError: a permanent failure, the group's dead letter,
+ * counted and logged by the job) when the platform refused some members' add or removal, naming
+ * them by the bridge's user ids. A removal that did not happen leaves someone in a group the source
+ * took them out of: said at error level here too (counts only, no personal data), as a human must act.
  */
-function throwRefusedAdds(refused: RefusedAdds, users: () => readonly EntityRef[]): void {
-  if (refused.error !== undefined) {
-    throw refusedAddsError(
-      refused.members.size,
-      refused.error,
-      users().map((user) => user.id),
+async function throwRefusals(
+  ctx: SyncContext,
+  ref: EntityRef,
+  refused: Refusals,
+  memberIds: readonly string[],
+  pids: ReadonlyArray<string | null>,
+): Promise<void> {
+  // A held removal made moot (the group created again) leaves nothing refused.
+  if (refused.error === undefined || refused.added.size + refused.removed.size === 0) return;
+  if (refused.removed.size > 0) {
+    ctx.logger.error(
+      { ref, members: refused.removed.size },
+      "group members could not be removed: the platform refused for good, they keep the group's access (dead letter)",
     );
   }
+  const added = usersOfPlatformIds(ref.source, memberIds, pids, [...refused.added]).map((user) => user.id);
+  const removed = await usersOwning(ctx, ref, [...refused.removed]);
+  throw refusedMembersError({ added: refused.added.size, removed: refused.removed.size }, refused.error, [
+    ...added,
+    ...removed,
+  ]);
 }
 
 /**
