@@ -3,6 +3,7 @@ import { CHUNK_SIZE, chunk } from "../mapping/plan-types.js";
 import { type WriteWatch, watchWrites } from "../platform/client/unanswered-writes.js";
 import type { BulkUserAction, BulkUserResult } from "../platform/platform-types.js";
 import { checkLateWrites, writeMarker } from "./late-writes.js";
+import { forgetAbsent } from "./forget-absent.js";
 import type { LifecycleEntry, StoredLifecycleEntry } from "./lifecycle-entry.js";
 import type { SyncContext } from "./sync-context.js";
 import { classifyFailure } from "./sync-error.js";
@@ -177,7 +178,8 @@ async function sendChunk(
  * gone was given up by an admin (its dead letter discarded: AdminService.releaseTombstone) after
  * the sync that queued it had read the tombstone. The platform user is no source's any more and
  * must stay as it is: the entry is dropped unsent, and the user marked dirty, so that the sync of
- * the now absent entity forgets what that sync recorded of it (forgetAbsent). (A tombstone is
+ * the now absent entity forgets what that sync recorded of it (forgetAbsent; done here for a source
+ * taken out of the configuration, which runs no sync). (A tombstone is
  * purged otherwise only once its deprovisioning settled, or when its platform user is gone.)
  */
 async function withoutReleased(
@@ -192,7 +194,11 @@ async function withoutReleased(
     ),
   );
   for (const [index, s] of part.entries()) {
-    if (gone[index] && (await ctx.state.settleLifecycle(s, null))) await ctx.directory.markDirty(s.entry.ref);
+    if (!gone[index] || !(await ctx.state.settleLifecycle(s, null))) continue;
+    // A source taken out of the configuration runs no sync (marked dirty, the sweeper's sync of it
+    // would dead-letter it `unknown_source`, the letter the admin discarded): forgotten here.
+    if (ctx.config.sources[s.entry.ref.source]) await ctx.directory.markDirty(s.entry.ref);
+    else await forgetAbsent(ctx, s.entry.ref);
   }
   return part.filter((_s, index) => !gone[index]);
 }
