@@ -107,8 +107,8 @@ export async function flushLifecycle(ctx: SyncContext, options: LifecycleFlushOp
             continue;
           }
         }
-        await sendChunk(ctx, action, part, options);
-        calls++;
+        // A chunk whose every entry was released makes no call, but the batch moved: peek again.
+        if (await sendChunk(ctx, action, part, options)) calls++;
         sent = true;
       }
     }
@@ -120,14 +120,15 @@ export async function flushLifecycle(ctx: SyncContext, options: LifecycleFlushOp
   return calls;
 }
 
+/** Sends one chunk's bulk call and settles its users; false when none was left to send (released). */
 async function sendChunk(
   ctx: SyncContext,
   action: BulkUserAction,
   queued: StoredLifecycleEntry[],
   options: LifecycleFlushOptions,
-): Promise<void> {
+): Promise<boolean> {
   const part = await withoutReleased(ctx, queued);
-  if (part.length === 0) return;
+  if (part.length === 0) return false;
   let result: BulkUserResult;
   // Marked on the wire like a sync's writes: a flusher that dies with the call held leaves its
   // users' marks, so a later change the call would undo (the next flush's opposite action, a
@@ -159,7 +160,7 @@ async function sendChunk(
     const fate = classifyFailure(err);
     if (!fate.permanent) throw err; // the flush job retries (or pauses on 429)
     for (const s of part) await giveUp(ctx, s, fate.code, fate.message, options);
-    return;
+    return true;
   }
   const failed = new Map(result.failed.map((f) => [f.userId, f]));
   const succeeded = new Set(result.succeeded);
@@ -171,6 +172,7 @@ async function sendChunk(
       await settleOne(ctx, s, action, failure, options);
     }),
   );
+  return true;
 }
 
 /**
