@@ -424,8 +424,8 @@ export class AdminService {
    * A sync of the tombstone already running (it read the tombstone before the purge) may still plan
    * its deprovisioning: a user's change it queues is dropped unsent by the lifecycle flusher, which
    * sends no deprovisioning of a tombstone that is gone (lifecycle-flusher.ts withoutReleased); a
-   * group's delete looks once more right before it goes (sync-group.ts); and the dirty marker the
-   * purge left brings the sync that forgets what that run recorded. A bulk call
+   * group's delete looks once more right before it goes (sync-group.ts, sync-embed-group.ts); and
+   * the dirty marker the purge left brings the sync that forgets what that run recorded. A bulk call
    * already on the wire when the admin discards cannot be called back: that one deprovisioning lands
    * (the admin gave up an object whose deprovisioning was already going out), and the object stays
    * released all the same: no source owns it, nothing of the entity is left.

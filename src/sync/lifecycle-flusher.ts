@@ -3,6 +3,7 @@ import { CHUNK_SIZE, chunk } from "../mapping/plan-types.js";
 import { type WriteWatch, watchWrites } from "../platform/client/unanswered-writes.js";
 import type { BulkUserAction, BulkUserResult } from "../platform/platform-types.js";
 import { checkLateWrites, writeMarker } from "./late-writes.js";
+import { forgetAbsent } from "./forget-absent.js";
 import type { LifecycleEntry, StoredLifecycleEntry } from "./lifecycle-entry.js";
 import type { SyncContext } from "./sync-context.js";
 import { classifyFailure } from "./sync-error.js";
@@ -106,8 +107,8 @@ export async function flushLifecycle(ctx: SyncContext, options: LifecycleFlushOp
             continue;
           }
         }
-        await sendChunk(ctx, action, part, options);
-        calls++;
+        // A chunk whose every entry was released makes no call, but the batch moved: peek again.
+        if (await sendChunk(ctx, action, part, options)) calls++;
         sent = true;
       }
     }
@@ -119,14 +120,15 @@ export async function flushLifecycle(ctx: SyncContext, options: LifecycleFlushOp
   return calls;
 }
 
+/** Sends one chunk's bulk call and settles its users; false when none was left to send (released). */
 async function sendChunk(
   ctx: SyncContext,
   action: BulkUserAction,
   queued: StoredLifecycleEntry[],
   options: LifecycleFlushOptions,
-): Promise<void> {
+): Promise<boolean> {
   const part = await withoutReleased(ctx, queued);
-  if (part.length === 0) return;
+  if (part.length === 0) return false;
   let result: BulkUserResult;
   // Marked on the wire like a sync's writes: a flusher that dies with the call held leaves its
   // users' marks, so a later change the call would undo (the next flush's opposite action, a
@@ -158,7 +160,7 @@ async function sendChunk(
     const fate = classifyFailure(err);
     if (!fate.permanent) throw err; // the flush job retries (or pauses on 429)
     for (const s of part) await giveUp(ctx, s, fate.code, fate.message, options);
-    return;
+    return true;
   }
   const failed = new Map(result.failed.map((f) => [f.userId, f]));
   const succeeded = new Set(result.succeeded);
@@ -170,6 +172,7 @@ async function sendChunk(
       await settleOne(ctx, s, action, failure, options);
     }),
   );
+  return true;
 }
 
 /**
@@ -177,7 +180,8 @@ async function sendChunk(
  * gone was given up by an admin (its dead letter discarded: AdminService.releaseTombstone) after
  * the sync that queued it had read the tombstone. The platform user is no source's any more and
  * must stay as it is: the entry is dropped unsent, and the user marked dirty, so that the sync of
- * the now absent entity forgets what that sync recorded of it (forgetAbsent). (A tombstone is
+ * the now absent entity forgets what that sync recorded of it (forgetAbsent; done here for a source
+ * taken out of the configuration, which runs no sync). (A tombstone is
  * purged otherwise only once its deprovisioning settled, or when its platform user is gone.)
  */
 async function withoutReleased(
@@ -192,7 +196,11 @@ async function withoutReleased(
     ),
   );
   for (const [index, s] of part.entries()) {
-    if (gone[index] && (await ctx.state.settleLifecycle(s, null))) await ctx.directory.markDirty(s.entry.ref);
+    if (!gone[index] || !(await ctx.state.settleLifecycle(s, null))) continue;
+    // A source taken out of the configuration runs no sync (marked dirty, the sweeper's sync of it
+    // would dead-letter it `unknown_source`, the letter the admin discarded): forgotten here.
+    if (ctx.config.sources[s.entry.ref.source]) await ctx.directory.markDirty(s.entry.ref);
+    else await forgetAbsent(ctx, s.entry.ref);
   }
   return part.filter((_s, index) => !gone[index]);
 }

@@ -116,6 +116,13 @@ export async function syncEmbedGroup(
       // A create of it that timed out may still land (late) once the name is free in the tenant:
       // the delete waits until no write of it can land late (as a rename does, below).
       await waitForLateCreate(ctx, ref, "createEmbedGroup");
+      // A deleted group an admin gave up meanwhile (its letter discarded: its tombstone purged after
+      // this sync read it, AdminService.releaseTombstone): its embed group is no source's any more
+      // and stays, as a workspace group's does (sync-group.ts). The sync of the absent entity
+      // forgets what is recorded of it (forgetAbsent).
+      if (desired === null && (await ctx.directory.snapshotGroup(ref.source, ref.id)) === null) {
+        return { result: "absent", generation: 0, warnings: [] };
+      }
       if (applied?.platformId && applied.tenant) {
         await ctx.platform.deleteEmbedGroup(applied.tenant, applied.platformId);
         await ctx.state.releaseOwner("embed", embedKey(applied.tenant, applied.platformId), ref);
