@@ -237,6 +237,8 @@ async function syncWorkspaceGroup(
             // A refused add is not diffed again: its members are looked up instead (below).
             reread = true;
             const current = await ctx.platform.getGroup(platformId);
+            // Gone behind our back: created again next; the id gone is owned no more (invariant 6).
+            if (!current) await ctx.state.releaseOwner("group", platformId, ref);
             applied = current ? fromPlatformGroup(current) : null;
             if (applied) await ctx.state.putApplied(ref, applied);
             continue;

@@ -1,0 +1,59 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { PlatformError } from "../../../src/platform/platform-error.js";
+import type { EntityRef, PatchOperation } from "../../../src/scim/scim-types.js";
+import { syncGroup } from "../../../src/sync/sync-group.js";
+import { type JobsHarness, startJobsHarness } from "./jobs-harness.js";
+
+/** Review m2: a workspace group's refused removals, the corners the review found. */
+
+function refusal(): PlatformError {
+  return new PlatformError("patchGroup: 400 refused", {
+    operation: "patchGroup",
+    failure: "bad_request",
+    transient: false,
+    httpStatus: 400,
+  });
+}
+const removedIn = (operations: readonly PatchOperation[]) =>
+  operations.flatMap((op) => (op.op === "remove" && op.path ? [op.path] : []));
+
+describe("review m2: refused removals", () => {
+  let h: JobsHarness | undefined;
+  afterEach(async () => {
+    await h?.close();
+    h = undefined;
+  });
+
+  it("a refused removal whose fresh look finds the group gone: the group is created again and the old platform id is owned no more", async () => {
+    h = await startJobsHarness("review-m2-reread-gone");
+    const leaving = await h.directory.createUser("okta", h.user("leaving@reread-m2.example"));
+    const staying = await h.directory.createUser("okta", h.user("staying@reread-m2.example"));
+    const g = await h.directory.createGroup("okta", h.group("Reread"), [
+      leaving.resource.id,
+      staying.resource.id,
+    ]);
+    await h.waitForIdle();
+    const oldId = h.platformGroups().get("Reread")?.id as string;
+    const leavingPid = h.platformUsers().get("leaving@reread-m2.example")?.id as string;
+    // The removal is refused (400) because the group was deleted behind the bridge's back just then.
+    const patchGroup = h.platform.patchGroup.bind(h.platform);
+    h.platform.patchGroup = async (id, operations) => {
+      if (removedIn(operations).some((path) => path.includes(leavingPid))) {
+        await h!.platform.deleteGroup(id);
+        throw refusal();
+      }
+      return patchGroup(id, operations);
+    };
+    await h.stopWorkers();
+    await h.directory.replaceGroup("okta", g.resource.id, h.group("Reread"), [staying.resource.id]);
+    const ref: EntityRef = { source: "okta", kind: "group", id: g.resource.id };
+    const outcome = await syncGroup(h.syncContext(), ref, { resync: false }, {});
+
+    expect(outcome.result).toBe("clean");
+    const group = h.platformGroups().get("Reread");
+    expect(group?.id).not.toBe(oldId);
+    expect(group?.members).toEqual([h.platformUsers().get("staying@reread-m2.example")?.id]);
+    // Invariant 6: the id gone is no entity's any more.
+    expect(await h.state.ownersOf("group", [oldId])).toEqual([null]);
+  });
+});
