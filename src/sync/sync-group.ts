@@ -412,22 +412,30 @@ async function refusedRemovals(
   platformIds: readonly string[],
   refusal: unknown,
 ): Promise<SyncError> {
-  return refusedRemovalsError(platformIds.length, refusal, await usersOwning(ctx, ref, platformIds));
+  return refusedRemovalsError(platformIds.length, refusal, (await usersOwning(ctx, ref, platformIds)).users);
 }
 
 /**
  * The bridge's ids of the users of this group's source that own `platformIds` (members refused a
- * removal have left the group at the source: their users are found by the platform ids they own).
+ * removal have left the group at the source: their users are found by the platform ids they own),
+ * and the platform ids that no user owns any more (`unknown`: a user deleted at the source is
+ * forgotten once deprovisioned, and its platform id released).
  */
 async function usersOwning(
   ctx: SyncContext,
   ref: EntityRef,
   platformIds: readonly string[],
-): Promise<string[]> {
-  if (platformIds.length === 0) return [];
+): Promise<{ users: string[]; unknown: string[] }> {
+  if (platformIds.length === 0) return { users: [], unknown: [] };
   const owners = await ctx.state.ownersOf("user", [...platformIds]);
-  const users = owners.flatMap((owner) => (owner === null ? [] : [parseRefKey(owner)]));
-  return users.filter((user) => user.source === ref.source).map((user) => user.id);
+  const users: string[] = [];
+  const unknown: string[] = [];
+  owners.forEach((owner, i) => {
+    const user = owner === null ? null : parseRefKey(owner);
+    if (user === null) unknown.push(platformIds[i] as string);
+    else if (user.source === ref.source) users.push(user.id);
+  });
+  return { users, unknown };
 }
 
 interface Refusals {
@@ -462,10 +470,12 @@ async function throwRefusals(
   }
   const added = usersOfPlatformIds(ref.source, memberIds, pids, [...refused.added]).map((user) => user.id);
   const removed = await usersOwning(ctx, ref, [...refused.removed]);
-  throw refusedMembersError({ added: refused.added.size, removed: refused.removed.size }, refused.error, [
-    ...added,
-    ...removed,
-  ]);
+  throw refusedMembersError(
+    { added: refused.added.size, removed: refused.removed.size },
+    refused.error,
+    [...added, ...removed.users],
+    removed.unknown,
+  );
 }
 
 /**

@@ -56,4 +56,40 @@ describe("review m2: refused removals", () => {
     // Invariant 6: the id gone is no entity's any more.
     expect(await h.state.ownersOf("group", [oldId])).toEqual([null]);
   });
+
+  it("a removal refused for good of a user deleted at the source: the dead letter still says which member stays in", async () => {
+    h = await startJobsHarness("review-m2-held-deleted-user");
+    const leaving = await h.directory.createUser("okta", h.user("leaving@deleted-m2.example"));
+    const staying = await h.directory.createUser("okta", h.user("staying@deleted-m2.example"));
+    const g = await h.directory.createGroup("okta", h.group("Deleted member"), [
+      leaving.resource.id,
+      staying.resource.id,
+    ]);
+    await h.waitForIdle();
+    const leavingPid = h.platformUsers().get("leaving@deleted-m2.example")?.id as string;
+    const patchGroup = h.platform.patchGroup.bind(h.platform);
+    h.platform.patchGroup = async (id, operations) => {
+      if (removedIn(operations).some((path) => path.includes(leavingPid))) throw refusal();
+      return patchGroup(id, operations);
+    };
+    // Deleted at the source (onDelete: deactivate): the user is deactivated and forgotten, and the
+    // group's sync is to take them out; the platform refuses it for good.
+    await h.directory.deleteUser("okta", leaving.resource.id);
+    await h.waitForIdle();
+
+    expect(h.platformGroups().get("Deleted member")?.members).toContain(leavingPid);
+    const status = await h.state.getStatus({ source: "okta", kind: "group", id: g.resource.id });
+    expect(status).toMatchObject({ state: "dead", lastError: { code: "platform_bad_request" } });
+    expect(status?.lastError?.message).toMatch(/remove 1 member/);
+    // Someone keeps the group's access: the letter must say who, even once the user is forgotten.
+    expect(status?.lastError?.message).toMatch(/refused members/);
+    // And so does the letter of a retry, made after the user was forgotten.
+    const ref: EntityRef = { source: "okta", kind: "group", id: g.resource.id };
+    const again = await syncGroup(h.syncContext(), ref, { resync: false }, {}).then(
+      () => undefined,
+      (e: unknown) => e as { message?: string },
+    );
+    expect(again?.message).toMatch(/remove 1 member/);
+    expect(again?.message).toContain(leavingPid);
+  });
 });
