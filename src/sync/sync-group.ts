@@ -32,7 +32,13 @@ import {
   waitForNameHolder,
 } from "./ownership.js";
 import type { SyncContext, SyncOutcome, SyncProgress } from "./sync-context.js";
-import { SyncError, isPlatformFailure, refusedMembersError, refusedRemovalsError } from "./sync-error.js";
+import {
+  SyncError,
+  classifyFailure,
+  isPlatformFailure,
+  refusedMembersError,
+  refusedRemovalsError,
+} from "./sync-error.js";
 
 const MAX_ROUNDS = 4;
 /** Platform users looked up at a time when a refused add is checked member by member. */
@@ -327,7 +333,9 @@ async function syncWorkspaceGroup(
                   caseFold(String(applied?.displayName ?? "")),
               );
           }
-          if (!isPlatformFailure(failure, "not_found")) throw failure;
+          if (!isPlatformFailure(failure, "not_found")) {
+            throw await withRefusals(ctx, ref, failure, refused, memberIds, pids);
+          }
           // Deleted behind our back: create it again; the id gone is owned no more (invariant 6).
           await ctx.state.releaseOwner("group", platformId, ref);
           applied = null;
@@ -476,6 +484,37 @@ async function throwRefusals(
     [...added, ...removed.users],
     removed.unknown,
   );
+}
+
+/**
+ * A failure that ends the sync for good (a rename's 409, say) after the platform refused some
+ * members' add or removal in it: the refusals are said too (the error line of a held removal, and
+ * the dead letter's reason), so a member who keeps the group's access is not hidden behind the
+ * other failure. The failure's code stays the letter's. A transient failure is left as it is: the
+ * retry meets the refusals again.
+ */
+async function withRefusals(
+  ctx: SyncContext,
+  ref: EntityRef,
+  failure: unknown,
+  refused: Refusals,
+  memberIds: readonly string[],
+  pids: ReadonlyArray<string | null>,
+): Promise<unknown> {
+  const fate = classifyFailure(failure);
+  if (!fate.permanent) return failure;
+  try {
+    await throwRefusals(ctx, ref, refused, memberIds, pids);
+    return failure;
+  } catch (letter) {
+    const said = letter instanceof Error ? letter.message : String(letter);
+    return new SyncError(`${fate.message}; besides, ${said}`, {
+      code: fate.code,
+      permanent: true,
+      operation: fate.operation,
+      cause: failure,
+    });
+  }
 }
 
 /**

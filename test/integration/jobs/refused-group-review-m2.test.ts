@@ -92,4 +92,50 @@ describe("review m2: refused removals", () => {
     expect(again?.message).toMatch(/remove 1 member/);
     expect(again?.message).toContain(leavingPid);
   });
+
+  it("a removal refused for good, then the rename refused 409: the letter and an error line still say the member stays in", async () => {
+    const lines: string[] = [];
+    const { Writable } = await import("node:stream");
+    const { createLogger } = await import("../../../src/observability/logger.js");
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    const logger = createLogger("info", {}, sink);
+    h = await startJobsHarness("review-m2-held-then-409");
+    const leaving = await h.directory.createUser("okta", h.user("leaving@conflict-m2.example"));
+    const staying = await h.directory.createUser("okta", h.user("staying@conflict-m2.example"));
+    const g = await h.directory.createGroup("okta", h.group("Held 409"), [
+      leaving.resource.id,
+      staying.resource.id,
+    ]);
+    await h.waitForIdle();
+    // Another group (no source's) holds the new name: the rename answers 409.
+    await h.platform.createGroup({
+      schemas: ["urn:ietf:params:scim:schemas:core:2.0:Group"],
+      displayName: "Taken 409",
+      members: [],
+    });
+    const leavingPid = h.platformUsers().get("leaving@conflict-m2.example")?.id as string;
+    const patchGroup = h.platform.patchGroup.bind(h.platform);
+    h.platform.patchGroup = async (id, operations) => {
+      if (removedIn(operations).some((path) => path.includes(leavingPid))) throw refusal();
+      return patchGroup(id, operations);
+    };
+    await h.stopWorkers();
+    await h.directory.replaceGroup("okta", g.resource.id, h.group("Taken 409"), [staying.resource.id]);
+    const ref: EntityRef = { source: "okta", kind: "group", id: g.resource.id };
+    const err = await syncGroup(h.syncContext({ logger }), ref, { resync: false }, {}).then(
+      () => undefined,
+      (e: unknown) => e as { code?: string; message?: string },
+    );
+
+    expect(err).toMatchObject({ code: "platform_conflict" });
+    expect(err?.message).toMatch(/remove 1 member/);
+    expect(err?.message).toContain(leaving.resource.id);
+    expect(lines.some((line) => line.includes("could not be removed"))).toBe(true);
+    for (const line of lines) expect(line).not.toMatch(/@conflict-m2\.example/);
+  });
 });
