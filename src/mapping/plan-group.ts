@@ -55,16 +55,22 @@ export function planGroup(input: GroupPlanInput): Plan<GroupStep> {
   // refuses (a name another source's group holds, a member it does not know) must not hold back
   // the ones before it, and a removal (access taken away) matters most.
   const calls: PatchOperation[][] = [];
-  for (const ids of chunk(toRemove)) {
-    calls.push(ids.map((id) => ({ op: "remove", path: `members[value eq ${JSON.stringify(id)}]` })));
-  }
-  for (const ids of chunk(toAdd)) {
-    calls.push([{ op: "add", path: "members", value: ids.map((value) => ({ value })) }]);
-  }
+  for (const ids of chunk(toRemove)) calls.push(removeMembersOperations(ids));
+  for (const ids of chunk(toAdd)) calls.push(addMembersOperations(ids));
   if (applied.displayName !== desiredName) {
     calls.push([{ op: "replace", path: "displayName", value: desiredName }]);
   }
   return { steps: calls.map((operations) => ({ type: "patchGroup", operations })), problems: [] };
+}
+
+/** The PATCH operations that remove these platform user ids from a group (a value filter each). */
+export function removeMembersOperations(ids: readonly string[]): PatchOperation[] {
+  return ids.map((id) => ({ op: "remove", path: `members[value eq ${JSON.stringify(id)}]` }));
+}
+
+/** The PATCH operation that adds these platform user ids to a group. */
+export function addMembersOperations(ids: readonly string[]): PatchOperation[] {
+  return [{ op: "add", path: "members", value: ids.map((value) => ({ value })) }];
 }
 
 /** The platform user ids a group PATCH adds (`op: add, path: members`, as planGroup sends them). */

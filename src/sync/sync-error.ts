@@ -167,6 +167,7 @@ export function refusedMembersError(
   counts: { added: number; removed: number },
   refusal: unknown,
   memberIds: readonly string[] = [],
+  unknownPlatformIds: readonly string[] = [],
 ): SyncError {
   const code = isPlatformError(refusal) ? refusal.code : "platform_bad_request";
   const reason = refusal instanceof Error ? refusal.message : String(refusal);
@@ -177,7 +178,7 @@ export function refusedMembersError(
       : []),
   ].join(" and ");
   return new SyncError(
-    `the platform refused to ${refused} (${reason}); the group's other changes were applied${namedMembers(memberIds)}`,
+    `the platform refused to ${refused} (${reason}); the group's other changes were applied${namedMembers(memberIds)}${namedPlatformUsers(unknownPlatformIds)}`,
     {
       code,
       permanent: true,
@@ -221,6 +222,17 @@ function namedMembers(ids: readonly string[]): string {
   if (ids.length === 0) return "";
   const more = ids.length > NAMED_MEMBERS ? ` and ${ids.length - NAMED_MEMBERS} more` : "";
   return `; refused members (the bridge's user ids): ${ids.slice(0, NAMED_MEMBERS).join(", ")}${more}`;
+}
+
+/**
+ * Refused members whose users the bridge no longer knows (a user deleted at the source is forgotten
+ * once deprovisioned, its platform id released): named by their platform user ids instead, so the
+ * letter still says who keeps the group's access.
+ */
+function namedPlatformUsers(ids: readonly string[]): string {
+  if (ids.length === 0) return "";
+  const more = ids.length > NAMED_MEMBERS ? ` and ${ids.length - NAMED_MEMBERS} more` : "";
+  return `; refused members the bridge no longer knows (platform user ids): ${ids.slice(0, NAMED_MEMBERS).join(", ")}${more}`;
 }
 
 export function isPlatformFailure(err: unknown, failure: string): boolean {

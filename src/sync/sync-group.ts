@@ -1,9 +1,12 @@
 import type { GroupRecord } from "../directory/directory-types.js";
+import { narrowRefusal, narrowingCalls } from "../mapping/narrow-refusal.js";
 import {
+  addMembersOperations,
   addedMemberIds,
   planGroup,
   platformGroupName,
   refusedAddFate,
+  removeMembersOperations,
   removedMemberIds,
   usersOfPlatformIds,
 } from "../mapping/plan-group.js";
@@ -29,7 +32,13 @@ import {
   waitForNameHolder,
 } from "./ownership.js";
 import type { SyncContext, SyncOutcome, SyncProgress } from "./sync-context.js";
-import { SyncError, isPlatformFailure, refusedMembersError, refusedRemovalsError } from "./sync-error.js";
+import {
+  SyncError,
+  classifyFailure,
+  isPlatformFailure,
+  refusedMembersError,
+  refusedRemovalsError,
+} from "./sync-error.js";
 
 const MAX_ROUNDS = 4;
 /** Platform users looked up at a time when a refused add is checked member by member. */
@@ -119,6 +128,12 @@ async function syncWorkspaceGroup(
   let narrowed = 0;
   /** The create was refused for good although each member is a platform user: sent without them. */
   let bareCreate = false;
+  /**
+   * Whether a refused chunk is narrowed to its culprits (narrowChunk). Once a narrowing landed
+   * nothing, the refusal is the group's (a member limit, say), not a member's: later chunks are
+   * refused whole, without spending calls on halves.
+   */
+  let narrowing = true;
 
   let applied = await ctx.state.getApplied<AppliedGroup>(ref);
   if (applied?.platformId && (resync || applied.inDoubt)) {
@@ -216,6 +231,8 @@ async function syncWorkspaceGroup(
             await ctx.state.putApplied(ref, applied);
           }
         } catch (err) {
+          /** What ends this PATCH sequence: the refusal, or a failure met while narrowing it. */
+          let failure: unknown = err;
           const removing = sending?.some((operation) => operation.op === "remove") ?? false;
           const adding = sending ? addedMemberIds(sending) : [];
           const removed = sending ? removedMemberIds(sending) : [];
@@ -226,50 +243,82 @@ async function syncWorkspaceGroup(
             // A refused add is not diffed again: its members are looked up instead (below).
             reread = true;
             const current = await ctx.platform.getGroup(platformId);
+            // Gone behind our back: created again next; the id gone is owned no more (invariant 6).
+            if (!current) await ctx.state.releaseOwner("group", platformId, ref);
             applied = current ? fromPlatformGroup(current) : null;
             if (applied) await ctx.state.putApplied(ref, applied);
             continue;
           }
           if (isPlatformFailure(err, "bad_request") && removed.length > 0) {
             // Refused again against what the platform holds now: the refusal stands for these
-            // members alone. They stay in the group (the record says so), the group's other changes
-            // are planned again without their removal, and the refusal ends the sync once those are
-            // sent (its dead letter). A retry sends only this removal.
+            // members alone, narrowed to the ones the platform really refuses (the others' removal
+            // is sent in halves). They stay in the group (the record says so), the group's other
+            // changes are planned again without their removal, and the refusal ends the sync once
+            // those are sent (its dead letter). A retry sends only this removal.
+            const chunkOf = await narrowChunk(
+              ctx,
+              ref,
+              platformId,
+              applied,
+              removed,
+              narrowing,
+              removeMembersOperations,
+            );
+            applied = chunkOf.applied;
+            if (chunkOf.landedNothing) narrowing = false;
             refused.error ??= err;
-            for (const id of removed) refused.removed.add(id);
+            for (const id of chunkOf.refused) refused.removed.add(id);
             narrowed += 1;
-            applied = answered(applied);
-            await ctx.state.putApplied(ref, applied);
-            continue;
-          }
-          if (isPlatformFailure(err, "bad_request") && adding.length > 0) {
+            if (chunkOf.failure === undefined) {
+              applied = answered(applied);
+              await ctx.state.putApplied(ref, applied);
+              continue;
+            }
+            failure = chunkOf.failure;
+          } else if (isPlatformFailure(err, "bad_request") && adding.length > 0) {
             // A refused add holds back every member of its PATCH. When some of them are no
             // platform user (deleted behind our back), the others are sent now and the vanished
             // ones' users created again. When every one of them is a platform user, the refusal
             // stands: the job's fate retries it only when the desired state has moved.
             const left = await leaveOutVanished(ctx, ref, adding, memberIds, pids);
+            let chunkOf: NarrowedChunk = { applied, refused: [], landedNothing: false };
             if (left.length > 0) {
               for (const id of left) vanished.add(id);
             } else {
-              // Every one of them is a platform user: the refusal stands for these members alone.
-              // The group's other changes (later chunks, the rename) must not wait on it: they are
-              // planned again without them, and the refusal ends the sync once they are sent (its
-              // dead letter). The record holds what landed, so a retry adds only these.
+              // Every one of them is a platform user: the refusal stands for the members the
+              // platform really refuses, found by sending the chunk again in halves (the others of
+              // the chunk get in now). The group's other changes (later chunks, the rename) must
+              // not wait on them: they are planned again without them, and the refusal ends the
+              // sync once they are sent (its dead letter). The record holds what landed, so a
+              // retry adds only these.
+              chunkOf = await narrowChunk(
+                ctx,
+                ref,
+                platformId,
+                applied,
+                adding,
+                narrowing,
+                addMembersOperations,
+              );
+              applied = chunkOf.applied;
+              if (chunkOf.landedNothing) narrowing = false;
               refused.error ??= err;
-              for (const id of adding) refused.added.add(id);
+              for (const id of chunkOf.refused) refused.added.add(id);
             }
             narrowed += 1;
-            // The refusal is an answer: nothing of that PATCH landed, and none was sent after it.
-            applied = answered(applied);
-            await ctx.state.putApplied(ref, applied);
-            continue;
-          }
-          if (isPlatformFailure(err, "bad_request") && removing && adding.length === 0) {
+            if (chunkOf.failure === undefined) {
+              // The refusal is an answer: nothing of that PATCH landed, and none was sent after it.
+              applied = answered(applied);
+              await ctx.state.putApplied(ref, applied);
+              continue;
+            }
+            failure = chunkOf.failure;
+          } else if (isPlatformFailure(err, "bad_request") && removing && adding.length === 0) {
             // Refused again after a fresh look at the group: the removal stands refused. Its dead
             // letter names the members it would have taken out (the bridge's ids).
             throw await refusedRemovals(ctx, ref, removedMemberIds(sending ?? []), err);
           }
-          if (isPlatformFailure(err, "conflict") && desiredName !== null) {
+          if (isPlatformFailure(failure, "conflict") && desiredName !== null) {
             // 409 on a rename: wait if the name is being freed inside this source.
             const holder = await ctx.platform.findGroupByDisplayName(desiredName);
             if (holder && holder.id !== platformId)
@@ -284,7 +333,9 @@ async function syncWorkspaceGroup(
                   caseFold(String(applied?.displayName ?? "")),
               );
           }
-          if (!isPlatformFailure(err, "not_found")) throw err;
+          if (!isPlatformFailure(failure, "not_found")) {
+            throw await withRefusals(ctx, ref, failure, refused, memberIds, pids);
+          }
           // Deleted behind our back: create it again; the id gone is owned no more (invariant 6).
           await ctx.state.releaseOwner("group", platformId, ref);
           applied = null;
@@ -304,6 +355,64 @@ async function syncWorkspaceGroup(
   });
 }
 
+interface NarrowedChunk {
+  /** The group's record with the pieces that landed (in doubt while the sync's PATCHes run). */
+  applied: AppliedGroup;
+  /** The members the platform refused: alone, or a piece left whole once the calls ran out. */
+  refused: string[];
+  /** The chunk was narrowed and not one piece of it landed: the refusal is not a member's. */
+  landedNothing: boolean;
+  /** A failure other than a refusal met while narrowing (what landed before it is recorded). */
+  failure?: unknown;
+}
+
+/**
+ * Narrows a member chunk the platform refused for good (400/422) to its culprits: its halves are
+ * sent again (narrowRefusal: at most narrowingCalls(size) calls, all in the round of the refusal,
+ * none when `narrow` is false), each piece that lands is recorded, and the members still refused
+ * are returned. A failure that is not a refusal ends the narrowing and is returned, to be met as
+ * the PATCH's own failure would be (a 404: the group created again).
+ */
+async function narrowChunk(
+  ctx: SyncContext,
+  ref: EntityRef,
+  platformId: string,
+  applied: AppliedGroup,
+  members: readonly string[],
+  narrow: boolean,
+  operationsOf: (ids: readonly string[]) => PatchOperation[],
+): Promise<NarrowedChunk> {
+  let current = applied;
+  const send = async (piece: string[]): Promise<"landed" | "refused"> => {
+    const operations = operationsOf(piece);
+    try {
+      await ctx.platform.patchGroup(platformId, operations);
+    } catch (err) {
+      if (isPlatformFailure(err, "bad_request")) return "refused";
+      throw err;
+    }
+    current = applyOps(current, operations);
+    await ctx.state.putApplied(ref, current);
+    return "landed";
+  };
+  try {
+    const narrowed = await narrowRefusal(members, send, narrow ? narrowingCalls(members.length) : 0);
+    if (narrowed.calls > 0) {
+      ctx.logger.warn(
+        { ref, members: members.length, refused: narrowed.refused.length, calls: narrowed.calls },
+        "group members refused for good: the refused chunk was sent again in halves, the others landed",
+      );
+    }
+    return {
+      applied: current,
+      refused: narrowed.refused,
+      landedNothing: narrowed.calls > 0 && narrowed.landed.length === 0,
+    };
+  } catch (failure) {
+    return { applied: current, refused: [], landedNothing: false, failure };
+  }
+}
+
 /** The refused removal of `platformIds` from the group, naming their users by the bridge's ids. */
 async function refusedRemovals(
   ctx: SyncContext,
@@ -311,22 +420,30 @@ async function refusedRemovals(
   platformIds: readonly string[],
   refusal: unknown,
 ): Promise<SyncError> {
-  return refusedRemovalsError(platformIds.length, refusal, await usersOwning(ctx, ref, platformIds));
+  return refusedRemovalsError(platformIds.length, refusal, (await usersOwning(ctx, ref, platformIds)).users);
 }
 
 /**
  * The bridge's ids of the users of this group's source that own `platformIds` (members refused a
- * removal have left the group at the source: their users are found by the platform ids they own).
+ * removal have left the group at the source: their users are found by the platform ids they own),
+ * and the platform ids that no user owns any more (`unknown`: a user deleted at the source is
+ * forgotten once deprovisioned, and its platform id released).
  */
 async function usersOwning(
   ctx: SyncContext,
   ref: EntityRef,
   platformIds: readonly string[],
-): Promise<string[]> {
-  if (platformIds.length === 0) return [];
+): Promise<{ users: string[]; unknown: string[] }> {
+  if (platformIds.length === 0) return { users: [], unknown: [] };
   const owners = await ctx.state.ownersOf("user", [...platformIds]);
-  const users = owners.flatMap((owner) => (owner === null ? [] : [parseRefKey(owner)]));
-  return users.filter((user) => user.source === ref.source).map((user) => user.id);
+  const users: string[] = [];
+  const unknown: string[] = [];
+  owners.forEach((owner, i) => {
+    const user = owner === null ? null : parseRefKey(owner);
+    if (user === null) unknown.push(platformIds[i] as string);
+    else if (user.source === ref.source) users.push(user.id);
+  });
+  return { users, unknown };
 }
 
 interface Refusals {
@@ -361,10 +478,43 @@ async function throwRefusals(
   }
   const added = usersOfPlatformIds(ref.source, memberIds, pids, [...refused.added]).map((user) => user.id);
   const removed = await usersOwning(ctx, ref, [...refused.removed]);
-  throw refusedMembersError({ added: refused.added.size, removed: refused.removed.size }, refused.error, [
-    ...added,
-    ...removed,
-  ]);
+  throw refusedMembersError(
+    { added: refused.added.size, removed: refused.removed.size },
+    refused.error,
+    [...added, ...removed.users],
+    removed.unknown,
+  );
+}
+
+/**
+ * A failure that ends the sync for good (a rename's 409, say) after the platform refused some
+ * members' add or removal in it: the refusals are said too (the error line of a held removal, and
+ * the dead letter's reason), so a member who keeps the group's access is not hidden behind the
+ * other failure. The failure's code stays the letter's. A transient failure is left as it is: the
+ * retry meets the refusals again.
+ */
+async function withRefusals(
+  ctx: SyncContext,
+  ref: EntityRef,
+  failure: unknown,
+  refused: Refusals,
+  memberIds: readonly string[],
+  pids: ReadonlyArray<string | null>,
+): Promise<unknown> {
+  const fate = classifyFailure(failure);
+  if (!fate.permanent) return failure;
+  try {
+    await throwRefusals(ctx, ref, refused, memberIds, pids);
+    return failure;
+  } catch (letter) {
+    const said = letter instanceof Error ? letter.message : String(letter);
+    return new SyncError(`${fate.message}; besides, ${said}`, {
+      code: fate.code,
+      permanent: true,
+      operation: fate.operation,
+      cause: failure,
+    });
+  }
 }
 
 /**

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { narrowingCalls } from "../../../src/mapping/narrow-refusal.js";
 import { PlatformError } from "../../../src/platform/platform-error.js";
 import { type JobsHarness, startJobsHarness } from "./jobs-harness.js";
 
@@ -14,7 +15,7 @@ describe("a refused group add", () => {
     h = undefined;
   });
 
-  it("stands when every added member is a platform user: sent once, then a dead letter", async () => {
+  it("every added member a platform user: the chunk is not sent again whole, its halves are (review m2), and they land", async () => {
     h = await startJobsHarness("refused-add-stands");
     const a = await h.directory.createUser("okta", h.user("a@refused.example"));
     const b = await h.directory.createUser("okta", h.user("b@refused.example"));
@@ -22,10 +23,18 @@ describe("a refused group add", () => {
     await h.waitForIdle();
     // The platform refuses the next group PATCH with 400 for a reason of its own (the emulator
     // refuses adds only of members that are no platform users; here every member is one). Refused
-    // once only: a second PATCH would be accepted, so a retry would show.
+    // once only: a second PATCH would be accepted, so a retry of the whole would show.
     const patchGroup = h.platform.patchGroup.bind(h.platform);
     let refusals = 0;
+    const sent: string[][] = [];
     h.platform.patchGroup = async (id, operations) => {
+      sent.push(
+        operations.flatMap((op) =>
+          op.op === "add" && Array.isArray(op.value)
+            ? (op.value as Array<{ value: string }>).map((m) => m.value)
+            : [],
+        ),
+      );
       if (refusals++ === 0) {
         throw new PlatformError("patchGroup: 400 refused", {
           operation: "patchGroup",
@@ -39,11 +48,19 @@ describe("a refused group add", () => {
     await h.directory.replaceGroup("okta", g.resource.id, h.group("Refused"), [a.resource.id, b.resource.id]);
     await h.waitForIdle();
 
+    // Narrowed (review m2): the refused chunk of two is sent again as two halves of one, which
+    // land; the whole chunk is never sent again, and nothing is refused in the end.
     const status = await h.state.getStatus({ source: "okta", kind: "group", id: g.resource.id });
-    expect(status).toMatchObject({ state: "dead", lastError: { code: "platform_bad_request" } });
-    expect(refusals).toBe(1);
-    expect(h.emulator.count("patchGroup")).toBe(0);
-    expect(h.platformGroups().get("Refused")?.members).toEqual([]);
+    expect(status).toMatchObject({ state: "synced" });
+    expect(refusals).toBe(3);
+    expect(sent.map((ids) => ids.length)).toEqual([2, 1, 1]);
+    expect(h.emulator.count("patchGroup")).toBe(2);
+    expect(new Set(h.platformGroups().get("Refused")?.members)).toEqual(
+      new Set([
+        h.platformUsers().get("a@refused.example")?.id,
+        h.platformUsers().get("b@refused.example")?.id,
+      ]),
+    );
     // Both were looked up, found, and left alone.
     expect(h.emulator.count("getUser")).toBe(2);
     expect(h.emulator.count("createUser")).toBe(2);
@@ -86,8 +103,10 @@ describe("a refused group add", () => {
     );
     await h.waitForIdle();
 
-    // Five chunks of 100, each refused once; the rename is sent after them.
-    expect(refusals).toBe(5);
+    // Five chunks of 100, each refused once; the first is narrowed (review m2) and none of its
+    // pieces lands, so the refusal is the group's: the others are not narrowed. The rename is sent
+    // after them.
+    expect(refusals).toBe(5 + narrowingCalls(100));
     expect(h.platformGroups().get("Every renamed")?.members).toEqual([]);
     const status = await h.state.getStatus({ source: "okta", kind: "group", id: g.resource.id });
     expect(status).toMatchObject({ state: "dead", lastError: { code: "platform_bad_request" } });
