@@ -188,29 +188,6 @@ export function refusedMembersError(
   );
 }
 
-/**
- * Ends a group's sync in which the platform refused a removal of members for good (400 again after
- * a fresh look at the group): a permanent failure with the refusal's code, whose reason says how
- * many members it would have taken out, and which (by the bridge's user ids, `memberIds`).
- */
-export function refusedRemovalsError(
-  members: number,
-  refusal: unknown,
-  memberIds: readonly string[] = [],
-): SyncError {
-  const code = isPlatformError(refusal) ? refusal.code : "platform_bad_request";
-  const reason = refusal instanceof Error ? refusal.message : String(refusal);
-  return new SyncError(
-    `the platform refused to remove ${members} member(s) from the group (${reason})${namedMembers(memberIds)}`,
-    {
-      code,
-      permanent: true,
-      operation: isPlatformError(refusal) ? refusal.operation : undefined,
-      cause: refusal,
-    },
-  );
-}
-
 /** At most this many refused members are named in a dead letter's reason. */
 const NAMED_MEMBERS = 20;
 

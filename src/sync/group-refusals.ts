@@ -1,0 +1,217 @@
+import { narrowRefusal, narrowingCalls } from "../mapping/narrow-refusal.js";
+import { refusedAddFate, usersOfPlatformIds } from "../mapping/plan-group.js";
+import { type AppliedGroup, chunk } from "../mapping/plan-types.js";
+import { type EntityRef, type PatchOperation, parseRefKey } from "../scim/scim-types.js";
+import { applyOps } from "./group-record.js";
+import type { SyncContext, SyncOutcome } from "./sync-context.js";
+import { SyncError, classifyFailure, isPlatformFailure, refusedMembersError } from "./sync-error.js";
+
+/**
+ * What a workspace group's sync does when the platform refuses members for good (sync-group.ts):
+ * a refused chunk narrowed to its culprits, members deleted on the platform left out and their
+ * users created again, and the refusals said at the end (the group's dead letter, naming members by
+ * the bridge's ids) or with another failure that ends the sync.
+ */
+
+/** Platform users looked up at a time when a refused add is checked member by member. */
+const LOOKUP_CONCURRENCY = 10;
+
+export interface NarrowedChunk {
+  /** The group's record with the pieces that landed (in doubt while the sync's PATCHes run). */
+  applied: AppliedGroup;
+  /** The members the platform refused: alone, or a piece left whole once the calls ran out. */
+  refused: string[];
+  /** The chunk was narrowed and not one piece of it landed: the refusal is not a member's. */
+  landedNothing: boolean;
+  /** A failure other than a refusal met while narrowing (what landed before it is recorded). */
+  failure?: unknown;
+}
+
+/**
+ * Narrows a member chunk the platform refused for good (400/422) to its culprits: its halves are
+ * sent again (narrowRefusal: at most narrowingCalls(size) calls, all in the round of the refusal,
+ * none when `narrow` is false), each piece that lands is recorded, and the members still refused
+ * are returned. A failure that is not a refusal ends the narrowing and is returned, to be met as
+ * the PATCH's own failure would be (a 404: the group created again).
+ */
+export async function narrowChunk(
+  ctx: SyncContext,
+  ref: EntityRef,
+  platformId: string,
+  applied: AppliedGroup,
+  members: readonly string[],
+  narrow: boolean,
+  operationsOf: (ids: readonly string[]) => PatchOperation[],
+): Promise<NarrowedChunk> {
+  let current = applied;
+  const send = async (piece: string[]): Promise<"landed" | "refused"> => {
+    const operations = operationsOf(piece);
+    try {
+      await ctx.platform.patchGroup(platformId, operations);
+    } catch (err) {
+      if (isPlatformFailure(err, "bad_request")) return "refused";
+      throw err;
+    }
+    current = applyOps(current, operations);
+    await ctx.state.putApplied(ref, current);
+    return "landed";
+  };
+  try {
+    const narrowed = await narrowRefusal(members, send, narrow ? narrowingCalls(members.length) : 0);
+    if (narrowed.calls > 0) {
+      ctx.logger.warn(
+        { ref, members: members.length, refused: narrowed.refused.length, calls: narrowed.calls },
+        "group members refused for good: the refused chunk was sent again in halves, the others landed",
+      );
+    }
+    return {
+      applied: current,
+      refused: narrowed.refused,
+      landedNothing: narrowed.calls > 0 && narrowed.landed.length === 0,
+    };
+  } catch (failure) {
+    return { applied: current, refused: [], landedNothing: false, failure };
+  }
+}
+
+/**
+ * The bridge's ids of the users of this group's source that own `platformIds` (members refused a
+ * removal have left the group at the source: their users are found by the platform ids they own),
+ * and the platform ids that no user owns any more (`unknown`: a user deleted at the source is
+ * forgotten once deprovisioned, and its platform id released).
+ */
+async function usersOwning(
+  ctx: SyncContext,
+  ref: EntityRef,
+  platformIds: readonly string[],
+): Promise<{ users: string[]; unknown: string[] }> {
+  if (platformIds.length === 0) return { users: [], unknown: [] };
+  const owners = await ctx.state.ownersOf("user", [...platformIds]);
+  const users: string[] = [];
+  const unknown: string[] = [];
+  owners.forEach((owner, i) => {
+    const user = owner === null ? null : parseRefKey(owner);
+    if (user === null) unknown.push(platformIds[i] as string);
+    else if (user.source === ref.source) users.push(user.id);
+  });
+  return { users, unknown };
+}
+
+export interface Refusals {
+  /** Platform user ids of the members whose add was refused. */
+  added: Set<string>;
+  /** Platform user ids of the members whose removal was refused (they are still in the group). */
+  removed: Set<string>;
+  /** The first refusal: its code is the dead letter's. */
+  error?: unknown;
+}
+
+/**
+ * Ends the sync with the refusal (refusedMembersError: a permanent failure, the group's dead letter,
+ * counted and logged by the job) when the platform refused some members' add or removal, naming
+ * them by the bridge's user ids. A removal that did not happen leaves someone in a group the source
+ * took them out of: said at error level here too (counts only, no personal data), as a human must act.
+ */
+export async function throwRefusals(
+  ctx: SyncContext,
+  ref: EntityRef,
+  refused: Refusals,
+  memberIds: readonly string[],
+  pids: ReadonlyArray<string | null>,
+): Promise<void> {
+  // A held removal made moot (the group created again) leaves nothing refused.
+  if (refused.error === undefined || refused.added.size + refused.removed.size === 0) return;
+  if (refused.removed.size > 0) {
+    ctx.logger.error(
+      { ref, members: refused.removed.size },
+      "group members could not be removed: the platform refused for good, they keep the group's access (dead letter)",
+    );
+  }
+  const added = usersOfPlatformIds(ref.source, memberIds, pids, [...refused.added]).map((user) => user.id);
+  const removed = await usersOwning(ctx, ref, [...refused.removed]);
+  throw refusedMembersError(
+    { added: refused.added.size, removed: refused.removed.size },
+    refused.error,
+    [...added, ...removed.users],
+    removed.unknown,
+  );
+}
+
+/**
+ * A failure that ends the sync for good (a rename's 409, say) after the platform refused some
+ * members' add or removal in it: the refusals are said too (the error line of a held removal, and
+ * the dead letter's reason), so a member who keeps the group's access is not hidden behind the
+ * other failure. The failure's code stays the letter's. A transient failure is left as it is: the
+ * retry meets the refusals again.
+ */
+export async function withRefusals(
+  ctx: SyncContext,
+  ref: EntityRef,
+  failure: unknown,
+  refused: Refusals,
+  memberIds: readonly string[],
+  pids: ReadonlyArray<string | null>,
+): Promise<unknown> {
+  const fate = classifyFailure(failure);
+  if (!fate.permanent) return failure;
+  try {
+    await throwRefusals(ctx, ref, refused, memberIds, pids);
+    return failure;
+  } catch (letter) {
+    const said = letter instanceof Error ? letter.message : String(letter);
+    return new SyncError(`${fate.message}; besides, ${said}`, {
+      code: fate.code,
+      permanent: true,
+      operation: fate.operation,
+      cause: failure,
+    });
+  }
+}
+
+/**
+ * What the group's status says while members deleted on the platform are left out (their users are
+ * being created again; the group adds them once they land): visible in the admin API, not silent.
+ */
+export function leftOut(vanished: ReadonlySet<string>): SyncOutcome["warnings"] {
+  if (vanished.size === 0) return [];
+  return [
+    {
+      code: "members_recreated",
+      message: `${vanished.size} member(s) were deleted on the platform behind the bridge's back: left out until their users are created again, then added`,
+    },
+  ];
+}
+
+/**
+ * After a create or an add refused with 400: looks each added member up on the platform (a few at
+ * a time). Those that are no platform user are returned, to be left out of this sync, and their
+ * directory users are synced again in resync mode: the user's sync reads the platform instead of
+ * its record, finds the user gone and creates it again; its new platform id then marks its groups
+ * dirty (sync-user.ts, afterPlatformId), and this group adds it. None returned: the refusal stands.
+ */
+export async function leaveOutVanished(
+  ctx: SyncContext,
+  ref: EntityRef,
+  added: readonly string[],
+  memberIds: readonly string[],
+  pids: ReadonlyArray<string | null>,
+): Promise<string[]> {
+  const missing = new Set<string>();
+  for (const slice of chunk(added, LOOKUP_CONCURRENCY)) {
+    const users = await Promise.all(slice.map((id) => ctx.platform.getUser(id)));
+    slice.forEach((id, j) => {
+      if (users[j] === null) missing.add(id);
+    });
+  }
+  const fate = refusedAddFate(added, (id) => !missing.has(id));
+  if (fate.type === "stands") return [];
+  const users = usersOfPlatformIds(ref.source, memberIds, pids, fate.platformIds);
+  ctx.logger.warn(
+    { ref, vanished: users.length },
+    "group add refused: members deleted on the platform are synced again; the others are added now",
+  );
+  // The resync request first: the sync the mark enqueues must see it.
+  await ctx.state.requestResync(users);
+  for (const user of users) await ctx.directory.markDirty(user);
+  return fate.platformIds;
+}
