@@ -227,6 +227,51 @@ describe("runAdminCommand", () => {
     expect(text).toContain("okta: 3 users, 1 groups, 1 dead letters");
   });
 
+  it("a late write whose time has passed is said to be read again now, never 'checked by' a past time", async () => {
+    const past = "2026-01-01T00:00:00.000Z";
+    const future = new Date(Date.now() + 3_600_000).toISOString();
+    for (const [until, said] of [
+      [past, "late writes: 2 may still land on the platform (their time is up: read again now)"],
+      [future, `late writes: 2 may still land on the platform (checked by ${future})`],
+    ] as const) {
+      const { io, out } = fakeIo({
+        "GET /status": () => ({
+          status: 200,
+          body: {
+            idle: false,
+            pending: 2,
+            deadLetters: 0,
+            queues: {},
+            sources: {},
+            lateWrites: { count: 2, until },
+          },
+        }),
+      });
+      await runAdminCommand("status", [], io);
+      expect(out.join("")).toContain(said);
+    }
+    for (const [until, said] of [
+      [past, "late write:   its time is up: read again now"],
+      [future, `late write:   may still land; waits until ${future}`],
+    ] as const) {
+      const { io, out } = fakeIo({
+        "GET /sources/okta/users/u1": () => ({
+          status: 200,
+          body: {
+            source: "okta",
+            kind: "user",
+            id: "u1",
+            state: "pending",
+            lateWriteUntil: until,
+            lastError: null,
+          },
+        }),
+      });
+      await runAdminCommand("status", ["okta/user/u1"], io);
+      expect(out.join("")).toContain(said);
+    }
+  });
+
   it("status SOURCE/KIND/ID shows one entity's sync status: exit 0 when synced, 1 with its error when not", async () => {
     const synced = fakeIo({
       "GET /sources/okta/users/u1": () => ({
