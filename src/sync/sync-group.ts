@@ -9,7 +9,7 @@ import {
 } from "../mapping/plan-group.js";
 import { type AppliedGroup, answered } from "../mapping/plan-types.js";
 import { caseFold } from "../scim/case-fold.js";
-import { type EntityRef, SCHEMA_GROUP, refKey } from "../scim/scim-types.js";
+import { type EntityRef, type PatchOperation, SCHEMA_GROUP, refKey } from "../scim/scim-types.js";
 import { applyOps, fromPlatformGroup, memberValues } from "./group-record.js";
 import {
   type NarrowedChunk,
@@ -209,41 +209,37 @@ async function syncWorkspaceGroup(
             if (applied) await ctx.state.putApplied(ref, applied);
             continue;
           }
+          /** A refused chunk narrowed to its culprits (narrowChunk), who join `into`. */
+          const before = applied;
+          const narrowInto = async (
+            members: readonly string[],
+            operationsOf: (ids: readonly string[]) => PatchOperation[],
+            into: Set<string>,
+          ): Promise<NarrowedChunk> => {
+            const chunkOf = await narrowChunk(ctx, ref, platformId, before, members, narrowing, operationsOf);
+            applied = chunkOf.applied;
+            if (chunkOf.landedNothing) narrowing = false;
+            refused.error ??= err;
+            for (const id of chunkOf.refused) into.add(id);
+            return chunkOf;
+          };
+          let chunkOf: NarrowedChunk | undefined;
           if (isPlatformFailure(err, "bad_request") && removed.length > 0) {
             // Refused again against what the platform holds now: the refusal stands for these
             // members alone, narrowed to the ones the platform really refuses (the others' removal
             // is sent in halves). They stay in the group (the record says so), the group's other
             // changes are planned again without their removal, and the refusal ends the sync once
             // those are sent (its dead letter). A retry sends only this removal.
-            const chunkOf = await narrowChunk(
-              ctx,
-              ref,
-              platformId,
-              applied,
-              removed,
-              narrowing,
-              removeMembersOperations,
-            );
-            applied = chunkOf.applied;
-            if (chunkOf.landedNothing) narrowing = false;
-            refused.error ??= err;
-            for (const id of chunkOf.refused) refused.removed.add(id);
-            narrowed += 1;
-            if (chunkOf.failure === undefined) {
-              applied = answered(applied);
-              await ctx.state.putApplied(ref, applied);
-              continue;
-            }
-            failure = chunkOf.failure;
+            chunkOf = await narrowInto(removed, removeMembersOperations, refused.removed);
           } else if (isPlatformFailure(err, "bad_request") && adding.length > 0) {
             // A refused add holds back every member of its PATCH. When some of them are no
             // platform user (deleted behind our back), the others are sent now and the vanished
             // ones' users created again. When every one of them is a platform user, the refusal
             // stands: the job's fate retries it only when the desired state has moved.
             const left = await leaveOutVanished(ctx, ref, adding, memberIds, pids);
-            let chunkOf: NarrowedChunk = { applied, refused: [], landedNothing: false };
             if (left.length > 0) {
               for (const id of left) vanished.add(id);
+              chunkOf = { applied, refused: [], landedNothing: false };
             } else {
               // Every one of them is a platform user: the refusal stands for the members the
               // platform really refuses, found by sending the chunk again in halves (the others of
@@ -251,20 +247,10 @@ async function syncWorkspaceGroup(
               // not wait on them: they are planned again without them, and the refusal ends the
               // sync once they are sent (its dead letter). The record holds what landed, so a
               // retry adds only these.
-              chunkOf = await narrowChunk(
-                ctx,
-                ref,
-                platformId,
-                applied,
-                adding,
-                narrowing,
-                addMembersOperations,
-              );
-              applied = chunkOf.applied;
-              if (chunkOf.landedNothing) narrowing = false;
-              refused.error ??= err;
-              for (const id of chunkOf.refused) refused.added.add(id);
+              chunkOf = await narrowInto(adding, addMembersOperations, refused.added);
             }
+          }
+          if (chunkOf) {
             narrowed += 1;
             if (chunkOf.failure === undefined) {
               // The refusal is an answer: nothing of that PATCH landed, and none was sent after it.
