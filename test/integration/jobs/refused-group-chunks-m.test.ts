@@ -254,8 +254,9 @@ describe("review m: refusals spread over a group's chunks", () => {
     const group = h.platformGroups().get("Created bare");
     expect(group).toBeDefined();
     // The refused chunk is narrowed to the marked member (review m2): sent again in halves, the
-    // refused half halved again; the other members of the chunk get in.
-    expect(refusedAdds[0]?.length).toBeGreaterThan(1);
+    // refused half halved again; the other members of the chunk get in. Which chunk names it (the
+    // 100 or the one left over) follows the group's member order, which is the store's, not ours.
+    expect([1, 100]).toContain(refusedAdds[0]?.length);
     expect(refusedAdds.length).toBeLessThanOrEqual(1 + 2 * 7);
     expect(refusedAdds.at(-1)).toEqual([marked]);
     const refused = new Set([marked]);
