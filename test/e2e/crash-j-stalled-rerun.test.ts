@@ -8,6 +8,12 @@
  *
  * Uses the crash tests' harness (worker processes with a 2 s lock and a 0.5 s stalled check, a
  * holding proxy before the emulator: test/e2e/sync/fixtures/crash-harness.ts).
+ *
+ * The held writes are `late`: the frozen worker's write is marked on the wire (late-writes.ts), so
+ * the bridge is not idle until the mark is due (2 × platform.timeoutMs) and the freeze outlasts the
+ * worker's own request timeout; woken, its client gives up on the call at once, and the write on
+ * the wire still reaches the platform, as a stuck request does. Without it, whether the platform
+ * saw the write raced the client's give-up against the release.
  */
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -53,6 +59,7 @@ describe("crash-j: a frozen worker's sync re-run by another worker, then the fro
     // The PATCH of d1 is held before the platform sees it; its worker is frozen meanwhile.
     const hold = h.proxy.hold((c) => c.method === "PATCH" && c.path === `/api/scim/v2/Users/${platformId}`, {
       until: "request",
+      late: true,
     });
     await h.directory.updateUser("okta", rec.resource.id, (c) => ({ ...c.resource, displayName: "d1" }));
     await hold.reached;
@@ -106,6 +113,7 @@ describe("crash-j: a frozen worker's sync re-run by another worker, then the fro
     const gid = groupNamed("cj-team")[0]?.id as string;
     const hold = h.proxy.hold((c) => c.method === "PATCH" && c.path === `/api/scim/v2/Groups/${gid}`, {
       until: "request",
+      late: true,
     });
     // m1 joins: its add is held on the wire and its worker frozen; m1 leaves again, m2 joins.
     await h.directory.updateGroup("okta", g.resource.id, (current) => ({
@@ -172,6 +180,7 @@ describe("crash-j: a frozen worker's sync re-run by another worker, then the fro
     const platformId = named("cj.zombie@example.com")[0]?.id as string;
     const hold = h.proxy.hold((c) => c.method === "PATCH" && c.path === `/api/scim/v2/Users/${platformId}`, {
       until: "request",
+      late: true,
     });
     await h.directory.updateUser("hr", rec.resource.id, (c) => ({ ...c.resource, displayName: "z1" }));
     await hold.reached;
