@@ -1,3 +1,4 @@
+import { snapshotEntity } from "../src/directory/snapshot-entity.js";
 import { DelayedError, type Job, type Queue, UnrecoverableError, Worker } from "bullmq";
 import type { Logger } from "../src/observability/logger.js";
 import type { RequestBudget } from "../src/platform/client/request-budget.js";
@@ -91,15 +92,8 @@ async function desiredStateMoved(
   generation: number | undefined,
 ): Promise<boolean> {
   if (generation === undefined) return false;
-  const now = await snapshotOf(ctx, ref);
+  const now = await snapshotEntity(ctx.directory, ref);
   return now === null || now.generation !== generation;
-}
-
-/** The entity's sync snapshot (desired state and generation), null when it is gone. */
-function snapshotOf(ctx: SyncProcessorDeps["ctx"], ref: EntityRef) {
-  return ref.kind === "user"
-    ? ctx.directory.snapshotUser(ref.source, ref.id)
-    : ctx.directory.snapshotGroup(ref.source, ref.id);
 }
 
 /**
@@ -226,7 +220,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         // (Gone from the directory: the marker goes whatever the generation. Redis failing here:
         // the job goes on as it would have, and the sweeper comes back to it.)
         try {
-          progress.generation = (await snapshotOf(ctx, ref))?.generation ?? 0;
+          progress.generation = (await snapshotEntity(ctx.directory, ref))?.generation ?? 0;
         } catch {
           progress.generation = undefined;
         }

@@ -1,3 +1,4 @@
+import { snapshotEntity } from "../directory/snapshot-entity.js";
 import type { Config } from "../config/config-schema.js";
 import type { DirectoryStore } from "../directory/directory-types.js";
 import { AppError, NotFoundError } from "../errors.js";
@@ -193,10 +194,7 @@ export class AdminService {
   async entityStatus(ref: EntityRef): Promise<Record<string, unknown>> {
     this.requireSource(ref.source);
     const { directory, syncState } = this.deps;
-    const snapshot =
-      ref.kind === "user"
-        ? await directory.snapshotUser(ref.source, ref.id)
-        : await directory.snapshotGroup(ref.source, ref.id);
+    const snapshot = await snapshotEntity(directory, ref);
     const [status, lateWriteDue] = await Promise.all([syncState.getStatus(ref), syncState.checkDueAt(ref)]);
     if (!snapshot && !status) {
       // An operator often knows the userName (or displayName), not the id: say how to find it.
@@ -432,10 +430,7 @@ export class AdminService {
    */
   private async releaseTombstone(ref: EntityRef): Promise<boolean> {
     const { directory, jobs } = this.deps;
-    const snapshot =
-      ref.kind === "user"
-        ? await directory.snapshotUser(ref.source, ref.id)
-        : await directory.snapshotGroup(ref.source, ref.id);
+    const snapshot = await snapshotEntity(directory, ref);
     if (snapshot === null || snapshot.desired !== null) return false;
     // A source taken out of the configuration runs no sync (one of its entities is dead-lettered
     // `unknown_source`, the letter just discarded back again): what is recorded of it goes here.

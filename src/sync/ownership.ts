@@ -1,3 +1,4 @@
+import { snapshotEntity } from "../directory/snapshot-entity.js";
 import type { AppliedEmbedGroup, AppliedGroup, AppliedUser } from "../mapping/plan-types.js";
 import { caseFold } from "../scim/case-fold.js";
 import { type EntityRef, parseRefKey, refKey } from "../scim/scim-types.js";
@@ -24,10 +25,7 @@ export async function claimOwnership(
   if (owner === me) return;
   const previous = parseRefKey(owner);
   if (previous.source === ref.source && previous.kind === ref.kind) {
-    const snap =
-      previous.kind === "user"
-        ? await ctx.directory.snapshotUser(previous.source, previous.id)
-        : await ctx.directory.snapshotGroup(previous.source, previous.id);
+    const snap = await snapshotEntity(ctx.directory, previous);
     if (snap === null) {
       await ctx.state.takeOverOwner(scope, platformKey, owner, ref);
       return;
@@ -101,10 +99,7 @@ export async function waitForNameHolder(
   if (!owner || owner === refKey(ref)) return;
   const holder = parseRefKey(owner);
   if (holder.source !== ref.source || holder.kind !== ref.kind) return;
-  const snap =
-    holder.kind === "user"
-      ? await ctx.directory.snapshotUser(holder.source, holder.id)
-      : await ctx.directory.snapshotGroup(holder.source, holder.id);
+  const snap = await snapshotEntity(ctx.directory, holder);
   if (snap === null) return;
   // A deleted holder moves away once deprovisioned; not one whose deprovisioning failed for good.
   const moving =
