@@ -7,6 +7,10 @@
  * test/acceptance/idp-probes-l.test.ts) and `email Co "%s"`. RFC 7643 §4.1.2 has no `email`: a
  * User's addresses are `emails`. Answering that look-up with an empty list made the provisioner
  * create a user that exists (409 uniqueness on every sync of that user).
+ *
+ * PingFederate's SCIM Provisioner (docs.pingidentity.com/integrations/scim/pf_scim_connector.html,
+ * "Filtering support ... Groups: the connector allows group filtering by retrieving all groups and
+ * finding a match") sends no group filter: it reads every page of `GET /Groups`.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ScimTestApp, createScimTestApp } from "../helpers/scim-test-app.js";
@@ -95,5 +99,41 @@ describe('PingOne\'s documented user filter expression `email Co "%s"`', () => {
     });
     expect(group.status).toBe(201);
     expect(await ids(`/Groups?filter=${q('email co "example.com"')}`)).toEqual([]);
+  });
+});
+
+describe("PingFederate's group matching: every page of `GET /Groups`, no filter", () => {
+  it("pages by itemsPerPage list each group once, with its members, and totalResults counts them all", async () => {
+    const member = await createUser({ userName: unique("pf.member") });
+    const names = Array.from({ length: 5 }, () => unique("PF group"));
+    const created: string[] = [];
+    for (const displayName of names) {
+      const res = await t.send("post", `${base}/Groups`, {
+        schemas: [GROUP],
+        displayName,
+        members: [{ value: member.id }],
+      });
+      expect(res.status).toBe(201);
+      created.push(res.body.id as string);
+    }
+    const seen: Array<{ id: string; displayName: string; members: Array<{ value: string }> }> = [];
+    let total = Number.POSITIVE_INFINITY;
+    for (let startIndex = 1; startIndex <= total; ) {
+      const res = await get(`/Groups?startIndex=${startIndex}&count=2`);
+      expect(res.status).toBe(200);
+      total = res.body.totalResults as number;
+      const page = res.body.Resources as typeof seen;
+      expect(page.length).toBe(res.body.itemsPerPage);
+      if (page.length === 0) break;
+      seen.push(...page);
+      startIndex += page.length;
+    }
+    expect(seen.length).toBe(total);
+    expect(new Set(seen.map((g) => g.id)).size).toBe(seen.length);
+    for (const [i, id] of created.entries()) {
+      const group = seen.find((g) => g.id === id);
+      expect(group?.displayName).toBe(names[i]);
+      expect(group?.members.map((m) => m.value)).toEqual([member.id]);
+    }
   });
 });
