@@ -6,7 +6,7 @@ import { type Json, type JsonObject, type PatchOperation, SCHEMA_PATCH } from ".
  * The one place where identity-provider dialects are bent back into canonical SCIM
  * (ARCHITECTURE.md "Dialects"). Every quirk here has a unit test and a fixture under
  * test/fixtures/scim/. Callers: canonical-resource.ts (bodies of POST/PUT), patch.ts and
- * filter-parser.ts (boolean literals of filters).
+ * filter-parser.ts (boolean literals and PingOne's `email` of filters).
  */
 
 export function isJsonObject(v: unknown): v is JsonObject {
@@ -25,6 +25,19 @@ export function coerceBoolean(v: unknown): boolean | undefined {
     if (lower === "false") return false;
   }
   return undefined;
+}
+
+/**
+ * PingOne's documented user filter expression `email Co "%s"` (docs.pingidentity.com, "SCIM filter
+ * expressions": the filter that matches an existing user before a create) names a User's addresses
+ * `email`; RFC 7643 §4.1.2 calls them `emails` and defines no `email`. The attribute path of a
+ * filter on Users that is `email` or `email.<sub>` (any case, no schema URN) reads as `emails`,
+ * `emails.<sub>`; any other path is returned as it is. Caller: filter-parser.ts, for the top level
+ * of a filter on Users only.
+ */
+export function userFilterPath(path: string): string {
+  const m = /^email(\.[A-Za-z][\w$-]*)?$/i.exec(path);
+  return m ? `emails${m[1] ?? ""}` : path;
 }
 
 /**

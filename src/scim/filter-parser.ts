@@ -9,7 +9,7 @@ import {
   isStoredTrimmed,
   parseAttrPath,
 } from "./attribute-schema.js";
-import { coerceBoolean } from "./dialects.js";
+import { coerceBoolean, userFilterPath } from "./dialects.js";
 import type { CompareOp, FilterNode, FilterValue } from "./filter-types.js";
 import { filterProblem } from "./filter-validate.js";
 
@@ -172,7 +172,9 @@ class Parser {
   private attrExp(table: AttrTable, inValuePath: boolean): FilterNode {
     const t = this.next("an attribute path");
     if (t.kind !== "word") fail(`expected an attribute path at position ${t.pos + 1} but found "${t.text}"`);
-    const parsed = parseAttrPath(t.text, table);
+    // PingOne's `email Co "%s"` on Users (userFilterPath); a value filter's names are sub-attributes.
+    const name = this.resourceType === "User" && !inValuePath ? userFilterPath(t.text) : t.text;
+    const parsed = parseAttrPath(name, table);
     if (!parsed) fail(`"${t.text}" at position ${t.pos + 1} is not a valid attribute path`);
     const path = formatAttrPath(parsed);
     const after = this.peek();

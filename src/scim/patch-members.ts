@@ -16,8 +16,18 @@ const MEMBER_TABLE = GROUP_ATTRS.get("members")?.sub ?? new Map();
  * replace. The group update reads the list only then, so the common PATCHes stay one read.
  */
 export function memberFilterNeedsList(op: PatchOperation["op"], path: PatchPath | undefined): boolean {
-  if (!path?.filter || path.target.sub !== undefined || path.filterSub !== undefined) return false;
+  if (!path?.filter || path.target.sub !== undefined) return false;
+  if (path.filterSub !== undefined && !removesMatchedMembers(op, path)) return false;
   return op !== "add" && valueEqIds(path.filter) === undefined;
+}
+
+/**
+ * `remove members[<filter>].value`: a member is its value (the user's id, RFC 7643 §4.2), so a
+ * member whose value is removed is no member, as an email without its value is none (RFC 7643
+ * §2.4): the matching members are removed, as by `remove members[<filter>]`.
+ */
+function removesMatchedMembers(op: PatchOperation["op"], path: PatchPath): boolean {
+  return op === "remove" && path.filter !== undefined && path.filterSub === "value";
 }
 
 /** A member as the directory knows it: every member is a user (the store only links users). */
@@ -38,7 +48,10 @@ export class MembershipAccumulator {
 
   constructor(private readonly current: readonly GroupMember[] | undefined) {}
 
-  apply(op: PatchOperation["op"], path: PatchPath | undefined, value: Json | undefined): void {
+  apply(op: PatchOperation["op"], target: PatchPath | undefined, value: Json | undefined): void {
+    // `remove members[...].value` removes those members (removesMatchedMembers).
+    const path =
+      target && removesMatchedMembers(op, target) ? { target: target.target, filter: target.filter } : target;
     if (path && (path.target.sub !== undefined || path.filterSub !== undefined)) {
       if (op === "remove" && path.filter) return; // e.g. members[...].display: nothing we keep
       throw new BadRequestError("Members can only be changed as a whole or by value", "invalidPath");

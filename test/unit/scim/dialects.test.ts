@@ -5,7 +5,9 @@ import {
   expandNoPathValue,
   normalizeManager,
   normalizePatchRequest,
+  userFilterPath,
 } from "../../../src/scim/dialects.js";
+import { parseFilter } from "../../../src/scim/filter-parser.js";
 import { loadFixture } from "./load-fixture.js";
 
 const PATCH = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
@@ -170,6 +172,25 @@ describe("dialect helpers", () => {
     expect(expandNoPathValue({ [`${ENT}:manager`]: { value: "m1" } })).toEqual([
       { path: `${ENT}:manager`, value: { value: "m1" } },
     ]);
+  });
+
+  it('quirk: PingOne\'s `email` in a filter on Users is `emails` (`email Co "%s"`)', () => {
+    expect(userFilterPath("email")).toBe("emails");
+    expect(userFilterPath("EMAIL")).toBe("emails");
+    expect(userFilterPath("Email.Value")).toBe("emails.Value");
+    for (const other of ["emails", "emailAddress", "workEmail", "name.email", `${ENT}:email`, "email.a.b"]) {
+      expect(userFilterPath(other)).toBe(other);
+    }
+    const filter = loadFixture("pingone/filter-email-co").body.filter;
+    expect(parseFilter(filter, "User")).toEqual({
+      type: "compare",
+      path: "emails",
+      op: "co",
+      value: "ann.lee@example.com",
+    });
+    // Only on Users, and not inside a value filter (its names are sub-attributes).
+    expect(parseFilter(filter, "Group")).toMatchObject({ path: "email" });
+    expect(parseFilter('emails[email eq "x"]', "User")).toMatchObject({ filter: { path: "email" } });
   });
 
   it("rejects a no-path operation whose value is not an object", () => {

@@ -241,6 +241,18 @@ describe("applyGroupPatch (RFC 7644 §3.5.2)", () => {
       expect(needs([{ op: "replace", value: { 'members[value sw "x"]': { value: "a" } } }])).toBe(true);
     });
 
+    it("reads `remove members[<filter>].value` as the remove of those members", () => {
+      expect(needs([{ op: "remove", path: 'members[value eq "a"].value' }])).toBe(false);
+      expect(needs([{ op: "remove", path: 'members[type eq "User"].value' }])).toBe(true);
+      expect(patch([{ op: "remove", path: 'members[value eq "a"].value' }], ["a", "b"]).members).toEqual({
+        remove: ["a"],
+      });
+      expect(patch([{ op: "remove", path: 'members[value ne "a"].Value' }], ["a", "b"]).members).toEqual({
+        remove: ["b"],
+      });
+      expect(patch([{ op: "remove", path: 'members[value eq "a"].display' }], ["a"]).members).toEqual({});
+    });
+
     it("is false for a path that does not parse (applying it answers the error)", () => {
       expect(needs([{ op: "remove", path: "members[value eq" }])).toBe(false);
       expect(needs([{ op: "remove", path: "members[value zz 1]" }])).toBe(false);
