@@ -81,7 +81,7 @@ export class RunContext {
    * nothing to the sets the next holder is building.
    */
   async addToSets(sets: ReadonlyArray<{ name: keyof typeof RUN_KEYS; members: readonly string[] }>) {
-    await this.deps.runs.addToRunSets(
+    await this.deps.runs.addToOwnedSets(
       this.run.runId,
       sets.map((set) => ({ suffix: RUN_KEYS[set.name], members: set.members })),
       this.deps.lease?.holder,

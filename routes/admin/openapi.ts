@@ -76,10 +76,32 @@ export function buildOpenApi(routes: readonly AdminRoute[], version: string): Re
   }
   return {
     openapi: "3.1.0",
-    info: { title: "scim-bridge admin API", version },
+    info: {
+      title: "scim-bridge admin API",
+      version,
+      // OpenAPI describes the operations a path serves, not the answer to one it does not: said here.
+      description:
+        "A path asked with a method it does not list (an authenticated request) is answered 405, " +
+        "its Allow header naming the methods the path serves (HEAD with GET), with the error body " +
+        "(#/components/responses/MethodNotAllowed).",
+    },
     servers: [{ url: "/admin/v1" }],
     security: [{ bearer: [] }],
-    components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
+    components: {
+      securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
+      responses: {
+        MethodNotAllowed: {
+          description: "The path does not serve this method (RFC 9110 §15.5.6)",
+          headers: {
+            Allow: {
+              description: "The methods the path serves, e.g. `GET, HEAD`",
+              schema: { type: "string" },
+            },
+          },
+          ...error,
+        },
+      },
+    },
     paths,
   };
 }

@@ -22,6 +22,25 @@ export interface OperationHolder {
 }
 
 /**
+ * The checks every guarded write of an operation starts with, as Lua functions for a script to
+ * begin with: `heldBy(lockKey, token)`, whether a job's lock key holds the writer's token (true
+ * when no lock key is given: an unguarded write); `stateIn(current, allowed)`, whether a stored
+ * state (false: none) is one of the allowed ones joined by "|" (never when none is stored).
+ */
+export const OPERATION_GUARD_LUA = `
+local function heldBy(lockKey, token)
+  return not lockKey or redis.call('GET', lockKey) == token
+end
+local function stateIn(current, allowed)
+  if not current then return false end
+  for state in string.gmatch(allowed, '[^|]+') do
+    if state == current then return true end
+  end
+  return false
+end
+`;
+
+/**
  * Sets the document only when the stored state is one of the allowed ones (or when creating):
  * KEYS[1] = operation hash; ARGV[1] = allowed states joined by "|" ("" = must not exist),
  * ARGV[2] = new state, ARGV[3] = new document. With KEYS[2] (a job's lock key) and ARGV[4] (a
@@ -30,18 +49,13 @@ export interface OperationHolder {
  */
 const SET_IF_STATE = luaScript<number>(
   "scimOperationSetIfState",
-  `
-if KEYS[2] and redis.call('GET', KEYS[2]) ~= ARGV[4] then return -1 end
+  `${OPERATION_GUARD_LUA}
+if not heldBy(KEYS[2], ARGV[4]) then return -1 end
 local current = redis.call('HGET', KEYS[1], 'state')
 if ARGV[1] == '' then
   if current then return 0 end
-else
-  if not current then return 0 end
-  local ok = false
-  for allowed in string.gmatch(ARGV[1], '[^|]+') do
-    if allowed == current then ok = true end
-  end
-  if not ok then return 0 end
+elseif not stateIn(current, ARGV[1]) then
+  return 0
 end
 redis.call('HSET', KEYS[1], 'state', ARGV[2], 'doc', ARGV[3])
 return 1
@@ -291,7 +305,7 @@ export class OperationStore<S extends string, T extends StoredOperation<S>> {
    * added to. With `holder`, in one script and only while the job's lock is the holder's (else
    * OperationNotHeld): a writer whose job was handed on adds nothing to the next holder's sets.
    */
-  protected async addToOwnedSets(
+  async addToOwnedSets(
     id: string,
     sets: ReadonlyArray<{ suffix: string; members: readonly string[] }>,
     holder?: OperationHolder,

@@ -5,7 +5,7 @@ import type { ReconcileRun } from "../reconcile/reconcile-run.js";
 import { emptyCounts, type RunState, UNFINISHED_RUN_STATES } from "../reconcile/reconcile-types.js";
 import { luaScript } from "../lua-script.js";
 import { OperationNotHeld } from "./operation-not-held.js";
-import { type OperationHolder, OperationStore } from "./operation-store.js";
+import { OPERATION_GUARD_LUA, type OperationHolder, OperationStore } from "./operation-store.js";
 import type { TrackedRun } from "./repair-outcome.js";
 
 /**
@@ -42,15 +42,9 @@ export const RUN_KEYS = {
  */
 const START_WITH_TURN = luaScript<number>(
   "scimReconcileStartWithTurn",
-  `
-if KEYS[3] and redis.call('GET', KEYS[3]) ~= ARGV[5] then return -1 end
-local current = redis.call('HGET', KEYS[1], 'state')
-if not current then return 0 end
-local ok = false
-for allowed in string.gmatch(ARGV[1], '[^|]+') do
-  if allowed == current then ok = true end
-end
-if not ok then return 0 end
+  `${OPERATION_GUARD_LUA}
+if not heldBy(KEYS[3], ARGV[5]) then return -1 end
+if not stateIn(redis.call('HGET', KEYS[1], 'state'), ARGV[1]) then return 0 end
 if tonumber(redis.call('GET', KEYS[2]) or '0') ~= tonumber(ARGV[4]) then return -2 end
 redis.call('SET', KEYS[2], tonumber(ARGV[4]) + 1)
 redis.call('HSET', KEYS[1], 'state', ARGV[2], 'doc', ARGV[3])
@@ -123,19 +117,6 @@ export class ReconcileRunStore extends OperationStore<RunState, TrackedRun> {
     if (written === -1) throw new OperationNotHeld(next.id);
     if (written === -2) return "turn-moved";
     return written === 1 ? "written" : "refused";
-  }
-
-  /**
-   * Adds members to a run's working sets (a suffix of RUN_KEYS each). With `holder`, in one script
-   * and only while the run's job is still the holder's (else OperationNotHeld): a run handed on
-   * adds nothing to the sets its next holder is building.
-   */
-  async addToRunSets(
-    id: string,
-    sets: ReadonlyArray<{ suffix: string; members: readonly string[] }>,
-    holder?: OperationHolder,
-  ): Promise<void> {
-    await this.addToOwnedSets(id, sets, holder);
   }
 
   /** Where a run's repairs are tracked once applied (see repair-settlement.ts). */

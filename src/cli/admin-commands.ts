@@ -2,7 +2,7 @@ import { parseArgs } from "node:util";
 import { describeFetchFailure } from "./fetch-failure.js";
 
 /**
- * The CLI's admin commands: `status`, `resync`, `reconcile`, `dead-letters`. They talk to the admin
+ * The CLI's admin commands: `status`, `resync`, `reconcile`, `dead-letters`, `audit`. They talk to the admin
  * API over HTTP. Exit codes: 0 ok, 1 failure (or not idle / needs attention where that is the
  * question), 2 usage.
  */
@@ -57,6 +57,7 @@ const OPTIONS = {
   "timeout-ms": { type: "string" },
   "user-name": { type: "string" },
   "group-name": { type: "string" },
+  limit: { type: "string" },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>["values"];
@@ -93,6 +94,10 @@ const HELD = (command: "resync" | "reconcile", id: string): Record<string, Form>
   },
   list: { usage: `${command} --list [--source S]`, options: ["list", "source"], positionals: [0, 0] },
 });
+
+/** Admin actions `audit` shows by default, and at most (the admin API's page sizes). */
+const AUDIT_PAGE = 50;
+const AUDIT_MAX = 500;
 
 /**
  * Every admin command's forms: the one table both the parser and the usage text read. An option or
@@ -143,6 +148,14 @@ const COMMANDS: Record<string, Record<string, Form>> = {
     },
     discard: { usage: "dead-letters discard SOURCE/KIND/ID", options: [], positionals: [1, 1] },
   },
+  audit: {
+    list: {
+      usage: "audit [--limit N]",
+      note: `the newest admin actions (${AUDIT_PAGE} unless --limit, at most ${AUDIT_MAX})`,
+      options: ["limit"],
+      positionals: [0, 0],
+    },
+  },
 };
 
 /** An option that only means something next to another. */
@@ -180,6 +193,8 @@ function pickForm(command: string, values: Values, positionals: string[]): { for
     const form = byName ? forms.lookup : positionals.length === 0 ? forms.all : forms.entity;
     return { form: form as Form, rest: positionals };
   }
+  const only = Object.values(forms);
+  if (only.length === 1) return { form: only[0] as Form, rest: positionals };
   if (command === "dead-letters") {
     const [action = "list", ...rest] = positionals;
     const form = Object.hasOwn(forms, action) ? forms[action] : undefined;
@@ -222,6 +237,9 @@ function checkForm(
     throw new UsageError(
       `${command}: --timeout-ms takes a positive whole number of milliseconds, not ${timeout}`,
     );
+  const limit = values.limit;
+  if (limit !== undefined && !(/^[1-9][0-9]{0,2}$/.test(limit) && Number(limit) <= AUDIT_MAX))
+    throw new UsageError(`${command}: --limit takes a whole number from 1 to ${AUDIT_MAX}, not ${limit}`);
   const [min, max] = form.positionals;
   if (rest.length > max)
     throw new UsageError(
@@ -780,6 +798,42 @@ function discardedText(ref: string, answer: unknown): string {
   ].join("\n");
 }
 
+type AuditLine = {
+  at: string;
+  actor: string;
+  role: string;
+  action: string;
+  target?: string;
+  outcome: string;
+  details?: Record<string, unknown>;
+};
+
+/** `audit`: the newest admin actions (who did what, when, and how it ended), newest first. */
+async function audit(api: Client, io: CliIo, values: Values): Promise<number> {
+  const query = values.limit === undefined ? "" : `?limit=${values.limit}`;
+  const page = expectShape(await api.call("GET", `/audit${query}`), "/audit", PAGE);
+  const items = page.items as AuditLine[];
+  const total = typeof page.total === "number" ? page.total : items.length;
+  show(io, values.json, page, () => {
+    if (items.length === 0) return "no admin actions recorded";
+    const more = total > items.length ? [`(the newest ${items.length} of ${total})`] : [];
+    return [...items.map(auditLine), ...more].join("\n");
+  });
+  return 0;
+}
+
+function auditLine(entry: AuditLine): string {
+  const details = Object.entries(entry.details ?? {}).map(([key, value]) => `${key}=${String(value)}`);
+  return [
+    entry.at,
+    `${entry.actor} (${entry.role})`,
+    entry.action,
+    entry.target ?? "-",
+    entry.outcome,
+    ...(details.length > 0 ? [details.join(" ")] : []),
+  ].join("  ");
+}
+
 function parse(command: string, args: string[]) {
   try {
     return parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true, tokens: true });
@@ -810,6 +864,8 @@ export async function runAdminCommand(
         return await resync(api, io, values, rest);
       case "reconcile":
         return await reconcile(api, io, values, rest);
+      case "audit":
+        return await audit(api, io, values);
       default:
         return await deadLetters(api, io, values, positionals);
     }

@@ -88,7 +88,8 @@ export async function main(argv: string[]): Promise<number> {
     case "status":
     case "resync":
     case "reconcile":
-    case "dead-letters": {
+    case "dead-letters":
+    case "audit": {
       const { runAdminCommand } = await import("./admin-commands.js");
       return runAdminCommand(command, rest);
     }

@@ -4,66 +4,21 @@
  * work: the next bridge process runs the same job from its start, so this one must neither go on
  * fanning out nor write the record, and it records no failure (the job did not fail).
  */
-import { randomUUID } from "node:crypto";
-import { type Job, Queue, Worker } from "bullmq";
-import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { processReconcileJob } from "../../../jobs/reconcile/reconcile-queue.js";
 import type { ReconcileDeps } from "../../../jobs/reconcile/reconcile-ports.js";
 import { processResyncJob } from "../../../jobs/resync/resync-queue.js";
 import type { ResyncDeps } from "../../../jobs/resync/resync-runner.js";
 import { ReconcileRunStore } from "../../../src/admin/reconcile-run-store.js";
 import { ResyncStore } from "../../../src/admin/resync-store.js";
-import { buildConfig } from "../../../src/config/load-config.js";
 import { createLogger } from "../../../src/observability/logger.js";
 import { createMetricsRegistry } from "../../../src/observability/metrics.js";
 import { type EntityRef, refKey } from "../../../src/scim/scim-types.js";
-import { TEST_REDIS_URL, deleteKeys, testPrefix } from "../../helpers/redis-test-prefix.js";
+import { handedJobsSuite } from "../../helpers/handed-jobs.js";
 
 describe("a run or resync handed back to the queue stops in the closing process", () => {
-  const prefix = testPrefix("handed-back-ops");
-  const config = buildConfig({
-    platform: { baseUrl: "http://127.0.0.1:1", token: "t", allowInsecureHttp: true },
-    redis: { url: TEST_REDIS_URL, prefix },
-    logLevel: "silent",
-    sources: { okta: { tokens: ["okta-token"] } },
-  });
+  const { prefix, config, redis, take } = handedJobsSuite("handed-back-ops");
   const logger = createLogger("silent");
-  let redis: Redis;
-  let connection: Redis;
-  const queues: Queue[] = [];
-  const takers: Worker[] = [];
-
-  beforeAll(async () => {
-    redis = new Redis(TEST_REDIS_URL, { lazyConnect: true });
-    await redis.connect();
-    connection = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
-  });
-
-  afterAll(async () => {
-    for (const taker of takers) await taker.close();
-    for (const queue of queues) {
-      await queue.obliterate({ force: true });
-      await queue.close();
-    }
-    await deleteKeys(redis, prefix);
-    await redis.quit();
-    connection.disconnect();
-  });
-
-  /** A job taken as a worker takes it: active, under a lock token of its own. */
-  async function take<T>(data: T): Promise<{ job: Job; token: string; queue: Queue }> {
-    const name = `handed-back-${randomUUID().slice(0, 8)}`;
-    const queue = new Queue(name, { connection, prefix });
-    queues.push(queue);
-    await queue.add("job", data);
-    const taker = new Worker(name, null, { connection, prefix, autorun: false });
-    takers.push(taker);
-    const token = randomUUID();
-    const job = (await taker.getNextJob(token)) as Job;
-    expect(job).toBeDefined();
-    return { job, token, queue };
-  }
 
   it("a resync handed back mid fan-out enqueues no further chunk and leaves its record to the next holder", async () => {
     const resyncs = new ResyncStore(redis, `${prefix}:resync`);

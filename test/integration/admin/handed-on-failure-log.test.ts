@@ -5,70 +5,31 @@
  * again. It ends with one warn line saying the job was handed on, and no error line (STYLE.md:
  * `error` means a human must act). A failure of a job still held is still an error line.
  */
-import { randomUUID } from "node:crypto";
-import { type Job, Queue, Worker } from "bullmq";
-import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Job } from "bullmq";
+import { describe, expect, it } from "vitest";
 import { processReconcileJob } from "../../../jobs/reconcile/reconcile-queue.js";
 import type { ReconcileDeps } from "../../../jobs/reconcile/reconcile-ports.js";
 import { processResyncJob } from "../../../jobs/resync/resync-queue.js";
 import type { ResyncDeps } from "../../../jobs/resync/resync-runner.js";
 import { ReconcileRunStore } from "../../../src/admin/reconcile-run-store.js";
 import { ResyncStore } from "../../../src/admin/resync-store.js";
-import { buildConfig } from "../../../src/config/load-config.js";
 import { createLogger } from "../../../src/observability/logger.js";
 import { createMetricsRegistry } from "../../../src/observability/metrics.js";
 import { type EntityRef, refKey } from "../../../src/scim/scim-types.js";
-import { TEST_REDIS_URL, deleteKeys, testPrefix } from "../../helpers/redis-test-prefix.js";
+import { handedJobsSuite } from "../../helpers/handed-jobs.js";
 
 describe("a run or resync whose platform call failed after its job was handed on", () => {
-  const prefix = testPrefix("handed-on-failure-log");
-  const config = buildConfig({
-    platform: { baseUrl: "http://127.0.0.1:1", token: "t", allowInsecureHttp: true },
-    redis: { url: TEST_REDIS_URL, prefix },
-    logLevel: "silent",
-    sources: { okta: { tokens: ["okta-token"] } },
-  });
+  const { prefix, config, redis, take: takeJob } = handedJobsSuite("handed-on-failure-log");
   let lines: Array<{ level: number; msg: string }> = [];
   const logger = createLogger("info", {}, {
     write: (line: string) => {
       lines.push(JSON.parse(line) as { level: number; msg: string });
     },
   } as never);
-  let redis: Redis;
-  let connection: Redis;
-  const queues: Queue[] = [];
-  const takers: Worker[] = [];
-
-  beforeAll(async () => {
-    redis = new Redis(TEST_REDIS_URL, { lazyConnect: true });
-    await redis.connect();
-    connection = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
-  });
-
-  afterAll(async () => {
-    for (const taker of takers) await taker.close();
-    for (const queue of queues) {
-      await queue.obliterate({ force: true });
-      await queue.close();
-    }
-    await deleteKeys(redis, prefix);
-    await redis.quit();
-    connection.disconnect();
-  });
-
   /** A job taken as a worker takes it; `handBack` hands it back to the queue (a forced close). */
-  async function take<T>(data: T): Promise<{ job: Job; token: string; handBack(): Promise<void> }> {
+  async function take(data: unknown): Promise<{ job: Job; token: string; handBack(): Promise<void> }> {
     lines = [];
-    const name = `handed-on-log-${randomUUID().slice(0, 8)}`;
-    const queue = new Queue(name, { connection, prefix });
-    queues.push(queue);
-    await queue.add("job", data);
-    const taker = new Worker(name, null, { connection, prefix, autorun: false });
-    takers.push(taker);
-    const token = randomUUID();
-    const job = (await taker.getNextJob(token)) as Job;
-    expect(job).toBeDefined();
+    const { job, token } = await takeJob(data);
     let handedBack: Promise<unknown> | undefined;
     return {
       job,

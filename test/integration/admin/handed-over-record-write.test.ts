@@ -5,10 +5,8 @@
  * lock still holds the writer's token (OperationStore.transition with the lease's holder), in the
  * same script: the stale write is refused and the old holder stops, quietly (HANDED_ON).
  */
-import { randomUUID } from "node:crypto";
-import { type Job, Queue, Worker } from "bullmq";
-import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Job } from "bullmq";
+import { describe, expect, it } from "vitest";
 import { processReconcileJob } from "../../../jobs/reconcile/reconcile-queue.js";
 import type { ReconcileDeps } from "../../../jobs/reconcile/reconcile-ports.js";
 import { processResyncJob } from "../../../jobs/resync/resync-queue.js";
@@ -16,63 +14,21 @@ import type { ResyncDeps } from "../../../jobs/resync/resync-runner.js";
 import { ReconcileRunStore } from "../../../src/admin/reconcile-run-store.js";
 import type { TrackedResync, TrackedRun } from "../../../src/admin/repair-outcome.js";
 import { ResyncStore } from "../../../src/admin/resync-store.js";
-import { buildConfig } from "../../../src/config/load-config.js";
 import { createLogger } from "../../../src/observability/logger.js";
 import { createMetricsRegistry } from "../../../src/observability/metrics.js";
 import type { RunState } from "../../../src/reconcile/reconcile-types.js";
 import { type EntityRef, refKey } from "../../../src/scim/scim-types.js";
-import { TEST_REDIS_URL, deleteKeys, testPrefix } from "../../helpers/redis-test-prefix.js";
+import { handedJobsSuite } from "../../helpers/handed-jobs.js";
 
 describe("a record write of a job handed over between its lease check and the write", () => {
-  const prefix = testPrefix("handed-over-write");
-  const config = buildConfig({
-    platform: { baseUrl: "http://127.0.0.1:1", token: "t", allowInsecureHttp: true },
-    redis: { url: TEST_REDIS_URL, prefix },
-    logLevel: "silent",
-    sources: { okta: { tokens: ["okta-token"] } },
-  });
+  const suite = handedJobsSuite("handed-over-write");
+  const { prefix, config, redis } = suite;
   const logger = createLogger("silent");
-  let redis: Redis;
-  let connection: Redis;
-  const queues: Queue[] = [];
-  const takers: Worker[] = [];
-
-  beforeAll(async () => {
-    redis = new Redis(TEST_REDIS_URL, { lazyConnect: true });
-    await redis.connect();
-    connection = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
-  });
-
-  afterAll(async () => {
-    for (const taker of takers) await taker.close();
-    for (const queue of queues) {
-      await queue.obliterate({ force: true });
-      await queue.close();
-    }
-    await deleteKeys(redis, prefix);
-    await redis.quit();
-    connection.disconnect();
-  });
 
   /** A job taken as a worker takes it, and `handOver`: handed back, then taken by another holder. */
-  async function take<T>(data: T): Promise<{ job: Job; token: string; handOver(): Promise<void> }> {
-    const name = `handed-over-${randomUUID().slice(0, 8)}`;
-    const queue = new Queue(name, { connection, prefix });
-    queues.push(queue);
-    await queue.add("job", data);
-    const taker = new Worker(name, null, { connection, prefix, autorun: false });
-    takers.push(taker);
-    const token = randomUUID();
-    const job = (await taker.getNextJob(token)) as Job;
-    expect(job).toBeDefined();
-    return {
-      job,
-      token,
-      async handOver() {
-        await job.moveToWait(token);
-        expect(await taker.getNextJob(randomUUID())).toBeDefined();
-      },
-    };
+  async function take(data: unknown): Promise<{ job: Job; token: string; handOver(): Promise<void> }> {
+    const taken = await suite.take(data);
+    return { ...taken, handOver: () => suite.handOver(taken) };
   }
 
   it("a resync's progress written after the hand-over is refused: the new holder's record stays", async () => {

@@ -5,9 +5,6 @@
  * a lease check and a set write (a forced close handed it back, another worker took it and started
  * the run over) must not let the old holder wipe or pollute the sets the new holder is building.
  */
-import { randomUUID } from "node:crypto";
-import { type Job, Queue, Worker } from "bullmq";
-import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ReconcileDeps } from "../../../jobs/reconcile/reconcile-ports.js";
 import { processReconcileJob } from "../../../jobs/reconcile/reconcile-queue.js";
@@ -15,27 +12,20 @@ import { ReconcileRunStore } from "../../../src/admin/reconcile-run-store.js";
 import type { TrackedRun } from "../../../src/admin/repair-outcome.js";
 import type { PlatformClient } from "../../../src/platform/platform-types.js";
 import type { RunState } from "../../../src/reconcile/reconcile-types.js";
-import { TEST_REDIS_URL } from "../../helpers/redis-test-prefix.js";
+import { JobTaker } from "../../helpers/handed-jobs.js";
 import { type JobsHarness, reconcileDeps, startJobsHarness } from "../jobs/jobs-harness.js";
 
 describe("a reconcile run's working sets when its job is handed over", () => {
   let h: JobsHarness;
-  let connection: Redis;
-  const queues: Queue[] = [];
-  const takers: Worker[] = [];
+  let jobs: JobTaker;
 
   beforeAll(async () => {
     h = await startJobsHarness("handed-over-sets", { workers: false });
-    connection = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
+    jobs = new JobTaker(h.prefix, "handed-over-sets");
   }, 30_000);
 
   afterAll(async () => {
-    for (const taker of takers) await taker.close();
-    for (const queue of queues) {
-      await queue.obliterate({ force: true });
-      await queue.close();
-    }
-    connection?.disconnect();
+    await jobs?.close();
     await h?.close();
   });
 
@@ -45,15 +35,8 @@ describe("a reconcile run's working sets when its job is handed over", () => {
    * and `then` runs as that holder's work; the old holder goes on past its check.
    */
   async function take(data: unknown) {
-    const name = `handed-over-sets-${randomUUID().slice(0, 8)}`;
-    const queue = new Queue(name, { connection, prefix: h.prefix });
-    queues.push(queue);
-    await queue.add("job", data);
-    const taker = new Worker(name, null, { connection, prefix: h.prefix, autorun: false });
-    takers.push(taker);
-    const token = randomUUID();
-    const job = (await taker.getNextJob(token)) as Job;
-    expect(job).toBeDefined();
+    const taken = await jobs.take(data);
+    const { job, token } = taken;
     let pending: (() => Promise<void>) | undefined;
     let handedOver = false;
     const extendLock = job.extendLock.bind(job);
@@ -62,8 +45,7 @@ describe("a reconcile run's working sets when its job is handed over", () => {
       const then = pending;
       if (then && extended === 1) {
         pending = undefined;
-        await job.moveToWait(token);
-        expect(await taker.getNextJob(randomUUID())).toBeDefined();
+        await jobs.handOver(taken);
         handedOver = true;
         await then();
       }
