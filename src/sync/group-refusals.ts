@@ -23,7 +23,10 @@ export interface NarrowedChunk {
   refused: string[];
   /** The chunk was narrowed and not one piece of it landed: the refusal is not a member's. */
   landedNothing: boolean;
-  /** A failure other than a refusal met while narrowing (what landed before it is recorded). */
+  /**
+   * A failure other than a refusal met while narrowing: what landed before it is recorded, and the
+   * culprits found before it are in `refused` (the pieces not sent yet are neither).
+   */
   failure?: unknown;
 }
 
@@ -32,7 +35,8 @@ export interface NarrowedChunk {
  * sent again (narrowRefusal: at most narrowingCalls(size) calls, all in the round of the refusal,
  * none when `narrow` is false), each piece that lands is recorded, and the members still refused
  * are returned. A failure that is not a refusal ends the narrowing and is returned, to be met as
- * the PATCH's own failure would be (a 404: the group created again).
+ * the PATCH's own failure would be (a 404: the group created again), with the culprits found before
+ * it: a failure that ends the sync for good names them too (withRefusals).
  */
 export async function narrowChunk(
   ctx: SyncContext,
@@ -44,13 +48,16 @@ export async function narrowChunk(
   operationsOf: (ids: readonly string[]) => PatchOperation[],
 ): Promise<NarrowedChunk> {
   let current = applied;
+  /** Members refused alone: culprits for sure, whatever ends the narrowing. */
+  const culprits: string[] = [];
   const send = async (piece: string[]): Promise<"landed" | "refused"> => {
     const operations = operationsOf(piece);
     try {
       await ctx.platform.patchGroup(platformId, operations);
     } catch (err) {
-      if (isPlatformFailure(err, "bad_request")) return "refused";
-      throw err;
+      if (!isPlatformFailure(err, "bad_request")) throw err;
+      if (piece.length === 1) culprits.push(...piece);
+      return "refused";
     }
     current = applyOps(current, operations);
     await ctx.state.putApplied(ref, current);
@@ -70,7 +77,7 @@ export async function narrowChunk(
       landedNothing: narrowed.calls > 0 && narrowed.landed.length === 0,
     };
   } catch (failure) {
-    return { applied: current, refused: [], landedNothing: false, failure };
+    return { applied: current, refused: culprits, landedNothing: false, failure };
   }
 }
 
