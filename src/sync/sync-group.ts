@@ -107,6 +107,10 @@ async function syncWorkspaceGroup(
   }
   let reread = false;
   for (let round = 0; round < MAX_ROUNDS + narrowed; round++) {
+    // A member whose add was refused, found in the group since (an adopted group an admin made by
+    // hand, say): the refusal is moot, and the directory says they belong, so they are wanted
+    // again (left out of the wanted members, they would be planned for removal).
+    for (const id of applied?.members ?? []) refused.added.delete(id);
     const plan = planGroup({
       desiredName,
       desiredMembers: desiredMembers(),
