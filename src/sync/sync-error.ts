@@ -143,25 +143,12 @@ function askedForPause(err: PlatformError): number | undefined {
 }
 
 /**
- * Ends a group's sync in which the platform refused to add some members for good (400/422 on one
- * chunk, every member of it a platform user), once the group's other changes were sent: a permanent
- * failure with the refusal's code, whose reason says how many members wait and that the rest was
- * applied (invariant 7: a dead letter, not a warning). The group's record holds what landed, so a
- * retry adds only these.
- */
-export function refusedAddsError(
-  members: number,
-  refusal: unknown,
-  memberIds: readonly string[] = [],
-): SyncError {
-  return refusedMembersError({ added: members, removed: 0 }, refusal, memberIds);
-}
-
-/**
- * As refusedAddsError, for a workspace group whose PATCHes the platform refused for good: `added`
- * members it would not add, `removed` members it would not remove (they keep the group's access
- * although they left it at the source), named by the bridge's user ids (`memberIds`). The record
- * holds what landed, so a retry sends only these.
+ * Ends a group's sync in which the platform refused for good (400/422) to add some members (`added`)
+ * or to remove some (`removed`: they keep the group's access although they left it at the source),
+ * once the group's other changes were sent: a permanent failure with the refusal's code, whose
+ * reason says how many members wait and that the rest was applied (invariant 7: a dead letter, not
+ * a warning), naming them by the bridge's user ids (`memberIds`). The record holds what landed, so a
+ * retry sends only these.
  */
 export function refusedMembersError(
   counts: { added: number; removed: number },
