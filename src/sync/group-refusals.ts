@@ -1,29 +1,41 @@
 import { narrowRefusal, narrowingCalls } from "../mapping/narrow-refusal.js";
 import { refusedAddFate, usersOfPlatformIds } from "../mapping/plan-group.js";
-import { type AppliedGroup, chunk } from "../mapping/plan-types.js";
-import { type EntityRef, type PatchOperation, parseRefKey } from "../scim/scim-types.js";
-import { applyOps } from "./group-record.js";
+import { chunk } from "../mapping/plan-types.js";
+import { type EntityRef, parseRefKey } from "../scim/scim-types.js";
 import type { SyncContext, SyncOutcome } from "./sync-context.js";
 import { SyncError, classifyFailure, isPlatformFailure, refusedMembersError } from "./sync-error.js";
 
 /**
- * What a workspace group's sync does when the platform refuses members for good (sync-group.ts):
- * a refused chunk narrowed to its culprits, members deleted on the platform left out and their
- * users created again, and the refusals said at the end (the group's dead letter, naming members by
- * the bridge's ids) or with another failure that ends the sync.
+ * What a group's sync does when the platform refuses members for good: a refused chunk narrowed to
+ * its culprits and the refusals said at the end (the group's dead letter, naming members by the
+ * bridge's ids) or with another failure that ends the sync, for a workspace group (sync-group.ts)
+ * and an embed-tenant group (sync-embed-group.ts) alike; and, for a workspace group, members
+ * deleted on the platform left out and their users created again.
  */
 
 /** Platform users looked up at a time when a refused add is checked member by member. */
 const LOOKUP_CONCURRENCY = 10;
 
-export interface NarrowedChunk {
-  /** The group's record with the pieces that landed (in doubt while the sync's PATCHes run). */
-  applied: AppliedGroup;
+/**
+ * How a piece of a member chunk is written to the platform (`send`: throws the platform's failure,
+ * a refusal included), and the group's record once it landed (`landed`).
+ */
+export interface MemberWrites<A> {
+  send(ids: string[]): Promise<void>;
+  landed(applied: A, ids: string[]): A;
+}
+
+export interface NarrowedChunk<A> {
+  /** The group's record with the pieces that landed (in doubt while the sync's writes run). */
+  applied: A;
   /** The members the platform refused: alone, or a piece left whole once the calls ran out. */
   refused: string[];
   /** The chunk was narrowed and not one piece of it landed: the refusal is not a member's. */
   landedNothing: boolean;
-  /** A failure other than a refusal met while narrowing (what landed before it is recorded). */
+  /**
+   * A failure other than a refusal met while narrowing: what landed before it is recorded, and the
+   * culprits found before it are in `refused` (the pieces not sent yet are neither).
+   */
   failure?: unknown;
 }
 
@@ -32,27 +44,29 @@ export interface NarrowedChunk {
  * sent again (narrowRefusal: at most narrowingCalls(size) calls, all in the round of the refusal,
  * none when `narrow` is false), each piece that lands is recorded, and the members still refused
  * are returned. A failure that is not a refusal ends the narrowing and is returned, to be met as
- * the PATCH's own failure would be (a 404: the group created again).
+ * the chunk's own failure would be (a 404: the group created again), with the culprits found before
+ * it: a failure that ends the sync for good names them too (withRefusals).
  */
-export async function narrowChunk(
+export async function narrowChunk<A extends object>(
   ctx: SyncContext,
   ref: EntityRef,
-  platformId: string,
-  applied: AppliedGroup,
+  applied: A,
   members: readonly string[],
   narrow: boolean,
-  operationsOf: (ids: readonly string[]) => PatchOperation[],
-): Promise<NarrowedChunk> {
+  writes: MemberWrites<A>,
+): Promise<NarrowedChunk<A>> {
   let current = applied;
+  /** Members refused alone: culprits for sure, whatever ends the narrowing. */
+  const culprits: string[] = [];
   const send = async (piece: string[]): Promise<"landed" | "refused"> => {
-    const operations = operationsOf(piece);
     try {
-      await ctx.platform.patchGroup(platformId, operations);
+      await writes.send(piece);
     } catch (err) {
-      if (isPlatformFailure(err, "bad_request")) return "refused";
-      throw err;
+      if (!isPlatformFailure(err, "bad_request")) throw err;
+      if (piece.length === 1) culprits.push(...piece);
+      return "refused";
     }
-    current = applyOps(current, operations);
+    current = writes.landed(current, piece);
     await ctx.state.putApplied(ref, current);
     return "landed";
   };
@@ -70,54 +84,104 @@ export async function narrowChunk(
       landedNothing: narrowed.calls > 0 && narrowed.landed.length === 0,
     };
   } catch (failure) {
-    return { applied: current, refused: [], landedNothing: false, failure };
+    return { applied: current, refused: culprits, landedNothing: false, failure };
   }
 }
 
-/**
- * The bridge's ids of the users of this group's source that own `platformIds` (members refused a
- * removal have left the group at the source: their users are found by the platform ids they own),
- * and the platform ids that no user owns any more (`unknown`: a user deleted at the source is
- * forgotten once deprovisioned, and its platform id released).
- */
-async function usersOwning(
-  ctx: SyncContext,
-  ref: EntityRef,
-  platformIds: readonly string[],
-): Promise<{ users: string[]; unknown: string[] }> {
-  if (platformIds.length === 0) return { users: [], unknown: [] };
-  const owners = await ctx.state.ownersOf("user", [...platformIds]);
-  const users: string[] = [];
-  const unknown: string[] = [];
-  owners.forEach((owner, i) => {
-    const user = owner === null ? null : parseRefKey(owner);
-    if (user === null) unknown.push(platformIds[i] as string);
-    else if (user.source === ref.source) users.push(user.id);
-  });
-  return { users, unknown };
-}
-
 export interface Refusals {
-  /** Platform user ids of the members whose add was refused. */
+  /** The members whose add was refused (platform user ids; an embed group's: externalIds). */
   added: Set<string>;
-  /** Platform user ids of the members whose removal was refused (they are still in the group). */
+  /** The members whose removal was refused (they are still in the group). */
   removed: Set<string>;
   /** The first refusal: its code is the dead letter's. */
   error?: unknown;
 }
 
 /**
+ * Who the refused members are: the bridge's user ids (`users`), and the ids of those no user of
+ * the source is known by any more that the letter may name (`unknown`: platform user ids, which
+ * name no person; an embed member's externalId may be a userName and is only counted).
+ */
+export type RefusedNames = (refused: Refusals) => Promise<{ users: string[]; unknown: string[] }>;
+
+/**
+ * A workspace group's refused members by name: a refused add's user is the group's member whose
+ * platform id it is; a refused removal's (they left the group at the source) is the user of the
+ * source that owns the platform id, and a platform id no user owns any more is `unknown` (a user
+ * deleted at the source is forgotten once deprovisioned, and its platform id released).
+ */
+export function workspaceRefusedNames(
+  ctx: SyncContext,
+  ref: EntityRef,
+  memberIds: readonly string[],
+  pids: ReadonlyArray<string | null>,
+): RefusedNames {
+  return async (refused) => {
+    const added = usersOfPlatformIds(ref.source, memberIds, pids, [...refused.added]).map((u) => u.id);
+    const platformIds = [...refused.removed];
+    const owners = platformIds.length > 0 ? await ctx.state.ownersOf("user", platformIds) : [];
+    const users: string[] = [];
+    const unknown: string[] = [];
+    owners.forEach((owner, i) => {
+      const user = owner === null ? null : parseRefKey(owner);
+      if (user === null) unknown.push(platformIds[i] as string);
+      else if (user.source === ref.source) users.push(user.id);
+    });
+    return { users: [...added, ...users], unknown };
+  };
+}
+
+/**
+ * An embed group's refused members by name (their externalIds are never named: one may be a
+ * userName): the group's member known by that externalId (`externalIds[i]` is `memberIds[i]`'s),
+ * or else (a refused removal: they left the group at the source) the source's user found by it
+ * whose recorded embed member is known by it. One the source no longer has is only counted.
+ */
+export function embedRefusedNames(
+  ctx: SyncContext,
+  ref: EntityRef,
+  memberIds: readonly string[],
+  externalIds: ReadonlyArray<string | undefined>,
+): RefusedNames {
+  return async (refused) => {
+    const known = new Map<string, string>();
+    memberIds.forEach((id, i) => {
+      const externalId = externalIds[i];
+      if (externalId !== undefined) known.set(externalId, id);
+    });
+    const users: string[] = [];
+    for (const externalId of [...refused.added, ...refused.removed]) {
+      const id = known.get(externalId) ?? (await embedUserKnownBy(ctx, ref.source, externalId));
+      if (id !== null) users.push(id);
+    }
+    return { users, unknown: [] };
+  };
+}
+
+/** The source's user whose embed member is known by `externalId` (its externalId, or userName). */
+async function embedUserKnownBy(
+  ctx: SyncContext,
+  source: string,
+  externalId: string,
+): Promise<string | null> {
+  const id = await ctx.directory.findUserId(source, { externalId, userName: externalId });
+  if (id === null) return null;
+  const [member] = await ctx.state.getEmbedMembers(source, [id]);
+  return member?.externalId === externalId ? id : null;
+}
+
+/**
  * Ends the sync with the refusal (refusedMembersError: a permanent failure, the group's dead letter,
  * counted and logged by the job) when the platform refused some members' add or removal, naming
- * them by the bridge's user ids. A removal that did not happen leaves someone in a group the source
- * took them out of: said at error level here too (counts only, no personal data), as a human must act.
+ * them by the bridge's user ids (`names`). A removal that did not happen leaves someone in a group
+ * the source took them out of: said at error level here too (counts only, no personal data), as a
+ * human must act.
  */
 export async function throwRefusals(
   ctx: SyncContext,
   ref: EntityRef,
   refused: Refusals,
-  memberIds: readonly string[],
-  pids: ReadonlyArray<string | null>,
+  names: RefusedNames,
 ): Promise<void> {
   // A held removal made moot (the group created again) leaves nothing refused.
   if (refused.error === undefined || refused.added.size + refused.removed.size === 0) return;
@@ -127,13 +191,12 @@ export async function throwRefusals(
       "group members could not be removed: the platform refused for good, they keep the group's access (dead letter)",
     );
   }
-  const added = usersOfPlatformIds(ref.source, memberIds, pids, [...refused.added]).map((user) => user.id);
-  const removed = await usersOwning(ctx, ref, [...refused.removed]);
+  const named = await names(refused);
   throw refusedMembersError(
     { added: refused.added.size, removed: refused.removed.size },
     refused.error,
-    [...added, ...removed.users],
-    removed.unknown,
+    named.users,
+    named.unknown,
   );
 }
 
@@ -149,13 +212,12 @@ export async function withRefusals(
   ref: EntityRef,
   failure: unknown,
   refused: Refusals,
-  memberIds: readonly string[],
-  pids: ReadonlyArray<string | null>,
+  names: RefusedNames,
 ): Promise<unknown> {
   const fate = classifyFailure(failure);
   if (!fate.permanent) return failure;
   try {
-    await throwRefusals(ctx, ref, refused, memberIds, pids);
+    await throwRefusals(ctx, ref, refused, names);
     return failure;
   } catch (letter) {
     const said = letter instanceof Error ? letter.message : String(letter);

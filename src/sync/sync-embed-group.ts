@@ -19,7 +19,15 @@ import {
 } from "./ownership.js";
 import { waitForLateCreate } from "./late-writes.js";
 import type { SyncContext, SyncOutcome } from "./sync-context.js";
-import { SyncError, isPlatformFailure, refusedAddsError } from "./sync-error.js";
+import {
+  type MemberWrites,
+  type Refusals,
+  embedRefusedNames,
+  narrowChunk,
+  throwRefusals,
+  withRefusals,
+} from "./group-refusals.js";
+import { SyncError, isPlatformFailure } from "./sync-error.js";
 import { embedKey } from "./sync-keys.js";
 
 const MAX_ROUNDS = 4;
@@ -64,6 +72,18 @@ export async function syncEmbedGroup(
       ...(info.displayName ? { displayName: info.displayName } : {}),
     });
   }
+
+  const names = embedRefusedNames(
+    ctx,
+    ref,
+    memberIds,
+    infos.map((info) => info?.externalId),
+  );
+  /**
+   * Whether a refused chunk is narrowed to its culprits (narrowChunk). Once a narrowing landed
+   * nothing, the refusal is the group's, not a member's: later chunks are refused whole.
+   */
+  let narrowing = true;
 
   let applied = await ctx.state.getApplied<AppliedEmbedGroup>(ref);
   // A group renamed to a name that gives no tenant (or one too long): no embed group can be named after it, and
@@ -140,39 +160,54 @@ export async function syncEmbedGroup(
     // Until these writes are answered, they may land unseen (answer lost, crash): say so first.
     applied = { ...applied, inDoubt: true };
     await ctx.state.putApplied(ref, applied);
-    /** An add the platform refused for good: the steps after it are sent, then it ends the sync. */
-    let refused: { externalIds: string[]; error: unknown } | undefined;
+    let current: AppliedEmbedGroup = applied;
+    /**
+     * Members whose add or removal the platform refused for good in this round: the steps after
+     * their chunk are sent, then the refusal ends the sync (its dead letter). A group created again
+     * (a 404) starts a round of its own: its members are sent to it again.
+     */
+    const refused: Refusals = { added: new Set(), removed: new Set() };
+    const writes = embedMemberWrites(ctx, tenant, platformId, desiredMembers);
+    /** Sends a member chunk; refused for good, it is narrowed to its culprits, who join `into`. */
+    const sendChunk = async (ids: string[], write: MemberWrites<AppliedEmbedGroup>, into: Set<string>) => {
+      try {
+        await write.send(ids);
+        current = write.landed(current, ids);
+      } catch (err) {
+        if (!isPlatformFailure(err, "bad_request")) throw err;
+        const chunkOf = await narrowChunk(ctx, ref, current, ids, narrowing, write);
+        current = chunkOf.applied;
+        if (chunkOf.landedNothing) narrowing = false;
+        refused.error ??= err;
+        for (const id of chunkOf.refused) into.add(id);
+        if (chunkOf.failure !== undefined) throw chunkOf.failure;
+      }
+    };
     try {
       for (const [i, step] of plan.steps.entries()) {
         if (step.type === "renameEmbedGroup") {
           await waitForLateCreate(ctx, ref, "createEmbedGroup");
           await ctx.platform.updateEmbedGroup(tenant, platformId, { name: step.name });
-          applied = { ...applied, name: step.name };
+          current = { ...current, name: step.name };
         } else if (step.type === "addEmbedMembers") {
-          try {
-            await ctx.platform.addEmbedGroupMembers(tenant, platformId, step.users);
-            applied = {
-              ...applied,
-              members: [...new Set([...applied.members, ...step.users.map((u) => u.externalId)])],
-            };
-          } catch (err) {
-            // Refused for these members (nothing of the call landed): the later chunks and the
-            // rename must not wait on it. The record leaves them out, so a retry adds only them.
-            if (!isPlatformFailure(err, "bad_request")) throw err;
-            refused = {
-              externalIds: [...(refused?.externalIds ?? []), ...step.users.map((u) => u.externalId)],
-              error: refused?.error ?? err,
-            };
-          }
+          // Refused for good: the members the platform really refuses are found by sending the
+          // chunk again in halves (the others get in now), and the later chunks and the rename do
+          // not wait on them. The record leaves them out, so a retry adds only them.
+          await sendChunk(
+            step.users.map((u) => u.externalId),
+            writes.add,
+            refused.added,
+          );
         } else if (step.type === "removeEmbedMembers") {
-          await ctx.platform.removeEmbedGroupMembers(tenant, platformId, step.externalIds);
-          const gone = new Set(step.externalIds);
-          applied = { ...applied, members: applied.members.filter((id) => !gone.has(id)) };
+          // Refused for good: narrowed the same way. The ones refused stay in the group (the record
+          // says so), the group's other changes are sent, and a retry sends only their removal.
+          await sendChunk(step.externalIds, writes.remove, refused.removed);
         }
-        if (i === plan.steps.length - 1) applied = answered(applied);
-        await ctx.state.putApplied(ref, applied);
+        if (i === plan.steps.length - 1) current = answered(current);
+        await ctx.state.putApplied(ref, current);
       }
     } catch (err) {
+      applied = current;
       if (isPlatformFailure(err, "conflict") && desired && !badName) {
         // 409 on a rename: wait (blocked, not a dead letter) while another group of this source
         // that holds the name is moving away from it (renamed or deleted, not applied yet); a
@@ -189,28 +224,50 @@ export async function syncEmbedGroup(
           );
         }
       }
-      if (!isPlatformFailure(err, "not_found")) throw err;
+      // A failure for good says the refusals met before it too (withRefusals).
+      if (!isPlatformFailure(err, "not_found")) throw await withRefusals(ctx, ref, err, refused, names);
       // Gone behind our back (its tenant with it, maybe): owned no more (invariant 6).
       await ctx.state.releaseOwner("embed", embedKey(tenant, platformId), ref);
       applied = null;
       continue;
     }
-    if (badName) throw badName();
-    if (refused) {
-      // Named by the bridge's user ids: an externalId may be a userName (personal data).
-      const wanted = new Set(refused.externalIds);
-      const ids = memberIds.filter((_, i) => {
-        const externalId = infos[i]?.externalId;
-        return externalId !== undefined && wanted.has(externalId);
-      });
-      throw refusedAddsError(refused.externalIds.length, refused.error, ids);
-    }
+    if (badName) throw await withRefusals(ctx, ref, badName(), refused, names);
+    // Named by the bridge's user ids: an externalId may be a userName (personal data).
+    await throwRefusals(ctx, ref, refused, names);
     return { result: "clean", generation, platformId, warnings: [] };
   }
   throw new SyncError("the embed group did not converge after several rounds", {
     code: "not_converging",
     permanent: false,
   });
+}
+
+/** How an embed group's member chunk (externalIds) is added or removed, and recorded once it landed. */
+function embedMemberWrites(
+  ctx: SyncContext,
+  tenant: string,
+  platformId: string,
+  desiredMembers: readonly EmbedUserInput[],
+): { add: MemberWrites<AppliedEmbedGroup>; remove: MemberWrites<AppliedEmbedGroup> } {
+  const byExternalId = new Map(desiredMembers.map((u) => [u.externalId, u]));
+  return {
+    add: {
+      send: (ids) =>
+        ctx.platform.addEmbedGroupMembers(
+          tenant,
+          platformId,
+          ids.map((externalId) => byExternalId.get(externalId) ?? { externalId }),
+        ),
+      landed: (group, ids) => ({ ...group, members: [...new Set([...group.members, ...ids])] }),
+    },
+    remove: {
+      send: (ids) => ctx.platform.removeEmbedGroupMembers(tenant, platformId, ids),
+      landed: (group, ids) => {
+        const gone = new Set(ids);
+        return { ...group, members: group.members.filter((id) => !gone.has(id)) };
+      },
+    },
+  };
 }
 
 /** `<tenant>/<name>` of the embed group a group of the source (its SCIM resource) maps to; "" for none. */

@@ -143,25 +143,12 @@ function askedForPause(err: PlatformError): number | undefined {
 }
 
 /**
- * Ends a group's sync in which the platform refused to add some members for good (400/422 on one
- * chunk, every member of it a platform user), once the group's other changes were sent: a permanent
- * failure with the refusal's code, whose reason says how many members wait and that the rest was
- * applied (invariant 7: a dead letter, not a warning). The group's record holds what landed, so a
- * retry adds only these.
- */
-export function refusedAddsError(
-  members: number,
-  refusal: unknown,
-  memberIds: readonly string[] = [],
-): SyncError {
-  return refusedMembersError({ added: members, removed: 0 }, refusal, memberIds);
-}
-
-/**
- * As refusedAddsError, for a workspace group whose PATCHes the platform refused for good: `added`
- * members it would not add, `removed` members it would not remove (they keep the group's access
- * although they left it at the source), named by the bridge's user ids (`memberIds`). The record
- * holds what landed, so a retry sends only these.
+ * Ends a group's sync in which the platform refused for good (400/422) to add some members (`added`)
+ * or to remove some (`removed`: they keep the group's access although they left it at the source),
+ * once the group's other changes were sent: a permanent failure with the refusal's code, whose
+ * reason says how many members wait and that the rest was applied (invariant 7: a dead letter, not
+ * a warning), naming them by the bridge's user ids (`memberIds`). The record holds what landed, so a
+ * retry sends only these.
  */
 export function refusedMembersError(
   counts: { added: number; removed: number },
@@ -177,8 +164,11 @@ export function refusedMembersError(
       ? [`remove ${counts.removed} member(s) from the group (they are still in it)`]
       : []),
   ].join(" and ");
+  const named =
+    namedIds("refused members (the bridge's user ids)", memberIds) +
+    namedIds("refused members the bridge no longer knows (platform user ids)", unknownPlatformIds);
   return new SyncError(
-    `the platform refused to ${refused} (${reason}); the group's other changes were applied${namedMembers(memberIds)}${namedPlatformUsers(unknownPlatformIds)}`,
+    `the platform refused to ${refused} (${reason}); the group's other changes were applied${named}`,
     {
       code,
       permanent: true,
@@ -192,24 +182,16 @@ export function refusedMembersError(
 const NAMED_MEMBERS = 20;
 
 /**
- * Which members were refused, by the bridge's user ids (never a userName: the reason is shown by
- * the admin API, and ids find each user with `scim-bridge status <source>/user/<id>`).
+ * Refused members named in a letter's reason by `label` and ids (at most NAMED_MEMBERS): the
+ * bridge's user ids (never a userName: the reason is shown by the admin API, and ids find each user
+ * with `scim-bridge status <source>/user/<id>`), or the platform user ids of members whose users the
+ * bridge no longer knows (a user deleted at the source is forgotten once deprovisioned, its platform
+ * id released), so the letter still says who keeps the group's access.
  */
-function namedMembers(ids: readonly string[]): string {
+function namedIds(label: string, ids: readonly string[]): string {
   if (ids.length === 0) return "";
   const more = ids.length > NAMED_MEMBERS ? ` and ${ids.length - NAMED_MEMBERS} more` : "";
-  return `; refused members (the bridge's user ids): ${ids.slice(0, NAMED_MEMBERS).join(", ")}${more}`;
-}
-
-/**
- * Refused members whose users the bridge no longer knows (a user deleted at the source is forgotten
- * once deprovisioned, its platform id released): named by their platform user ids instead, so the
- * letter still says who keeps the group's access.
- */
-function namedPlatformUsers(ids: readonly string[]): string {
-  if (ids.length === 0) return "";
-  const more = ids.length > NAMED_MEMBERS ? ` and ${ids.length - NAMED_MEMBERS} more` : "";
-  return `; refused members the bridge no longer knows (platform user ids): ${ids.slice(0, NAMED_MEMBERS).join(", ")}${more}`;
+  return `; ${label}: ${ids.slice(0, NAMED_MEMBERS).join(", ")}${more}`;
 }
 
 export function isPlatformFailure(err: unknown, failure: string): boolean {

@@ -19,6 +19,7 @@ import {
   narrowChunk,
   throwRefusals,
   withRefusals,
+  workspaceRefusedNames,
 } from "./group-refusals.js";
 import { syncEmbedGroup } from "./sync-embed-group.js";
 import { waitForLateCreate } from "./late-writes.js";
@@ -77,6 +78,7 @@ async function syncWorkspaceGroup(
   const vanished = new Set<string>();
   /** Members whose add or removal the platform refused for good in this sync: its dead letter. */
   const refused: Refusals = { added: new Set(), removed: new Set() };
+  const names = workspaceRefusedNames(ctx, ref, memberIds, pids);
   const desiredMembers = () =>
     pids.filter((p): p is string => typeof p === "string" && !vanished.has(p) && !refused.added.has(p));
   /**
@@ -107,6 +109,10 @@ async function syncWorkspaceGroup(
   }
   let reread = false;
   for (let round = 0; round < MAX_ROUNDS + narrowed; round++) {
+    // A member whose add was refused, found in the group since (an adopted group an admin made by
+    // hand, say): the refusal is moot, and the directory says they belong, so they are wanted
+    // again (left out of the wanted members, they would be planned for removal).
+    for (const id of applied?.members ?? []) refused.added.delete(id);
     const plan = planGroup({
       desiredName,
       desiredMembers: desiredMembers(),
@@ -115,7 +121,7 @@ async function syncWorkspaceGroup(
     });
     const first = plan.steps[0];
     if (!first) {
-      await throwRefusals(ctx, ref, refused, memberIds, pids);
+      await throwRefusals(ctx, ref, refused, names);
       return { result: "clean", generation, platformId: applied?.platformId, warnings: leftOut(vanished) };
     }
     switch (first.type) {
@@ -215,15 +221,18 @@ async function syncWorkspaceGroup(
             members: readonly string[],
             operationsOf: (ids: readonly string[]) => PatchOperation[],
             into: Set<string>,
-          ): Promise<NarrowedChunk> => {
-            const chunkOf = await narrowChunk(ctx, ref, platformId, before, members, narrowing, operationsOf);
+          ): Promise<NarrowedChunk<AppliedGroup>> => {
+            const chunkOf = await narrowChunk(ctx, ref, before, members, narrowing, {
+              send: (ids) => ctx.platform.patchGroup(platformId, operationsOf(ids)),
+              landed: (group, ids) => applyOps(group, operationsOf(ids)),
+            });
             applied = chunkOf.applied;
             if (chunkOf.landedNothing) narrowing = false;
             refused.error ??= err;
             for (const id of chunkOf.refused) into.add(id);
             return chunkOf;
           };
-          let chunkOf: NarrowedChunk | undefined;
+          let chunkOf: NarrowedChunk<AppliedGroup> | undefined;
           if (isPlatformFailure(err, "bad_request") && removed.length > 0) {
             // Refused again against what the platform holds now: the refusal stands for these
             // members alone, narrowed to the ones the platform really refuses (the others' removal
@@ -276,7 +285,7 @@ async function syncWorkspaceGroup(
               );
           }
           if (!isPlatformFailure(failure, "not_found")) {
-            throw await withRefusals(ctx, ref, failure, refused, memberIds, pids);
+            throw await withRefusals(ctx, ref, failure, refused, names);
           }
           // Deleted behind our back: create it again; the id gone is owned no more (invariant 6).
           await ctx.state.releaseOwner("group", platformId, ref);
@@ -286,7 +295,7 @@ async function syncWorkspaceGroup(
           if (refused.added.size === 0) refused.error = undefined;
           continue;
         }
-        await throwRefusals(ctx, ref, refused, memberIds, pids);
+        await throwRefusals(ctx, ref, refused, names);
         return { result: "clean", generation, platformId, warnings: leftOut(vanished) };
       }
     }

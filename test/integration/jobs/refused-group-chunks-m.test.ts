@@ -306,11 +306,14 @@ describe("review m: an embed group's refused add, then the group gone on the pla
     ]);
     await h.waitForIdle();
 
-    // Sent again to the group created again, refused again: that refusal is the dead letter.
-    expect(refusals).toBe(2);
-    expect(embedGroup("Embed M renamed")).toBeDefined();
+    // Sent again to the group created again, refused again: that refusal is the dead letter. Its
+    // chunk (both members) is narrowed as a workspace group's is (review n): the member it does not
+    // name gets in, the refused one is sent alone and refused a third time.
+    expect(refusals).toBe(3);
+    expect(embedGroup("Embed M renamed")?.members).toEqual(["staying@embed-m.example"]);
     const status = await h.state.getStatus({ source: "portal", kind: "group", id: g.resource.id });
     expect(status).toMatchObject({ state: "dead", lastError: { code: "platform_bad_request" } });
-    expect(status?.lastError?.message).toMatch(/add 2 member/);
+    expect(status?.lastError?.message).toMatch(/add 1 member/);
+    expect(status?.lastError?.message).toContain(refusedOne.resource.id);
   }, 60_000);
 });
