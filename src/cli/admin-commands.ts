@@ -1,5 +1,9 @@
-import { parseArgs } from "node:util";
+import { parseRef, readArguments } from "./admin-arguments.js";
+import { RequestError, UsageError } from "./admin-errors.js";
+import { type Values, usageFor } from "./admin-forms.js";
 import { describeFetchFailure } from "./fetch-failure.js";
+
+export { ADMIN_USAGE } from "./admin-forms.js";
 
 /**
  * The CLI's admin commands: `status`, `resync`, `reconcile`, `dead-letters`, `audit`. They talk to the admin
@@ -24,231 +28,11 @@ const defaultIo = (): CliIo => ({
   fetch: globalThis.fetch,
 });
 
-class UsageError extends Error {}
-class RequestError extends Error {
-  /** No answer, or a 502/503/504 (a bridge restarting, Redis away for a moment): asking again may work. */
-  constructor(
-    message: string,
-    readonly transient = false,
-  ) {
-    super(message);
-  }
-}
-
 /** How long a `--wait`'s look at (or just before) its deadline may take to be answered. */
 const LAST_LOOK_MS = 1_000;
 
 /** Answers that say "not now" rather than "no": a `--wait` asks again until its deadline. */
 const TRANSIENT_STATUSES = new Set([502, 503, 504]);
-
-const OPTIONS = {
-  url: { type: "string" },
-  token: { type: "string" },
-  json: { type: "boolean", default: false },
-  user: { type: "string", multiple: true },
-  group: { type: "string", multiple: true },
-  "dry-run": { type: "boolean", default: false },
-  wait: { type: "boolean", default: false },
-  source: { type: "string" },
-  show: { type: "string" },
-  confirm: { type: "string" },
-  discard: { type: "string" },
-  list: { type: "boolean", default: false },
-  "timeout-ms": { type: "string" },
-  "user-name": { type: "string" },
-  "group-name": { type: "string" },
-  limit: { type: "string" },
-} as const;
-
-type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>["values"];
-type OptionName = keyof typeof OPTIONS;
-
-/** Options every admin command takes. */
-const COMMON: readonly OptionName[] = ["url", "token", "json"];
-
-/** One way of calling a command: what it takes beyond the common options. */
-interface Form {
-  /** Its line in the usage text (after `scim-bridge `). */
-  usage: string;
-  /** What the usage text says of it. */
-  note?: string;
-  /** The options it takes besides --url, --token and --json. */
-  options: readonly OptionName[];
-  /** How many positional arguments it takes (after the dead-letters action). */
-  positionals: readonly [min: number, max: number];
-}
-
-const HELD = (command: "resync" | "reconcile", id: string): Record<string, Form> => ({
-  show: { usage: `${command} --show ${id}`, options: ["show"], positionals: [0, 0] },
-  confirm: {
-    usage: `${command} --confirm ${id}`,
-    note: "apply what the guard holds",
-    options: ["confirm"],
-    positionals: [0, 0],
-  },
-  discard: {
-    usage: `${command} --discard ${id}`,
-    note: "drop it",
-    options: ["discard"],
-    positionals: [0, 0],
-  },
-  list: { usage: `${command} --list [--source S]`, options: ["list", "source"], positionals: [0, 0] },
-});
-
-/** Admin actions `audit` shows by default, and at most (the admin API's page sizes). */
-const AUDIT_PAGE = 50;
-const AUDIT_MAX = 500;
-
-/**
- * Every admin command's forms: the one table both the parser and the usage text read. An option or
- * a positional argument a form does not take is a usage error (exit 2) before any request: an
- * operator's typo must never do more than asked (`resync SOURCE --dry-run` is no dry run).
- */
-const COMMANDS: Record<string, Record<string, Form>> = {
-  status: {
-    all: { usage: "status", note: "exit 0 when idle, 1 when not", options: [], positionals: [0, 0] },
-    entity: {
-      usage: "status SOURCE/user/ID | SOURCE/group/ID",
-      note: "one entity's sync status; exit 0 when synced, 1 when not",
-      options: [],
-      positionals: [1, 1],
-    },
-    lookup: {
-      usage: "status SOURCE --user-name NAME | --group-name NAME",
-      note: "the same, found by userName or displayName",
-      options: ["user-name", "group-name"],
-      positionals: [1, 1],
-    },
-  },
-  resync: {
-    start: {
-      usage: "resync SOURCE [--user ID]... [--group ID]... [--wait [--timeout-ms N]]",
-      note: "with --wait: exit 1 unless it succeeded",
-      options: ["user", "group", "wait", "timeout-ms"],
-      positionals: [1, 1],
-    },
-    ...HELD("resync", "OP"),
-  },
-  reconcile: {
-    start: {
-      usage: "reconcile SOURCE [--dry-run] [--wait [--timeout-ms N]]",
-      note: "with --wait: exit 1 when it failed or waits for confirmation",
-      options: ["dry-run", "wait", "timeout-ms"],
-      positionals: [1, 1],
-    },
-    ...HELD("reconcile", "RUN"),
-  },
-  "dead-letters": {
-    list: { usage: "dead-letters [list] [--source S]", options: ["source"], positionals: [0, 0] },
-    retry: {
-      usage: "dead-letters retry [SOURCE/KIND/ID]...",
-      note: "all when none is named; exit 1 when a named one is no dead letter",
-      options: [],
-      positionals: [0, Number.POSITIVE_INFINITY],
-    },
-    discard: { usage: "dead-letters discard SOURCE/KIND/ID", options: [], positionals: [1, 1] },
-  },
-  audit: {
-    list: {
-      usage: "audit [--limit N]",
-      note: `the newest admin actions (${AUDIT_PAGE} unless --limit, at most ${AUDIT_MAX})`,
-      options: ["limit"],
-      positionals: [0, 0],
-    },
-  },
-};
-
-/** An option that only means something next to another. */
-const REQUIRES: Partial<Record<OptionName, OptionName>> = { "timeout-ms": "wait" };
-
-const COMMON_USAGE =
-  "options of every admin command: --url URL, --token T (or SCIM_BRIDGE_ADMIN_TOKEN), --json";
-
-function formLine(form: Form): string {
-  const usage = `  ${form.usage}`;
-  if (!form.note) return usage;
-  return usage.length < 44 ? `${usage.padEnd(44)}${form.note}` : `${usage}\n${" ".repeat(44)}${form.note}`;
-}
-
-function commandUsage(command: string): string {
-  const forms = Object.values(COMMANDS[command] ?? {});
-  return `usage:\n${forms.map((f) => formLine({ ...f, usage: `scim-bridge ${f.usage}` })).join("\n")}\n${COMMON_USAGE}\n`;
-}
-
-export const ADMIN_USAGE = `admin commands (talk to the admin API; exit 0 ok, 1 failure, 2 usage):
-${Object.values(COMMANDS)
-  .flatMap((forms) => Object.values(forms).map(formLine))
-  .join("\n")}
-${COMMON_USAGE}
-`;
-
-/** Which form of the command the arguments ask for; throws a UsageError for none. */
-function pickForm(command: string, values: Values, positionals: string[]): { form: Form; rest: string[] } {
-  const forms = COMMANDS[command];
-  if (!forms) throw new UsageError(`unknown admin command ${command}`);
-  if (command === "status") {
-    const byName = values["user-name"] !== undefined || values["group-name"] !== undefined;
-    if (values["user-name"] !== undefined && values["group-name"] !== undefined)
-      throw new UsageError("status: --user-name and --group-name cannot be combined");
-    const form = byName ? forms.lookup : positionals.length === 0 ? forms.all : forms.entity;
-    return { form: form as Form, rest: positionals };
-  }
-  const only = Object.values(forms);
-  if (only.length === 1) return { form: only[0] as Form, rest: positionals };
-  if (command === "dead-letters") {
-    const [action = "list", ...rest] = positionals;
-    const form = Object.hasOwn(forms, action) ? forms[action] : undefined;
-    if (!form) throw new UsageError(`dead-letters: unknown action ${action}`);
-    return { form, rest };
-  }
-  // resync, reconcile: --show, --confirm, --discard and --list each select a form; none starts one.
-  const selectors = (["show", "confirm", "discard", "list"] as const).filter(
-    (name) => values[name] !== undefined && values[name] !== false,
-  );
-  if (selectors.length > 1)
-    throw new UsageError(`${command}: --${selectors[0]} and --${selectors[1]} cannot be combined`);
-  return { form: forms[selectors[0] ?? "start"] as Form, rest: positionals };
-}
-
-/** Checks the arguments against the form: its options only, its number of positionals, no empty value. */
-function checkForm(
-  command: string,
-  form: Form,
-  tokens: NonNullable<ReturnType<typeof parseArgs>["tokens"]>,
-  values: Values,
-  rest: string[],
-): void {
-  const given = new Set<string>();
-  for (const token of tokens) {
-    if (token.kind !== "option") continue;
-    const name = token.name as OptionName;
-    if (!COMMON.includes(name) && !form.options.includes(name))
-      throw new UsageError(`${command}: ${token.rawName} does not apply to \`scim-bridge ${form.usage}\``);
-    if (token.value === "") throw new UsageError(`${command}: ${token.rawName} needs a value`);
-    given.add(name);
-  }
-  for (const name of given) {
-    const needed = REQUIRES[name as OptionName];
-    if (needed && !given.has(needed))
-      throw new UsageError(`${command}: --${name} only applies with --${needed}`);
-  }
-  const timeout = values["timeout-ms"];
-  if (timeout !== undefined && !(/^[1-9][0-9]*$/.test(timeout) && Number.isSafeInteger(Number(timeout))))
-    throw new UsageError(
-      `${command}: --timeout-ms takes a positive whole number of milliseconds, not ${timeout}`,
-    );
-  const limit = values.limit;
-  if (limit !== undefined && !(/^[1-9][0-9]{0,2}$/.test(limit) && Number(limit) <= AUDIT_MAX))
-    throw new UsageError(`${command}: --limit takes a whole number from 1 to ${AUDIT_MAX}, not ${limit}`);
-  const [min, max] = form.positionals;
-  if (rest.length > max)
-    throw new UsageError(
-      `${command}: unexpected argument${rest.length - max > 1 ? "s" : ""} ${rest.slice(max).join(" ")} for \`scim-bridge ${form.usage}\``,
-    );
-  if (rest.length < min)
-    throw new UsageError(`${command}: \`scim-bridge ${form.usage}\` needs more arguments`);
-  if (rest.some((arg) => arg === "")) throw new UsageError(`${command}: an argument is empty`);
-}
 
 /**
  * The bridge's base URL from --url: an http:// or https:// URL, or a usage error (exit 2) before
@@ -469,14 +253,6 @@ function resyncSummary(op: Record<string, unknown>): string {
   if (op.error) lines.push(`  error: ${op.error}`);
   if (op.state === "awaiting-confirmation") lines.push(heldLine("resync", op.id));
   return lines.join("\n");
-}
-
-function parseRef(text: string): { source: string; kind: string; id: string } {
-  const [source, kind, ...rest] = text.split("/");
-  if (!source || (kind !== "user" && kind !== "group") || rest.length === 0 || rest.join("/") === "") {
-    throw new UsageError(`a reference is SOURCE/user/ID or SOURCE/group/ID, not ${text}`);
-  }
-  return { source, kind, id: rest.join("/") };
 }
 
 async function status(api: Client, io: CliIo, values: Values, positionals: string[]): Promise<number> {
@@ -834,14 +610,6 @@ function auditLine(entry: AuditLine): string {
   ].join("  ");
 }
 
-function parse(command: string, args: string[]) {
-  try {
-    return parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true, tokens: true });
-  } catch (err) {
-    throw new UsageError(`${command}: ${(err as Error).message}`);
-  }
-}
-
 /** --timeout-ms (checked by checkForm), 10 minutes by default. */
 function timeoutMs(values: Values): number {
   return values["timeout-ms"] === undefined ? 600_000 : Number(values["timeout-ms"]);
@@ -853,9 +621,7 @@ export async function runAdminCommand(
   io: CliIo = defaultIo(),
 ): Promise<number> {
   try {
-    const { values, positionals, tokens } = parse(command, args);
-    const { form, rest } = pickForm(command, values, positionals);
-    checkForm(command, form, tokens, values, rest);
+    const { values, positionals, rest } = readArguments(command, args);
     const api = client(values, io);
     switch (command) {
       case "status":
@@ -871,7 +637,7 @@ export async function runAdminCommand(
     }
   } catch (err) {
     if (err instanceof UsageError) {
-      io.stderr(`${err.message}\n${COMMANDS[command] ? commandUsage(command) : ADMIN_USAGE}`);
+      io.stderr(`${err.message}\n${usageFor(command)}`);
       return 2;
     }
     if (err instanceof RequestError) {
