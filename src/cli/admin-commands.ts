@@ -1,25 +1,26 @@
 import { parseRef, readArguments } from "./admin-arguments.js";
+import {
+  adminClient,
+  type CliIo,
+  type Client,
+  expectShape,
+  PAGE,
+  RESYNC,
+  RUN,
+  type Shape,
+  seg,
+} from "./admin-client.js";
 import { RequestError, UsageError } from "./admin-errors.js";
 import { type Values, usageFor } from "./admin-forms.js";
-import { describeFetchFailure } from "./fetch-failure.js";
-
-export { ADMIN_USAGE } from "./admin-forms.js";
+import { isPast, type Outcome, resyncSummary, runSummary, show } from "./admin-format.js";
 
 /**
  * The CLI's admin commands: `status`, `resync`, `reconcile`, `dead-letters`, `audit`. They talk to the admin
  * API over HTTP. Exit codes: 0 ok, 1 failure (or not idle / needs attention where that is the
  * question), 2 usage.
  */
-export interface CliIo {
-  stdout: (text: string) => void;
-  stderr: (text: string) => void;
-  env: Record<string, string | undefined>;
-  fetch: typeof fetch;
-  /** Poll interval for --wait (ms). */
-  pollMs?: number;
-  /** How long one request may go unanswered (ms; default 60 s): a black-holed connection is no answer. */
-  requestTimeoutMs?: number;
-}
+export type { CliIo } from "./admin-client.js";
+export { ADMIN_USAGE } from "./admin-forms.js";
 
 const defaultIo = (): CliIo => ({
   stdout: (text) => process.stdout.write(text),
@@ -27,117 +28,6 @@ const defaultIo = (): CliIo => ({
   env: process.env,
   fetch: globalThis.fetch,
 });
-
-/** How long a `--wait`'s look at (or just before) its deadline may take to be answered. */
-const LAST_LOOK_MS = 1_000;
-
-/** Answers that say "not now" rather than "no": a `--wait` asks again until its deadline. */
-const TRANSIENT_STATUSES = new Set([502, 503, 504]);
-
-/**
- * The bridge's base URL from --url: an http:// or https:// URL, or a usage error (exit 2) before
- * any request. `bridge:8080` or `localhost:8080` without a scheme would otherwise be "cannot reach"
- * (exit 1, as if the bridge were down). The admin API's own path, pasted from the docs
- * (`…/admin/v1`), is taken off: requests add it.
- */
-function baseUrl(raw: string): string {
-  let parsed: URL;
-  try {
-    parsed = new URL(raw);
-  } catch {
-    parsed = new URL("invalid:");
-  }
-  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
-    throw new UsageError(
-      `--url must be the bridge's http:// or https:// URL, e.g. http://127.0.0.1:8080 (got ${raw})`,
-    );
-  }
-  if (parsed.search !== "" || parsed.hash !== "") {
-    throw new UsageError(`--url takes no query or fragment (got ${raw})`);
-  }
-  return raw.replace(/\/+$/, "").replace(/\/admin\/v1$/, "");
-}
-
-interface Client {
-  /** `deadline` (epoch ms, a `--wait`'s): the request is given up by then too (LAST_LOOK_MS at least). */
-  call(method: string, path: string, body?: unknown, deadline?: number): Promise<Record<string, unknown>>;
-}
-
-function client(values: Values, io: CliIo): Client {
-  const url = baseUrl(values.url ?? `http://127.0.0.1:${io.env.PORT ?? "8080"}`);
-  const token = values.token ?? io.env.SCIM_BRIDGE_ADMIN_TOKEN;
-  if (!token) throw new UsageError("an admin token is needed: --token or SCIM_BRIDGE_ADMIN_TOKEN");
-  return {
-    async call(method, path, body, deadline) {
-      let res: Response;
-      let text: string;
-      // One deadline for the answer and its body: during a failover a connection may hang, and a
-      // reset mid-body is the same "no answer" (transient: --wait asks again). Not much past the
-      // caller's deadline: a `--wait` ends by its --timeout-ms (its look at the deadline has a
-      // second to be answered), not a whole request timeout later.
-      const timeoutMs = Math.min(
-        io.requestTimeoutMs ?? 60_000,
-        deadline === undefined ? Number.POSITIVE_INFINITY : Math.max(LAST_LOOK_MS, deadline - Date.now()),
-      );
-      try {
-        res = await io.fetch(`${url}/admin/v1${path}`, {
-          method,
-          headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
-          body: body === undefined ? undefined : JSON.stringify(body),
-          signal: AbortSignal.timeout(timeoutMs),
-        });
-        text = await res.text();
-      } catch (err) {
-        const reason =
-          (err as Error).name === "TimeoutError"
-            ? `no answer within ${timeoutMs} ms`
-            : describeFetchFailure(err);
-        throw new RequestError(`cannot reach ${url}: ${reason}`, true);
-      }
-      let parsed: Record<string, unknown> = {};
-      try {
-        parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};
-      } catch {
-        parsed = { raw: text };
-      }
-      if (!res.ok) {
-        const error = parsed.error as { code?: string; message?: string } | undefined;
-        throw new RequestError(
-          `${res.status} ${error?.code ?? ""}: ${error?.message ?? text}`.trim(),
-          TRANSIENT_STATUSES.has(res.status),
-        );
-      }
-      return parsed;
-    },
-  };
-}
-
-type Shape = Record<string, "string" | "number" | "boolean" | "array">;
-
-/**
- * The answer, when it has the fields the command reads: anything else (another route's answer, a
- * proxy's page) is an error (exit 1), never printed as `undefined`.
- */
-function expectShape(answer: Record<string, unknown>, path: string, shape: Shape): Record<string, unknown> {
-  for (const [field, type] of Object.entries(shape)) {
-    const value = answer[field];
-    const ok =
-      type === "array"
-        ? Array.isArray(value)
-        : type === "string"
-          ? typeof value === "string" && value !== ""
-          : typeof value === type;
-    if (!ok) throw new RequestError(`unexpected answer from ${path}: no ${type} ${field}`);
-  }
-  return answer;
-}
-
-const RUN: Shape = { runId: "string", state: "string" };
-const RESYNC: Shape = { id: "string", state: "string" };
-const PAGE: Shape = { items: "array" };
-
-/** One path segment: an id never reaches another route (`../status`, `x/retry#`). */
-const seg = encodeURIComponent;
 
 const SETTLED = ["succeeded", "failed", "awaiting-confirmation", "discarded"];
 
@@ -180,79 +70,6 @@ async function waitSettled(
     }
     await pause();
   }
-}
-
-function show(io: CliIo, json: boolean, data: unknown, human: () => string): void {
-  io.stdout(json ? `${JSON.stringify(data, null, 2)}\n` : `${human()}\n`);
-}
-
-function runSummary(run: Record<string, unknown>): string {
-  const counts = (run.counts ?? {}) as Record<string, number>;
-  const guard = run.guard as GuardSummary | undefined;
-  const lines = [
-    `run ${run.runId} (${run.source}): ${run.state}${run.dryRun ? " [dry run]" : ""}`,
-    ...Object.entries(counts).map(([cls, n]) => `  ${cls.padEnd(16)} ${n}`),
-  ];
-  if (guard) lines.push(guardLine(guard));
-  const repairs = run.repairs as { entities?: number; applied?: boolean; outcome?: Outcome } | undefined;
-  if (repairs?.applied)
-    lines.push(...outcomeLines(`${repairs.entities ?? 0} repairs enqueued`, repairs.outcome));
-  if (run.error) lines.push(`  error: ${run.error}`);
-  if (run.state === "awaiting-confirmation") lines.push(heldLine("reconcile", run.runId));
-  return lines.join("\n");
-}
-
-type Outcome = {
-  synced: number;
-  failed: number;
-  pending: number;
-  settled: boolean;
-  failures?: Array<{ ref: string; code: string; reason: string }>;
-};
-
-/**
- * What became of what a run or resync enqueued: enqueued is not done. The API tracks each entity
- * until it synced or failed (a dead letter), and lists the first failures.
- */
-function outcomeLines(enqueued: string, outcome: Outcome | undefined): string[] {
-  if (!outcome) return [`  ${enqueued}`];
-  const left = outcome.pending > 0 ? `, ${outcome.pending} not settled` : "";
-  const lines = [`  ${enqueued}: ${outcome.synced} synced, ${outcome.failed} failed${left}`];
-  for (const failure of outcome.failures ?? []) {
-    lines.push(`  failed: ${failure.ref}  ${failure.code}  ${failure.reason}`);
-  }
-  if (outcome.failed > (outcome.failures ?? []).length) {
-    lines.push("  (the rest: scim-bridge dead-letters list)");
-  }
-  return lines;
-}
-
-type GuardSummary = { plannedDeprovisions: number; ownedUsers: number; tripped: boolean };
-
-/** What the deprovisioning guard counted, for a run or a resync. */
-function guardLine(guard: GuardSummary): string {
-  return `  guard: ${guard.plannedDeprovisions} of ${guard.ownedUsers} owned users${guard.tripped ? " (tripped)" : ""}`;
-}
-
-/** How to settle a run or resync the guard holds. */
-function heldLine(command: "reconcile" | "resync", id: unknown): string {
-  return `  held by the deprovisioning guard: scim-bridge ${command} --confirm ${id} (apply) or --discard ${id} (drop)`;
-}
-
-function resyncSummary(op: Record<string, unknown>): string {
-  // Ids the source does not have are listed by the run as `<kind>/<id>`; an operator must see them.
-  const unknown = Array.isArray(op.unknown) ? (op.unknown as string[]) : [];
-  const guard = op.guard as GuardSummary | undefined;
-  const outcome = op.outcome as Outcome | undefined;
-  const lines = [
-    `resync ${op.id} (${op.source}): ${op.state}${op.enqueued !== undefined ? `, ${op.enqueued} of ${op.total} enqueued` : ""}`,
-  ];
-  if (outcome) lines.push(...outcomeLines("entities", outcome));
-  if (unknown.length > 0) lines.push(`  unknown: ${unknown.join(" ")}`);
-  if (guard) lines.push(guardLine(guard));
-  if (op.error) lines.push(`  error: ${op.error}`);
-  if (op.state === "awaiting-confirmation") lines.push(heldLine("resync", op.id));
-  return lines.join("\n");
 }
 
 async function status(api: Client, io: CliIo, values: Values, positionals: string[]): Promise<number> {
@@ -553,14 +370,6 @@ async function deadLetters(api: Client, io: CliIo, values: Values, positionals: 
   throw new UsageError(`dead-letters: unknown action ${action}`);
 }
 
-/**
- * A late write's time (ISO) already past: its mark or check waits for the sweeper to hand it on
- * (the entity is read again then); "until" a past time would read as a wait that never ends.
- */
-function isPast(iso: string | null | undefined): boolean {
-  return typeof iso === "string" && Date.parse(iso) <= Date.now();
-}
-
 /** What `dead-letters discard` says: and, for a deleted entity's letter, that its platform object was let go. */
 function discardedText(ref: string, answer: unknown): string {
   const released = (answer as { released?: unknown } | null)?.released === true;
@@ -622,7 +431,7 @@ export async function runAdminCommand(
 ): Promise<number> {
   try {
     const { values, positionals, rest } = readArguments(command, args);
-    const api = client(values, io);
+    const api = adminClient(values, io);
     switch (command) {
       case "status":
         return await status(api, io, values, rest);
