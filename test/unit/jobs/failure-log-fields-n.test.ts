@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { failureLogFields } from "../../../jobs/reconcile/failure-log-fields.js";
 import { PlatformError } from "../../../src/platform/platform-error.js";
-import { SyncError, refusedAddsError } from "../../../src/sync/sync-error.js";
+import { SyncError, refusedMembersError } from "../../../src/sync/sync-error.js";
 
 const EMAIL = "zz.echo.fields.n@example.com";
 
@@ -22,7 +22,7 @@ describe("failureLogFields", () => {
   });
 
   it("names an error that carries a platform failure (a sync's refusal) by codes too", () => {
-    const fields = failureLogFields(refusedAddsError(1, refusal(), ["u-1"]));
+    const fields = failureLogFields(refusedMembersError({ added: 1, removed: 0 }, refusal(), ["u-1"]));
     expect(JSON.stringify(fields)).not.toContain(EMAIL);
     expect(fields).toEqual({ err: "platform_bad_request", operation: "patchGroup", status: 400 });
   });
