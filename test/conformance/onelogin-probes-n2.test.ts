@@ -114,3 +114,35 @@ describe("OneLogin's `urn:scim:schemas:extension:enterprise:2.0`", () => {
     expect(await ids(`${ONELOGIN_ENT}:department eq "Ops"`)).toEqual([id]);
   });
 });
+
+describe("OneLogin's request lines as a service provider logged them (goauthentik/authentik#11249)", () => {
+  it("a look-up ending in `&`, a PUT and a group PATCH ending in `?` answer as without them", async () => {
+    const userName = `onelogin-test-user${++n}`;
+    const created = await send("post", "/Users", template(userName, "R&D", "m-1"));
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const id = (created.body as User).id;
+    const found = await get(`/Users?filter=userName+eq+%22${userName}%22&`);
+    expect(found.status, JSON.stringify(found.body)).toBe(200);
+    expect((found.body.Resources as User[]).map((u) => u.id)).toEqual([id]);
+
+    const put = await send("put", `/Users/${id}?`, {
+      ...template(userName, "R&D", "m-1"),
+      name: { familyName: " User 01", givenName: "AAA Test" },
+    });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    expect(put.body.name).toEqual({ familyName: " User 01", givenName: "AAA Test" });
+
+    const group = await send("post", "/Groups?", {
+      schemas: ["urn:ietf:params:scim:schemas:core:2.0:Group"],
+      displayName: `OL ${n}`,
+    });
+    expect(group.status, JSON.stringify(group.body)).toBe(201);
+    const patch = await send("patch", `/Groups/${group.body.id}?`, {
+      schemas: [PATCH],
+      Operations: [{ op: "add", path: "members", value: [{ value: id }] }],
+    });
+    expect(patch.status, JSON.stringify(patch.body)).toBe(204);
+    const members = (await get(`/Groups/${group.body.id}`)).body.members as Array<{ value: string }>;
+    expect(members.map((m) => m.value)).toEqual([id]);
+  });
+});
