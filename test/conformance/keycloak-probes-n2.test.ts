@@ -8,6 +8,12 @@
  * PatchRequestOperation.setValueNode always wraps in an array: a single value arrives as
  * `[value]`, a multi-valued one (`;multi`) as `[[v1, v2]]`, a list inside the list. SCIM has no
  * list of lists (RFC 7643 §2.4: a multi-valued attribute's values are its elements).
+ *
+ * keycloak-scim2-storage (suvera) looks a group up before every user sync by pasting its name into
+ * `?filter=displayName+eq+%22<name>%22` unencoded (Scim2ClientImpl.filter), and OkHttp leaves a
+ * `&` of a query as it is: a group named "R&D" is looked up as `filter=displayName+eq+%22R&D%22`.
+ * Read as two parameters, the filter's string never closed (400 invalidFilter); the client took
+ * the group for missing, created it again (409) and lost the group's id for its member PATCHes.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ScimTestApp, createScimTestApp } from "../helpers/scim-test-app.js";
@@ -100,5 +106,39 @@ describe("keycloak-scim's user update PatchOp", () => {
     const found = await get(`/Users?filter=${q(`${KC}:badges eq "silver"`)}`);
     expect(found.status, JSON.stringify(found.body)).toBe(200);
     expect((found.body.Resources as User[]).map((u) => u.id)).toEqual([user.id]);
+  });
+});
+
+describe("keycloak-scim2-storage's group look-up with the name pasted in unencoded", () => {
+  const GROUP = "urn:ietf:params:scim:schemas:core:2.0:Group";
+  const lookUp = (raw: string) =>
+    t.request.get(`${base}/Groups?filter=displayName+eq+%22${raw}%22`).set(t.okta);
+
+  it("a name with `&` (and `=` after it) is one filter value: the group is found, not a 400", async () => {
+    for (const name of [`R&D ${++n}`, `Sales&Marketing=EMEA ${n}`]) {
+      const created = await send("post", "/Groups", { schemas: [GROUP], displayName: name });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      // OkHttp's canonical form of the pasted URL: the space percent-encoded, `&` and `=` as they are.
+      const res = await lookUp(name.replaceAll(" ", "%20"));
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect((res.body.Resources as User[]).map((g) => g.id)).toEqual([created.body.id]);
+    }
+  });
+
+  it("a name with `&` that no group has is a 200 with no resources; other parameters still apply", async () => {
+    const res = await lookUp(`Nobody%20R&D%20${++n}`);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.totalResults).toBe(0);
+    const paged = await t.request
+      .get(`${base}/Groups?filter=displayName+eq+%22R&D%20x%22&count=0&startIndex=1`)
+      .set(t.okta);
+    expect(paged.status, JSON.stringify(paged.body)).toBe(200);
+    expect(paged.body).toMatchObject({ totalResults: 0, itemsPerPage: 0 });
+  });
+
+  it("a filter whose string is still open after every parameter stays a 400 invalidFilter", async () => {
+    const res = await t.request.get(`${base}/Groups?filter=displayName+eq+%22R&D`).set(t.okta);
+    expect(res.status).toBe(400);
+    expect(res.body.scimType).toBe("invalidFilter");
   });
 });
