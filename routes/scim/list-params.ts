@@ -35,25 +35,81 @@ export function listParam(source: Record<string, unknown>, name: string): unknow
  * that do not form-encode leave a `+` of a value as it is: fetch, WHATWG URL, .NET and Java URI
  * builders percent-encode the spaces (`userName%20eq%20%22a+b@example.com%22`), and Keycloak's
  * keycloak-scim2-storage pastes the value into `filter=userName+eq+%22<value>%22` unencoded, which
- * its HTTP client then percent-encodes where it must (`displayName+eq+%22Sales%20EMEA%22`).
+ * its HTTP client then percent-encodes where it must (`displayName+eq+%22Sales%20EMEA%22`). That
+ * client (OkHttp) leaves an `&` of the value as it is, so the group "R&D" comes as
+ * `filter=displayName+eq+%22R&D%22`: a filter whose string literal the `&` left open takes the
+ * parameters after it as its own up to the one that closes it (filterSpanning), and they are no
+ * parameters of their own.
  */
 export function listQueryOf(req: Request): Record<string, unknown> {
   const query = req.query as Record<string, unknown>;
   const key = findKey(query, "filter");
-  if (key === undefined || typeof query[key] !== "string") return query;
+  const parsed = key === undefined ? undefined : query[key];
+  if (key === undefined || typeof parsed !== "string") return query;
   const url = req.originalUrl ?? req.url;
   const start = url.indexOf("?");
-  if (start < 0 || !url.includes("+", start)) return query;
-  for (const part of url.slice(start + 1).split("&")) {
+  const leftOpen = stringLeftOpen(parsed);
+  if (start < 0 || (!leftOpen && !url.includes("+", start))) return query;
+  const parts = url.slice(start + 1).split("&");
+  const at = parts.findIndex((part) => {
     const eq = part.indexOf("=");
-    if (eq < 0 || part.slice(0, eq).toLowerCase() !== key.toLowerCase()) continue;
-    const raw = part.slice(eq + 1);
-    if (!raw.includes("+")) return query;
-    const decoded = decodeFilterParam(raw);
-    // Not valid percent-encoding or UTF-8: the parser's lenient reading stands.
-    return decoded === undefined ? query : { ...query, [key]: decoded };
+    return eq >= 0 && part.slice(0, eq).toLowerCase() === key.toLowerCase();
+  });
+  if (at < 0) return query;
+  const { raw, end } = leftOpen
+    ? filterSpanning(parts, at)
+    : { raw: parts[at]!.slice(parts[at]!.indexOf("=") + 1), end: at };
+  if (end === at && !raw.includes("+")) return query;
+  const decoded = decodeFilterParam(raw);
+  // Not valid percent-encoding or UTF-8: the parser's lenient reading stands.
+  if (decoded === undefined) return query;
+  const out: Record<string, unknown> = { ...query, [key]: decoded };
+  const kept = new Set(parts.filter((_, i) => i < at || i > end).map(paramName));
+  for (const part of parts.slice(at + 1, end + 1)) {
+    const name = paramName(part);
+    if (!kept.has(name)) delete out[name];
   }
-  return query;
+  return out;
+}
+
+/**
+ * The raw value of the filter at `parts[at]` joined with the `&`-separated parts after it up to
+ * the first that closes its open string literal, and the index of that part; the filter's own
+ * value alone (end = at) when no part closes it (the filter stays invalid: 400).
+ */
+function filterSpanning(parts: readonly string[], at: number): { raw: string; end: number } {
+  const own = parts[at]!.slice(parts[at]!.indexOf("=") + 1);
+  let joined = own;
+  for (let i = at + 1; i < parts.length; i++) {
+    joined += `&${parts[i]}`;
+    const decoded = decodeFilterParam(joined);
+    if (decoded !== undefined && !stringLeftOpen(decoded)) return { raw: joined, end: i };
+  }
+  return { raw: own, end: at };
+}
+
+/** The name of a raw `name=value` query part as the query parser reads it. */
+function paramName(part: string): string {
+  const eq = part.indexOf("=");
+  const name = (eq < 0 ? part : part.slice(0, eq)).replace(/\+/g, " ");
+  try {
+    return decodeURIComponent(name);
+  } catch {
+    return name;
+  }
+}
+
+/** Whether a filter's text ends inside a string literal (an odd number of unescaped `"`). */
+export function stringLeftOpen(text: string): boolean {
+  let inString = false;
+  let escaped = false;
+  for (const c of text) {
+    if (!inString) inString = c === '"';
+    else if (escaped) escaped = false;
+    else if (c === "\\") escaped = true;
+    else if (c === '"') inString = false;
+  }
+  return inString;
 }
 
 /**

@@ -117,9 +117,17 @@ const CORE_URNS = new Map([
  * pasted; it is read as the 2.0 extension (RFC 7643 §4.3), under whose URN the user is kept.
  */
 const ENTERPRISE_USER_SCIM_1 = "urn:scim:schemas:extension:enterprise:1.0";
+/**
+ * The name OneLogin's SCIM v2 templates give the enterprise extension: the 2.0 version without the
+ * `:User` of RFC 7643 §4.3 (`urn:ietf:params:scim:schemas:extension:enterprise:2.0:User`). Read as
+ * that extension too; kept as an unknown one, its department or manager reached neither the
+ * attribute mappings nor the filters that name the RFC's URN (test/conformance/onelogin-probes-n2).
+ */
+const ENTERPRISE_USER_ONELOGIN_2 = "urn:scim:schemas:extension:enterprise:2.0";
 const EXTENSIONS = new Map<string, { urn: string; attrs: AttrTable }>([
   [SCHEMA_ENTERPRISE_USER.toLowerCase(), { urn: SCHEMA_ENTERPRISE_USER, attrs: ENTERPRISE_ATTRS }],
   [ENTERPRISE_USER_SCIM_1, { urn: SCHEMA_ENTERPRISE_USER, attrs: ENTERPRISE_ATTRS }],
+  [ENTERPRISE_USER_ONELOGIN_2, { urn: SCHEMA_ENTERPRISE_USER, attrs: ENTERPRISE_ATTRS }],
 ]);
 
 /** Canonical case of a known extension URN, or undefined. */

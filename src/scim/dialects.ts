@@ -198,9 +198,20 @@ function normalizeOperation(raw: Json, index: number): PatchOperation {
   if (valueKey !== undefined) {
     const value = raw[valueKey] as Json;
     if (path === "") out.value = noPathValue(value) as Json;
-    else out.value = wantsStructuredValue(path) ? (parseJsonStringValue(value) as Json) : value;
+    else out.value = listInList(wantsStructuredValue(path) ? (parseJsonStringValue(value) as Json) : value);
   }
   return out;
+}
+
+/**
+ * SCIM-SDK's PatchRequestOperation.setValueNode wraps every value node in an array, so a list sent
+ * that way (keycloak-scim's replace of a `;multi` extension attribute) arrives as a list holding
+ * that one list: `[["a", "b"]]`. SCIM has no list of lists (RFC 7643 §2.4: the values of a
+ * multi-valued attribute are its elements); such a value is read as the inner list. Any other
+ * value is returned as it is.
+ */
+export function listInList(value: Json): Json {
+  return Array.isArray(value) && value.length === 1 && Array.isArray(value[0]) ? value[0] : value;
 }
 
 /** Only complex or multi-valued targets get a JSON-string value parsed (a displayName "[x]" stays). */

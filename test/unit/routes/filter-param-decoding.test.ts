@@ -3,7 +3,8 @@
  * each `+` read by where it stands. Acceptance: test/acceptance/idp-probes-i.test.ts.
  */
 import { describe, expect, it } from "vitest";
-import { decodeFilterParam } from "../../../routes/scim/list-params.js";
+import type { Request } from "express";
+import { decodeFilterParam, listQueryOf, stringLeftOpen } from "../../../routes/scim/list-params.js";
 
 describe("decodeFilterParam", () => {
   it("form-encoded values (PingFederate, Go's url.Values, URLSearchParams): every + is a space", () => {
@@ -39,5 +40,31 @@ describe("decodeFilterParam", () => {
     expect(decodeFilterParam("userName+eq+%22a%2")).toBeUndefined();
     expect(decodeFilterParam("userName+eq+%22Zo%EB%22")).toBeUndefined();
     expect(decodeFilterParam("userName+eq+%22Zoë%22")).toBeUndefined();
+  });
+});
+
+describe("a filter value with a raw `&` (keycloak-scim2-storage pastes the name in unencoded)", () => {
+  /** The request as express hands it over: the query as its parser split it at every `&`. */
+  const request = (url: string, query: Record<string, unknown>) =>
+    ({ originalUrl: url, query }) as unknown as Request;
+
+  it("stringLeftOpen: an odd number of unescaped quotes", () => {
+    expect(stringLeftOpen('displayName eq "R')).toBe(true);
+    expect(stringLeftOpen('displayName eq "R&D"')).toBe(false);
+    expect(stringLeftOpen('displayName eq "say \\"hi')).toBe(true);
+    expect(stringLeftOpen("title pr")).toBe(false);
+  });
+
+  it("the parts up to the one that closes the string are the filter's; the others stay parameters", () => {
+    const url = "/Groups?filter=displayName+eq+%22R&D%20x=1%22&count=5";
+    const query = { filter: 'displayName eq "R', "D x": '1"', count: "5" };
+    expect(listQueryOf(request(url, query))).toEqual({ filter: 'displayName eq "R&D x=1"', count: "5" });
+  });
+
+  it("a string no part closes, or one closed already, is left as the query parser read it", () => {
+    const open = { filter: 'displayName eq "R', D: "" };
+    expect(listQueryOf(request("/Groups?filter=displayName%20eq%20%22R&D", open))).toBe(open);
+    const closed = { filter: 'displayName eq "R"', count: "1" };
+    expect(listQueryOf(request("/Groups?filter=displayName%20eq%20%22R%22&count=1", closed))).toBe(closed);
   });
 });

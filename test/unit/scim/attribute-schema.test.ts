@@ -38,6 +38,25 @@ describe("attribute schema table (RFC 7643 §2.2, §3.1, §4)", () => {
     expect(parseAttrPath(ENT)).toEqual({ urn: ENT, attr: "" });
   });
 
+  it("reads the enterprise extension's SCIM 1.1 and OneLogin names as RFC 7643 §4.3's", () => {
+    for (const alias of [
+      "urn:scim:schemas:extension:enterprise:1.0",
+      "urn:scim:schemas:extension:enterprise:2.0",
+    ]) {
+      expect(parseAttrPath(alias)).toEqual({ urn: ENT, attr: "" });
+      expect(parseAttrPath(`${alias.toUpperCase()}:Department`)).toMatchObject({
+        urn: ENT,
+        attr: "department",
+      });
+      expect(formatAttrPath(parseAttrPath(`${alias}:manager.value`)!)).toBe(`${ENT}:manager.value`);
+    }
+    // Another schema with a version at the end is still a whole extension of its own.
+    expect(parseAttrPath("urn:scim:schemas:extension:acme:2.0")).toEqual({
+      urn: "urn:scim:schemas:extension:acme:2.0",
+      attr: "",
+    });
+  });
+
   it("keeps unknown names and URNs as given", () => {
     expect(parseAttrPath("urn:acme:2.0:User:Badge")).toEqual({ urn: "urn:acme:2.0:User", attr: "Badge" });
     expect(parseAttrPath("Custom.Sub")).toEqual({ attr: "Custom", sub: "Sub" });

@@ -3,6 +3,7 @@ import { BadRequestError } from "../../../src/errors.js";
 import {
   coerceBoolean,
   expandNoPathValue,
+  listInList,
   normalizeManager,
   normalizePatchRequest,
   userFilterPath,
@@ -107,6 +108,19 @@ describe("normalizePatchRequest (RFC 7644 §3.5.2)", () => {
     expect(() => normalizePatchRequest({ Operations: [{ op: "add", path: 5, value: 1 }] })).toThrow(
       expect.objectContaining({ scimType: "invalidPath" }),
     );
+  });
+});
+
+describe("a list inside a one-element list (SCIM-SDK's setValueNode: keycloak-scim)", () => {
+  it("quirk: [[a, b]] with a path is the list [a, b]; [value] and other lists are left as they are", () => {
+    expect(
+      normalizePatchRequest(loadFixture("keycloak/update-user-extension-list").body).map((o) => o.value),
+    ).toEqual(["true", "kay@keycloak.example", "Kay Cloak", ["Platform"], ["gold", "silver"]]);
+    expect(listInList([[{ value: "u1" }, { value: "u2" }]])).toEqual([{ value: "u1" }, { value: "u2" }]);
+    expect(listInList([["a"], ["b"]])).toEqual([["a"], ["b"]]);
+    expect(listInList(["a"])).toEqual(["a"]);
+    expect(listInList([])).toEqual([]);
+    expect(listInList("a")).toBe("a");
   });
 });
 
