@@ -216,3 +216,67 @@ describe("faults-n: deleted and created again under the same userName, the depro
     }, 60_000);
   }
 });
+
+describe("faults-n: a 429 with Retry-After on a bulk call while two chunks wait and some users flip back", () => {
+  it("no bulk call inside the pause; every user ends as its source wants it; no dead letter", async () => {
+    const USERS = 130;
+    const okta = h.scim("okta");
+    const ids: string[] = [];
+    for (let i = 0; i < USERS; i++) ids.push((await okta.createUser(`ra.chunk${i}.n@example.com`)).id);
+    await h.waitForIdle(60_000);
+    // The first deactivation's call is held while the others are queued behind it (two chunks).
+    let release = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    let holding = true;
+    proxy.rule = (c) => {
+      if (!isBulk(c) || !holding) return undefined;
+      holding = false;
+      return { kind: "hold", until: held };
+    };
+    const want = new Map<number, boolean>(ids.map((_, i) => [i, false]));
+    try {
+      await setActive("okta", ids[0] as string, false);
+      await waitFor(() => !holding, { what: "the first DEACTIVATE on the wire" });
+      for (let i = 1; i < USERS; i++) await setActive("okta", ids[i] as string, false);
+      await waitFor(async () => (await state.countLifecycle()) === USERS, { what: "every change queued" });
+      const since = h.emulator.requests().at(-1)?.seq ?? 0;
+      h.emulator.addFault({
+        type: "error",
+        status: 429,
+        retryAfterSeconds: 2,
+        count: 1,
+        match: { operation: "bulkUsers" },
+      });
+      release();
+      await waitFor(() => h.emulator.requests().some((r) => r.seq > since && r.status === 429), {
+        what: "the 429",
+      });
+      // During the pause, some users are reactivated at the source.
+      for (let i = 1; i <= 10; i++) {
+        await setActive("okta", ids[i] as string, true);
+        want.set(i, true);
+      }
+      await h.waitForIdle(60_000);
+      const log = h.emulator.requests().filter((r) => r.seq > since && r.operation === "bulkUsers");
+      const paused = log.find((r) => r.status === 429);
+      expect(paused?.retryAfter).toBe("2");
+      const pausedAt = Date.parse(paused?.time ?? "");
+      for (const r of log.filter((x) => x.seq > (paused?.seq ?? 0))) {
+        // Never inside the pause (timer and clock slack of 15 ms).
+        expect(Date.parse(r.time) - r.durationMs - pausedAt).toBeGreaterThanOrEqual(2_000 - 15);
+      }
+    } finally {
+      proxy.rule = undefined;
+      release();
+    }
+    const users = h.platformUsers();
+    const wrong = [...want]
+      .filter(([i, active]) => users.get(`ra.chunk${i}.n@example.com`)?.active !== active)
+      .map(([i, active]) => `${i}: want ${active}`);
+    expect(wrong).toEqual([]);
+    expect(await state.countLifecycle()).toBe(0);
+    expect(await status()).toMatchObject({ idle: true, deadLetters: 0 });
+  }, 90_000);
+});
