@@ -100,6 +100,12 @@ export async function handOnDueChecks(
   return due.length;
 }
 
+/** Whether a write of `ref` whose answer never came may still land (its late-write check is not due). */
+export async function lateWriteMayLand(ctx: Pick<SyncContext, "state">, ref: EntityRef): Promise<boolean> {
+  const dueAt = await ctx.state.checkDueAt(ref);
+  return dueAt !== null && dueAt > Date.now();
+}
+
 /**
  * Before a create whose answer never came is looked up: until its late-write check is due, it (or
  * a retry of it) may still land, so the sync waits (blocked, no attempt spent). Looking earlier

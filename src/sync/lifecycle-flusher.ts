@@ -2,7 +2,7 @@ import type { AppliedUser, LifecycleState } from "../mapping/plan-types.js";
 import { CHUNK_SIZE, chunk } from "../mapping/plan-types.js";
 import { type WriteWatch, watchWrites } from "../platform/client/unanswered-writes.js";
 import type { BulkUserAction, BulkUserResult } from "../platform/platform-types.js";
-import { checkLateWrites, writeMarker } from "./late-writes.js";
+import { checkLateWrites, lateWriteMayLand, writeMarker } from "./late-writes.js";
 import { forgetAbsent } from "./forget-absent.js";
 import type { LifecycleEntry, StoredLifecycleEntry } from "./lifecycle-entry.js";
 import type { SyncContext } from "./sync-context.js";
@@ -285,6 +285,15 @@ async function settleApplied(
     return;
   }
   if (entry.final) {
+    // A write of this user that may still land (this very call's first try, held by the platform
+    // while its retry was answered) keeps the tombstone, and its claim on the platform user, until
+    // it could have landed: forgotten now, an entity of the source created again under the same
+    // userName would adopt the platform user and activate it, and the late DEACTIVATE would lock
+    // it out. The tombstone's sync forgets it once its late-write check is due.
+    if (await lateWriteMayLand(ctx, entry.ref)) {
+      await ctx.directory.markDirty(entry.ref);
+      return;
+    }
     const purged = await forgetUser(ctx, entry.ref, applied, entry.generation);
     if (!purged) await ctx.directory.markDirty(entry.ref);
     return;

@@ -159,6 +159,10 @@ async function syncWorkspaceUser(
       continue;
     }
     if (first.type === "forget") {
+      // A deleted user's write that may still land (its deprovisioning's, say) keeps the user and
+      // its claim on the platform user until it could have landed: an entity created again under
+      // the same userName adopts that platform user only then (lifecycle-flusher.ts, settleApplied).
+      if (desired === null) await waitForLateCreate(ctx, ref, "bulkUsers");
       await forgetUser(ctx, ref, applied, generation);
       return { result: "purged", generation, warnings };
     }
