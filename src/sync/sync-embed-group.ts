@@ -21,6 +21,7 @@ import { waitForLateCreate } from "./late-writes.js";
 import type { SyncContext, SyncOutcome } from "./sync-context.js";
 import {
   type MemberWrites,
+  type Narrowing,
   type Refusals,
   embedRefusedNames,
   narrowChunk,
@@ -79,11 +80,8 @@ export async function syncEmbedGroup(
     memberIds,
     infos.map((info) => info?.externalId),
   );
-  /**
-   * Whether a refused chunk is narrowed to its culprits (narrowChunk). Once a narrowing landed
-   * nothing, the refusal is the group's, not a member's: later chunks are refused whole.
-   */
-  let narrowing = true;
+  /** Whether a refused chunk of adds, of removals, is narrowed to its culprits (Narrowing). */
+  const narrowing: Narrowing = { add: true, remove: true };
 
   let applied = await ctx.state.getApplied<AppliedEmbedGroup>(ref);
   // A group renamed to a name that gives no tenant (or one too long): no embed group can be named after it, and
@@ -168,16 +166,18 @@ export async function syncEmbedGroup(
      */
     const refused: Refusals = { added: new Set(), removed: new Set() };
     const writes = embedMemberWrites(ctx, tenant, platformId, desiredMembers);
-    /** Sends a member chunk; refused for good, it is narrowed to its culprits, who join `into`. */
-    const sendChunk = async (ids: string[], write: MemberWrites<AppliedEmbedGroup>, into: Set<string>) => {
+    /** Sends a member chunk; refused for good, it is narrowed to its culprits, who join its refusals. */
+    const sendChunk = async (ids: string[], kind: keyof Narrowing) => {
+      const write = writes[kind];
+      const into = kind === "add" ? refused.added : refused.removed;
       try {
         await write.send(ids);
         current = write.landed(current, ids);
       } catch (err) {
         if (!isPlatformFailure(err, "bad_request")) throw err;
-        const chunkOf = await narrowChunk(ctx, ref, current, ids, narrowing, write);
+        const chunkOf = await narrowChunk(ctx, ref, current, ids, narrowing[kind], write);
         current = chunkOf.applied;
-        if (chunkOf.landedNothing) narrowing = false;
+        if (chunkOf.landedNothing) narrowing[kind] = false;
         refused.error ??= err;
         for (const id of chunkOf.refused) into.add(id);
         if (chunkOf.failure !== undefined) throw chunkOf.failure;
@@ -195,13 +195,12 @@ export async function syncEmbedGroup(
           // not wait on them. The record leaves them out, so a retry adds only them.
           await sendChunk(
             step.users.map((u) => u.externalId),
-            writes.add,
-            refused.added,
+            "add",
           );
         } else if (step.type === "removeEmbedMembers") {
           // Refused for good: narrowed the same way. The ones refused stay in the group (the record
           // says so), the group's other changes are sent, and a retry sends only their removal.
-          await sendChunk(step.externalIds, writes.remove, refused.removed);
+          await sendChunk(step.externalIds, "remove");
         }
         if (i === plan.steps.length - 1) current = answered(current);
         await ctx.state.putApplied(ref, current);
