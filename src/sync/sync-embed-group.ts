@@ -7,7 +7,7 @@ import {
   resolveEmbedTenant,
 } from "../mapping/plan-embed-group.js";
 import { type AppliedEmbedGroup, answered } from "../mapping/plan-types.js";
-import type { EmbedGroup, EmbedUserInput } from "../platform/platform-types.js";
+import type { EmbedGroup } from "../platform/platform-types.js";
 import { type EntityRef, refKey } from "../scim/scim-types.js";
 import {
   beginCreate,
@@ -19,8 +19,8 @@ import {
 } from "./ownership.js";
 import { waitForLateCreate } from "./late-writes.js";
 import type { SyncContext, SyncOutcome } from "./sync-context.js";
+import { desiredEmbedMembers, embedMemberWrites } from "./embed-member-writes.js";
 import {
-  type MemberWrites,
   type Narrowing,
   type Refusals,
   embedRefusedNames,
@@ -64,15 +64,8 @@ export async function syncEmbedGroup(
   }
   const memberIds = (record?.members ?? []).map((m) => m.value);
   const infos = await ctx.state.getEmbedMembers(ref.source, memberIds);
-  const desiredMembers: EmbedUserInput[] = [];
-  for (const info of infos) {
-    if (!info?.active) continue; // a deactivated user leaves every group of the tenant
-    desiredMembers.push({
-      externalId: info.externalId,
-      ...(info.email ? { email: info.email } : {}),
-      ...(info.displayName ? { displayName: info.displayName } : {}),
-    });
-  }
+  // A deactivated user leaves every group of the tenant.
+  const desiredMembers = desiredEmbedMembers(infos);
 
   const names = embedRefusedNames(
     ctx,
@@ -239,34 +232,6 @@ export async function syncEmbedGroup(
     code: "not_converging",
     permanent: false,
   });
-}
-
-/** How an embed group's member chunk (externalIds) is added or removed, and recorded once it landed. */
-function embedMemberWrites(
-  ctx: SyncContext,
-  tenant: string,
-  platformId: string,
-  desiredMembers: readonly EmbedUserInput[],
-): { add: MemberWrites<AppliedEmbedGroup>; remove: MemberWrites<AppliedEmbedGroup> } {
-  const byExternalId = new Map(desiredMembers.map((u) => [u.externalId, u]));
-  return {
-    add: {
-      send: (ids) =>
-        ctx.platform.addEmbedGroupMembers(
-          tenant,
-          platformId,
-          ids.map((externalId) => byExternalId.get(externalId) ?? { externalId }),
-        ),
-      landed: (group, ids) => ({ ...group, members: [...new Set([...group.members, ...ids])] }),
-    },
-    remove: {
-      send: (ids) => ctx.platform.removeEmbedGroupMembers(tenant, platformId, ids),
-      landed: (group, ids) => {
-        const gone = new Set(ids);
-        return { ...group, members: group.members.filter((id) => !gone.has(id)) };
-      },
-    },
-  };
 }
 
 /** `<tenant>/<name>` of the embed group a group of the source (its SCIM resource) maps to; "" for none. */
