@@ -239,6 +239,15 @@ export async function withRefusals(
 }
 
 /**
+ * The members whose removal was held (refused) that the group no longer has: their removal landed
+ * after all (a repeat of it refused because they were out), so they are held no more. Pure.
+ */
+export function heldButOut(held: ReadonlySet<string>, group: { members: readonly string[] }): string[] {
+  const members = new Set(group.members);
+  return [...held].filter((id) => !members.has(id));
+}
+
+/**
  * What the group's status says while members deleted on the platform are left out (their users are
  * being created again; the group adds them once they land): visible in the admin API, not silent.
  */

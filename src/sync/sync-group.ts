@@ -15,6 +15,7 @@ import {
   type NarrowedChunk,
   type Narrowing,
   type Refusals,
+  heldButOut,
   leaveOutVanished,
   leftOut,
   narrowChunk,
@@ -238,6 +239,17 @@ async function syncWorkspaceGroup(
             // changes are planned again without their removal, and the refusal ends the sync once
             // those are sent (its dead letter). A retry sends only this removal.
             chunkOf = await narrowInto(removed, removeMembersOperations, "remove");
+            if (chunkOf.failure === undefined && chunkOf.refused.length > 0) {
+              // A piece whose removal landed with its answer lost, repeated by the client, is
+              // refused by a strict platform (400 noTarget): its members were taken for culprits
+              // although they are out. What the platform holds says who is still in: only they
+              // are held, and the record becomes it.
+              const current = await ctx.platform.getGroup(platformId);
+              if (current) {
+                applied = fromPlatformGroup(current);
+                for (const id of heldButOut(refused.removed, applied)) refused.removed.delete(id);
+              }
+            }
           } else if (isPlatformFailure(err, "bad_request") && adding.length > 0) {
             // A refused add holds back every member of its PATCH. When some of them are no
             // platform user (deleted behind our back), the others are sent now and the vanished
