@@ -25,6 +25,14 @@ export interface MemberWrites<A> {
   landed(applied: A, ids: string[]): A;
 }
 
+/**
+ * Whether a refused chunk of adds, and of removals, is narrowed to its culprits (narrowChunk). Once
+ * a narrowing landed nothing, the refusal is the group's (a member limit, say), not a member's:
+ * later chunks of that kind are refused whole, without spending calls on halves. Each kind for
+ * itself: removals the platform refuses every one of say nothing of its adds, nor adds of removals.
+ */
+export type Narrowing = Record<"add" | "remove", boolean>;
+
 export interface NarrowedChunk<A> {
   /** The group's record with the pieces that landed (in doubt while the sync's writes run). */
   applied: A;
@@ -228,6 +236,15 @@ export async function withRefusals(
       cause: failure,
     });
   }
+}
+
+/**
+ * The members whose removal was held (refused) that the group no longer has: their removal landed
+ * after all (a repeat of it refused because they were out), so they are held no more. Pure.
+ */
+export function heldButOut(held: ReadonlySet<string>, group: { members: readonly string[] }): string[] {
+  const members = new Set(group.members);
+  return [...held].filter((id) => !members.has(id));
 }
 
 /**

@@ -7,7 +7,7 @@ import {
   resolveEmbedTenant,
 } from "../mapping/plan-embed-group.js";
 import { type AppliedEmbedGroup, answered } from "../mapping/plan-types.js";
-import type { EmbedGroup, EmbedUserInput } from "../platform/platform-types.js";
+import type { EmbedGroup } from "../platform/platform-types.js";
 import { type EntityRef, refKey } from "../scim/scim-types.js";
 import {
   beginCreate,
@@ -19,8 +19,9 @@ import {
 } from "./ownership.js";
 import { waitForLateCreate } from "./late-writes.js";
 import type { SyncContext, SyncOutcome } from "./sync-context.js";
+import { desiredEmbedMembers, embedMemberWrites } from "./embed-member-writes.js";
 import {
-  type MemberWrites,
+  type Narrowing,
   type Refusals,
   embedRefusedNames,
   narrowChunk,
@@ -63,15 +64,8 @@ export async function syncEmbedGroup(
   }
   const memberIds = (record?.members ?? []).map((m) => m.value);
   const infos = await ctx.state.getEmbedMembers(ref.source, memberIds);
-  const desiredMembers: EmbedUserInput[] = [];
-  for (const info of infos) {
-    if (!info?.active) continue; // a deactivated user leaves every group of the tenant
-    desiredMembers.push({
-      externalId: info.externalId,
-      ...(info.email ? { email: info.email } : {}),
-      ...(info.displayName ? { displayName: info.displayName } : {}),
-    });
-  }
+  // A deactivated user leaves every group of the tenant.
+  const desiredMembers = desiredEmbedMembers(infos);
 
   const names = embedRefusedNames(
     ctx,
@@ -79,11 +73,8 @@ export async function syncEmbedGroup(
     memberIds,
     infos.map((info) => info?.externalId),
   );
-  /**
-   * Whether a refused chunk is narrowed to its culprits (narrowChunk). Once a narrowing landed
-   * nothing, the refusal is the group's, not a member's: later chunks are refused whole.
-   */
-  let narrowing = true;
+  /** Whether a refused chunk of adds, of removals, is narrowed to its culprits (Narrowing). */
+  const narrowing: Narrowing = { add: true, remove: true };
 
   let applied = await ctx.state.getApplied<AppliedEmbedGroup>(ref);
   // A group renamed to a name that gives no tenant (or one too long): no embed group can be named after it, and
@@ -168,16 +159,18 @@ export async function syncEmbedGroup(
      */
     const refused: Refusals = { added: new Set(), removed: new Set() };
     const writes = embedMemberWrites(ctx, tenant, platformId, desiredMembers);
-    /** Sends a member chunk; refused for good, it is narrowed to its culprits, who join `into`. */
-    const sendChunk = async (ids: string[], write: MemberWrites<AppliedEmbedGroup>, into: Set<string>) => {
+    /** Sends a member chunk; refused for good, it is narrowed to its culprits, who join its refusals. */
+    const sendChunk = async (ids: string[], kind: keyof Narrowing) => {
+      const write = writes[kind];
+      const into = kind === "add" ? refused.added : refused.removed;
       try {
         await write.send(ids);
         current = write.landed(current, ids);
       } catch (err) {
         if (!isPlatformFailure(err, "bad_request")) throw err;
-        const chunkOf = await narrowChunk(ctx, ref, current, ids, narrowing, write);
+        const chunkOf = await narrowChunk(ctx, ref, current, ids, narrowing[kind], write);
         current = chunkOf.applied;
-        if (chunkOf.landedNothing) narrowing = false;
+        if (chunkOf.landedNothing) narrowing[kind] = false;
         refused.error ??= err;
         for (const id of chunkOf.refused) into.add(id);
         if (chunkOf.failure !== undefined) throw chunkOf.failure;
@@ -195,13 +188,12 @@ export async function syncEmbedGroup(
           // not wait on them. The record leaves them out, so a retry adds only them.
           await sendChunk(
             step.users.map((u) => u.externalId),
-            writes.add,
-            refused.added,
+            "add",
           );
         } else if (step.type === "removeEmbedMembers") {
           // Refused for good: narrowed the same way. The ones refused stay in the group (the record
           // says so), the group's other changes are sent, and a retry sends only their removal.
-          await sendChunk(step.externalIds, writes.remove, refused.removed);
+          await sendChunk(step.externalIds, "remove");
         }
         if (i === plan.steps.length - 1) current = answered(current);
         await ctx.state.putApplied(ref, current);
@@ -240,34 +232,6 @@ export async function syncEmbedGroup(
     code: "not_converging",
     permanent: false,
   });
-}
-
-/** How an embed group's member chunk (externalIds) is added or removed, and recorded once it landed. */
-function embedMemberWrites(
-  ctx: SyncContext,
-  tenant: string,
-  platformId: string,
-  desiredMembers: readonly EmbedUserInput[],
-): { add: MemberWrites<AppliedEmbedGroup>; remove: MemberWrites<AppliedEmbedGroup> } {
-  const byExternalId = new Map(desiredMembers.map((u) => [u.externalId, u]));
-  return {
-    add: {
-      send: (ids) =>
-        ctx.platform.addEmbedGroupMembers(
-          tenant,
-          platformId,
-          ids.map((externalId) => byExternalId.get(externalId) ?? { externalId }),
-        ),
-      landed: (group, ids) => ({ ...group, members: [...new Set([...group.members, ...ids])] }),
-    },
-    remove: {
-      send: (ids) => ctx.platform.removeEmbedGroupMembers(tenant, platformId, ids),
-      landed: (group, ids) => {
-        const gone = new Set(ids);
-        return { ...group, members: group.members.filter((id) => !gone.has(id)) };
-      },
-    },
-  };
 }
 
 /** `<tenant>/<name>` of the embed group a group of the source (its SCIM resource) maps to; "" for none. */

@@ -13,7 +13,9 @@ import { type EntityRef, type PatchOperation, SCHEMA_GROUP, refKey } from "../sc
 import { applyOps, fromPlatformGroup, memberValues } from "./group-record.js";
 import {
   type NarrowedChunk,
+  type Narrowing,
   type Refusals,
+  heldButOut,
   leaveOutVanished,
   leftOut,
   narrowChunk,
@@ -90,12 +92,8 @@ async function syncWorkspaceGroup(
   let narrowed = 0;
   /** The create was refused for good although each member is a platform user: sent without them. */
   let bareCreate = false;
-  /**
-   * Whether a refused chunk is narrowed to its culprits (narrowChunk). Once a narrowing landed
-   * nothing, the refusal is the group's (a member limit, say), not a member's: later chunks are
-   * refused whole, without spending calls on halves.
-   */
-  let narrowing = true;
+  /** Whether a refused chunk of adds, of removals, is narrowed to its culprits (Narrowing). */
+  const narrowing: Narrowing = { add: true, remove: true };
 
   let applied = await ctx.state.getApplied<AppliedGroup>(ref);
   if (applied?.platformId && (resync || applied.inDoubt)) {
@@ -215,19 +213,20 @@ async function syncWorkspaceGroup(
             if (applied) await ctx.state.putApplied(ref, applied);
             continue;
           }
-          /** A refused chunk narrowed to its culprits (narrowChunk), who join `into`. */
+          /** A refused chunk of adds or removals narrowed to its culprits (narrowChunk), who join its refusals. */
           const before = applied;
           const narrowInto = async (
             members: readonly string[],
             operationsOf: (ids: readonly string[]) => PatchOperation[],
-            into: Set<string>,
+            kind: keyof Narrowing,
           ): Promise<NarrowedChunk<AppliedGroup>> => {
-            const chunkOf = await narrowChunk(ctx, ref, before, members, narrowing, {
+            const into = kind === "add" ? refused.added : refused.removed;
+            const chunkOf = await narrowChunk(ctx, ref, before, members, narrowing[kind], {
               send: (ids) => ctx.platform.patchGroup(platformId, operationsOf(ids)),
               landed: (group, ids) => applyOps(group, operationsOf(ids)),
             });
             applied = chunkOf.applied;
-            if (chunkOf.landedNothing) narrowing = false;
+            if (chunkOf.landedNothing) narrowing[kind] = false;
             refused.error ??= err;
             for (const id of chunkOf.refused) into.add(id);
             return chunkOf;
@@ -239,7 +238,18 @@ async function syncWorkspaceGroup(
             // is sent in halves). They stay in the group (the record says so), the group's other
             // changes are planned again without their removal, and the refusal ends the sync once
             // those are sent (its dead letter). A retry sends only this removal.
-            chunkOf = await narrowInto(removed, removeMembersOperations, refused.removed);
+            chunkOf = await narrowInto(removed, removeMembersOperations, "remove");
+            if (chunkOf.failure === undefined && chunkOf.refused.length > 0) {
+              // A piece whose removal landed with its answer lost, repeated by the client, is
+              // refused by a strict platform (400 noTarget): its members were taken for culprits
+              // although they are out. What the platform holds says who is still in: only they
+              // are held, and the record becomes it.
+              const current = await ctx.platform.getGroup(platformId);
+              if (current) {
+                applied = fromPlatformGroup(current);
+                for (const id of heldButOut(refused.removed, applied)) refused.removed.delete(id);
+              }
+            }
           } else if (isPlatformFailure(err, "bad_request") && adding.length > 0) {
             // A refused add holds back every member of its PATCH. When some of them are no
             // platform user (deleted behind our back), the others are sent now and the vanished
@@ -256,7 +266,7 @@ async function syncWorkspaceGroup(
               // not wait on them: they are planned again without them, and the refusal ends the
               // sync once they are sent (its dead letter). The record holds what landed, so a
               // retry adds only these.
-              chunkOf = await narrowInto(adding, addMembersOperations, refused.added);
+              chunkOf = await narrowInto(adding, addMembersOperations, "add");
             }
           }
           if (chunkOf) {
