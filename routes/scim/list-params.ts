@@ -75,17 +75,54 @@ export function listQueryOf(req: Request): Record<string, unknown> {
 /**
  * The raw value of the filter at `parts[at]` joined with the `&`-separated parts after it up to
  * the first that closes its open string literal, and the index of that part; the filter's own
- * value alone (end = at) when no part closes it (the filter stays invalid: 400).
+ * value alone (end = at) when no part closes it (the filter stays invalid: 400). The parts are
+ * scanned once (rawQuotes), not decoded again after each: a long query stays linear.
  */
 function filterSpanning(parts: readonly string[], at: number): { raw: string; end: number } {
   const own = parts[at]!.slice(parts[at]!.indexOf("=") + 1);
-  let joined = own;
-  for (let i = at + 1; i < parts.length; i++) {
-    joined += `&${parts[i]}`;
-    const decoded = decodeFilterParam(joined);
-    if (decoded !== undefined && !stringLeftOpen(decoded)) return { raw: joined, end: i };
+  let state = rawQuotes(own, CLOSED);
+  for (let i = at + 1; i < parts.length && state !== undefined; i++) {
+    state = rawQuotes(`&${parts[i]}`, state);
+    if (state === CLOSED) {
+      const raw = [own, ...parts.slice(at + 1, i + 1)].join("&");
+      // Not UTF-8: no later part makes it so (the reading before this scan gave up the same way).
+      return decodeFilterParam(raw) === undefined ? { raw: own, end: at } : { raw, end: i };
+    }
   }
   return { raw: own, end: at };
+}
+
+/** Where a filter's text stands after some of it: inside a string literal, after a `\` there. */
+interface QuoteState {
+  inString: boolean;
+  escaped: boolean;
+}
+const CLOSED: QuoteState = { inString: false, escaped: false };
+
+/**
+ * The quote state after the raw (percent-encoded) text `raw`, from `state`, read as
+ * decodeFilterParam reads it (a `+` is a space or a plus, neither a quote nor a backslash);
+ * CLOSED when outside a string. Undefined where decodeFilterParam gives up: a `%` not followed
+ * by two hex digits, a character outside ASCII.
+ */
+function rawQuotes(raw: string, state: QuoteState): QuoteState | undefined {
+  let { inString, escaped } = state;
+  for (let i = 0; i < raw.length; i++) {
+    let c = raw.charCodeAt(i);
+    if (c === 0x25 /* % */) {
+      const hex = raw.slice(i + 1, i + 3);
+      if (!/^[0-9A-Fa-f]{2}$/.test(hex)) return undefined;
+      c = Number.parseInt(hex, 16);
+      i += 2;
+    } else if (c > 0x7e) {
+      return undefined;
+    }
+    if (!inString) inString = c === 0x22;
+    else if (escaped) escaped = false;
+    else if (c === 0x5c /* \ */) escaped = true;
+    else if (c === 0x22 /* " */) inString = false;
+  }
+  return inString ? { inString, escaped } : CLOSED;
 }
 
 /** The name of a raw `name=value` query part as the query parser reads it. */

@@ -223,9 +223,9 @@ function parseUncached(input: string, core: AttrTable): AttrPath | undefined {
     if (ext) return { urn: ext.urn, attr: "" };
     if (WHOLE_EXTENSION_URN.test(raw) && !isCoreUrn(raw)) return { urn: raw, attr: "" };
     if (isVersionedSchemaUrn(raw)) return { urn: raw, attr: "" };
-    let split = -1;
+    let split = wholeExtensionBefore(raw);
     for (const known of KNOWN_URNS) {
-      if (lower.startsWith(`${known}:`)) split = known.length;
+      if (split < 0 && lower.startsWith(`${known}:`)) split = known.length;
     }
     if (split < 0) split = raw.lastIndexOf(":");
     const prefix = raw.slice(0, split);
@@ -251,6 +251,20 @@ function parseUncached(input: string, core: AttrTable): AttrPath | undefined {
     if (subDef) path.subDef = subDef;
   }
   return path;
+}
+
+/**
+ * Where the schema URN of `raw` ends when what precedes its last `:` is a whole extension's URN by
+ * its form (WHOLE_EXTENSION_URN) and no core URN; else -1. Such a URN may begin with a known one:
+ * OneLogin's `urn:scim:schemas:extension:enterprise:2.0` begins
+ * `urn:scim:schemas:extension:enterprise:2.0:User`, an unknown extension whose attribute
+ * `department` is `<urn>:department`, not an attribute "User:department" of OneLogin's
+ * (test/conformance/intake-review-n2r).
+ */
+function wholeExtensionBefore(raw: string): number {
+  const last = raw.lastIndexOf(":");
+  const prefix = raw.slice(0, last);
+  return WHOLE_EXTENSION_URN.test(prefix) && !isCoreUrn(prefix) ? last : -1;
 }
 
 /**

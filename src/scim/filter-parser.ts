@@ -178,6 +178,7 @@ class Parser {
     if (!parsed) fail(`"${t.text}" at position ${t.pos + 1} is not a valid attribute path`);
     const path = formatAttrPath(parsed);
     const after = this.peek();
+    if (name !== t.text && after?.kind !== "[") return this.eitherOperation(t.text, parsed, table);
     if (after?.kind === "[") {
       if (inValuePath) fail(`nested value paths are not allowed (position ${after.pos + 1})`);
       if (parsed.sub !== undefined) fail(`a value path must name a multi-valued attribute, not "${t.text}"`);
@@ -201,6 +202,20 @@ class Parser {
       return { type: "valuePath", path, filter };
     }
     return this.operation(parsed, t.text);
+  }
+
+  /**
+   * The operation after `email` (PingOne's alias of `emails`, userFilterPath) applied to a User's
+   * own attribute of that name (kept as sent, and found by it before the alias) and to `emails`
+   * (aliasJoin).
+   */
+  private eitherOperation(shown: string, aliased: AttrPath, table: AttrTable): FilterNode {
+    const own = parseAttrPath(shown, table) ?? { attr: shown };
+    const start = this.i;
+    const ownNode = this.operation(own, shown);
+    this.i = start;
+    const aliasNode = this.operation(aliased, shown);
+    return { type: aliasJoin(ownNode), left: ownNode, right: aliasNode };
   }
 
   /** `pr`, or a comparison operator and its value, after an attribute path. */
@@ -242,6 +257,17 @@ class Parser {
       `expected a value (string, number, true, false or null) at position ${t.pos + 1}, found "${t.text}"`,
     );
   }
+}
+
+/**
+ * How the two readings of `email` (eitherOperation) combine: a condition that holds when the
+ * address is absent or different (`ne`, `eq null`) must hold of both, any other of either; so
+ * `email ne "x"` stays `not (email eq "x")`.
+ */
+function aliasJoin(node: FilterNode): "and" | "or" {
+  return node.type === "compare" && (node.op === "ne" || (node.op === "eq" && node.value === null))
+    ? "and"
+    : "or";
 }
 
 /**

@@ -196,11 +196,11 @@ describe("dialect helpers", () => {
       expect(userFilterPath(other)).toBe(other);
     }
     const filter = loadFixture("pingone/filter-email-co").body.filter;
+    // Read as `emails`, and as the user's own `email` where it has one (pingone-email-own-attr-n2r).
     expect(parseFilter(filter, "User")).toEqual({
-      type: "compare",
-      path: "emails",
-      op: "co",
-      value: "ann.lee@example.com",
+      type: "or",
+      left: { type: "compare", path: "email", op: "co", value: "ann.lee@example.com" },
+      right: { type: "compare", path: "emails", op: "co", value: "ann.lee@example.com" },
     });
     // Only on Users, and not inside a value filter (its names are sub-attributes).
     expect(parseFilter(filter, "Group")).toMatchObject({ path: "email" });
