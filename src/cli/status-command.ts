@@ -58,7 +58,14 @@ export async function statusCommand(
       late?.count && late.count > 0
         ? `\nlate writes: ${late.count} may still land on the platform (${isPast(late.until) ? "their time is up: read again now" : `checked by ${late.until ?? "?"}`})`
         : "";
-    return `idle: ${body.idle}\npending: ${body.pending}${lateLine}\ndead letters: ${body.deadLetters}\nawaiting confirmation:${held ? `\n${held}` : " none"}\nsources:\n${sources}\nqueues:\n${queues}`;
+    // Why jobs wait and none runs: the platform asked for a pause (one line per paused queue).
+    const pausedLines = ((body.pausedQueues ?? []) as Array<{ queue?: string; until?: string }>)
+      .map(
+        (p) =>
+          `\npaused: the ${p.queue} queue waits for the platform until ${p.until} (it asked: Retry-After)`,
+      )
+      .join("");
+    return `idle: ${body.idle}\npending: ${body.pending}${lateLine}${pausedLines}\ndead letters: ${body.deadLetters}\nawaiting confirmation:${held ? `\n${held}` : " none"}\nsources:\n${sources}\nqueues:\n${queues}`;
   });
   return body.idle === true ? 0 : 1;
 }
