@@ -3,6 +3,7 @@ import { type CliIo, type Client, expectShape, seg } from "./admin-client.js";
 import { RequestError } from "./admin-errors.js";
 import type { Values } from "./admin-forms.js";
 import { isPast, show } from "./admin-format.js";
+import { deadLetterAdvice } from "./dead-letter-advice.js";
 
 /**
  * `status`: is the bridge idle (exit 0) or not (1); with SOURCE/KIND/ID, or a userName or
@@ -95,6 +96,9 @@ async function entityStatus(
             `  sync again:   scim-bridge resync ${ref.source} --${ref.kind} ${ref.id}`,
           ]
         : [`  retry with:   scim-bridge dead-letters retry ${ref.source}/${ref.kind}/${ref.id}`];
+    // A dead letter still standing: what its code asks of the operator (none once discarded).
+    const advice =
+      body.state === "dead" && error?.discardedAt === undefined ? deadLetterAdvice(error?.code) : undefined;
     return [
       `${ref.source}/${ref.kind}/${ref.id}: ${body.state}${body.deletedAtSource ? " (deleted at the source)" : ""}`,
       `  platform id:  ${body.platformId ?? "none yet"}`,
@@ -107,6 +111,7 @@ async function entityStatus(
               : `  late write:   may still land; waits until ${body.lateWriteUntil}`,
           ]
         : []),
+      ...(advice === undefined ? [] : [`  what to do:   ${advice}`]),
       ...(body.state === "dead" ? again : []),
     ].join("\n");
   });
