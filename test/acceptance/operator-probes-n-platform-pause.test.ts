@@ -64,4 +64,48 @@ describe("probes n: the platform asks for a pause longer than a minute", () => {
     expect(json.pausedQueues).toEqual([{ queue: "sync", until: expect.any(String) }]);
     h.emulator.setFaults([]);
   });
+
+  it("a deactivation's bulk call asked to wait pauses the lifecycle queue, and status names it", async () => {
+    // A bridge of its own: the shared platform pause of the other test would hold this one's calls.
+    const h = await startTestBridge("probes-n-platform-pause-lifecycle", {
+      config: {
+        reconcile: { schedule: "0 0 1 1 *", orphans: "report", maxDeprovisionShare: 0.5, keepRuns: 50 },
+      },
+    });
+    const cli = (...args: string[]) => runCli(h.bridge.url as string, args);
+    try {
+      const user = await h.scim("entra").createUser("pause.leaving@example.com");
+      await waitFor(
+        async () => (await h.admin().get(`/sources/entra/users/${user.id}`)).body.state === "synced",
+        {
+          timeoutMs: 20_000,
+          what: "the user synced",
+        },
+      );
+      h.emulator.setFaults([
+        {
+          id: "limited",
+          type: "error",
+          status: 429,
+          retryAfterSeconds: 90,
+          match: { operation: "bulkUsers" },
+        },
+      ]);
+      await h.scim("entra").patchUser(user.id, [{ op: "replace", path: "active", value: false }]);
+      await waitFor(
+        async () =>
+          ((await h.admin().get("/status")).body.pausedQueues as Array<{ queue: string }>).some(
+            (p) => p.queue === "lifecycle",
+          ),
+        { timeoutMs: 20_000, what: "the lifecycle queue to be paused" },
+      );
+      const text = await cli("status");
+      expect(text.stdout).toMatch(
+        /^paused: the lifecycle queue waits for the platform until \S+ \(it asked: Retry-After\)$/m,
+      );
+      expect((await h.admin().get("/status")).body.deadLetters).toBe(0);
+    } finally {
+      await h.close();
+    }
+  });
 });
