@@ -35,6 +35,12 @@ export interface QueueStatus {
    * the schedule queue (`reconcile-schedule`), whose delayed jobs are the sources' next scheduled runs.
    */
   depthCounts(): Promise<Record<string, Record<string, number>>>;
+  /**
+   * The work queues paused for the platform (a `Retry-After` longer than a minute: the sync or
+   * lifecycle processor's `queue.rateLimit`), with when each pause ends (epoch ms); none when no
+   * queue is paused.
+   */
+  pausedQueues(): Promise<Array<{ queue: string; until: number }>>;
   /** Dirty entities, queued lifecycle changes and late-write checks to come (sync/late-writes.ts). */
   pending(): Promise<number>;
   /**
@@ -78,6 +84,18 @@ export function createQueueStatus(options: {
   return {
     queueCounts,
     depthCounts: () => countsOf([...queues, scheduleQueue]),
+    async pausedQueues() {
+      const now = Date.now();
+      const paused: Array<{ queue: string; until: number }> = [];
+      for (const q of queues) {
+        // A manual pause sets the limiter's count to MAX_SAFE_INTEGER; asking with that as maxJobs
+        // leaves out the workers' own per-second count (their limiter never limits by count).
+        const ttl = await q.getRateLimitTtl(Number.MAX_SAFE_INTEGER);
+        // Whole seconds, rounded up: what an operator reads, and stable from one look to the next.
+        if (ttl > 0) paused.push({ queue: q.name, until: Math.ceil((now + ttl) / 1000) * 1000 });
+      }
+      return paused;
+    },
     pending: async () =>
       (await directory.countDirty()) + (await state.countLifecycle()) + (await state.countChecks()),
     async isIdle() {

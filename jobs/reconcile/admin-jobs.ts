@@ -1,7 +1,7 @@
 import type { Queue, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import { AdminPrincipals } from "../../src/admin/admin-principals.js";
-import { AdminService, type AdminJobPorts, type QueueCounts } from "../../src/admin/admin-service.js";
+import { AdminService, type AdminJobPorts } from "../../src/admin/admin-service.js";
 import { AuditLog } from "../../src/admin/audit-log.js";
 import { ReconcileRunStore } from "../../src/admin/reconcile-run-store.js";
 import { ResyncStore } from "../../src/admin/resync-store.js";
@@ -15,6 +15,7 @@ import { forgetAbsent } from "../../src/sync/forget-absent.js";
 import type { RedisSyncStateStore } from "../../src/sync/redis-sync-state-store.js";
 import { HeldJobs, closeWithin, gatePlatform } from "../job-hand-back.js";
 import { QUEUE_NAMES } from "../queue-names.js";
+import type { QueueStatus } from "../queue-status.js";
 import { createResyncQueue, startResyncWorker } from "../resync/resync-queue.js";
 import { redisDirtyReader } from "./deprovision-under-way.js";
 import { createReconcileQueue, startReconcileWorker } from "./reconcile-queue.js";
@@ -30,7 +31,7 @@ export interface AdminJobsOptions {
   directory: DirectoryStore;
   syncState: RedisSyncStateStore;
   /** The pipeline's queue status (jobs/queue-status.ts): counts per queue and pending. */
-  queueStatus: { queueCounts(): Promise<QueueCounts>; pending(): Promise<number> };
+  queueStatus: Pick<QueueStatus, "queueCounts" | "pending" | "pausedQueues">;
   logger: Logger;
   /** Present in processes that run workers (role all | worker): starts the reconcile and resync workers. */
   platform?: PlatformClient;
@@ -84,6 +85,7 @@ export async function startAdminJobs(options: AdminJobsOptions): Promise<AdminJo
   const ports: AdminJobPorts = {
     queueCounts: () => options.queueStatus.queueCounts(),
     pending: () => options.queueStatus.pending(),
+    pausedQueues: () => options.queueStatus.pausedQueues(),
     enqueueReconcile: (runId, phase) => reconcileQueue.enqueue(runId, phase),
     enqueueResync: (id, phase) => resyncQueue.enqueue(id, phase),
     requestResync,

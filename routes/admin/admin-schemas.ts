@@ -114,6 +114,16 @@ export const statusResponseSchema = z.object({
         .describe("When the last of them is read on the platform again (null when none)"),
     })
     .describe("Late writes hold idle false (they are counted in pending too) until their check is due"),
+  pausedQueues: z
+    .array(
+      z.object({
+        queue: z.string().describe("The paused queue: sync or lifecycle"),
+        until: z.string().describe("When the pause ends and the queue's jobs run again"),
+      }),
+    )
+    .describe(
+      "Queues paused for the platform: it answered 429 (or 503) with a Retry-After longer than a minute (capped by platform.retryAfterCapMs); their jobs wait, none runs, until then. Empty when none is",
+    ),
 });
 
 /** Who settled a held run or resync, and when. */

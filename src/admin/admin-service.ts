@@ -21,6 +21,11 @@ export interface AdminJobPorts {
   queueCounts(): Promise<QueueCounts>;
   /** Dirty entities plus queued lifecycle changes. */
   pending(): Promise<number>;
+  /**
+   * The queues paused for the platform (a `Retry-After` longer than a minute) and when each pause
+   * ends (epoch ms). Absent: none is reported.
+   */
+  pausedQueues?(): Promise<Array<{ queue: string; until: number }>>;
   /** Enqueues a reconciliation run (`run`), or the repairs of a confirmed run (`apply`). */
   enqueueReconcile(runId: string, phase: "run" | "apply"): Promise<void>;
   enqueueResync(opId: string, phase: "run" | "apply"): Promise<void>;
@@ -105,14 +110,16 @@ export class AdminService {
     sources: Record<string, { users: number; groups: number; deadLetters: number }>;
     awaitingConfirmation: HeldOperation[];
     lateWrites: { count: number; until: string | null };
+    pausedQueues: Array<{ queue: string; until: string }>;
   }> {
     const { directory, syncState, jobs, config } = this.deps;
-    const [pending, deadLetters, queues, operations, late] = await Promise.all([
+    const [pending, deadLetters, queues, operations, late, paused] = await Promise.all([
       jobs.pending(),
       syncState.countDeadLetters(),
       jobs.queueCounts(),
       this.recentOperations(),
       syncState.lateWrites(),
+      jobs.pausedQueues?.() ?? [],
     ]);
     const awaitingConfirmation = this.heldOperations(operations);
     // A run or resync waiting for the entities it enqueued to settle is still running: its job
@@ -136,7 +143,9 @@ export class AdminService {
       count: late.count,
       until: late.until === null ? null : new Date(late.until).toISOString(),
     };
-    return { idle, pending, deadLetters, queues, sources, awaitingConfirmation, lateWrites };
+    // Why jobs wait and none runs: the platform asked for a pause (Retry-After), and until when.
+    const pausedQueues = paused.map((p) => ({ queue: p.queue, until: new Date(p.until).toISOString() }));
+    return { idle, pending, deadLetters, queues, sources, awaitingConfirmation, lateWrites, pausedQueues };
   }
 
   /**

@@ -46,11 +46,28 @@ function outcomeLines(enqueued: string, outcome: Outcome | undefined): string[] 
   return lines;
 }
 
-type GuardSummary = { plannedDeprovisions: number; ownedUsers: number; tripped: boolean };
+type GuardSummary = {
+  plannedDeprovisions: number;
+  ownedUsers: number;
+  tripped: boolean;
+  share?: number;
+  maxShare?: number;
+};
 
-/** What the deprovisioning guard counted, for a run or a resync. */
+/** A share as a percentage, to a tenth at most: 0.1 -> "10%", 0.125 -> "12.5%". */
+function percent(share: number): string {
+  return `${Math.round(share * 1000) / 10}%`;
+}
+
+/**
+ * What the deprovisioning guard counted, for a run or a resync, and why it holds it or not: the
+ * share to deprovision against `reconcile.maxDeprovisionShare` (when the answer has both).
+ */
 function guardLine(guard: GuardSummary): string {
-  return `  guard: ${guard.plannedDeprovisions} of ${guard.ownedUsers} owned users${guard.tripped ? " (tripped)" : ""}`;
+  const counted = `  guard: ${guard.plannedDeprovisions} of ${guard.ownedUsers} owned users${guard.tripped ? " (tripped)" : ""}`;
+  if (typeof guard.share !== "number" || typeof guard.maxShare !== "number") return counted;
+  const against = guard.tripped ? "more than" : "within";
+  return `${counted}: ${percent(guard.share)} to deprovision, ${against} reconcile.maxDeprovisionShare ${percent(guard.maxShare)}`;
 }
 
 /** How to settle a run or resync the guard holds. */

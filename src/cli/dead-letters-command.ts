@@ -3,12 +3,18 @@ import { type CliIo, type Client, expectShape, PAGE, seg } from "./admin-client.
 import { UsageError } from "./admin-errors.js";
 import type { Values } from "./admin-forms.js";
 import { show } from "./admin-format.js";
+import { adviceLines } from "./dead-letter-advice.js";
 
 interface DeadLetterLine {
   ref: Record<string, string>;
   code: string;
   reason: string;
   at: string;
+}
+
+/** The heading and its lines, or nothing when there are none. */
+function withHeading(heading: string, lines: string[]): string[] {
+  return lines.length === 0 ? [] : [heading, ...lines];
 }
 
 /** Dead letters read per page (the admin API's largest). */
@@ -80,6 +86,7 @@ export async function deadLettersCommand(
         ...page.items.map(
           (d) => `${d.ref.source}/${d.ref.kind}/${d.ref.id}  ${d.code}  ${d.reason}  ${d.at}`,
         ),
+        ...withHeading("what to do, by code:", adviceLines(page.items.map((d) => d.code))),
       ].join("\n"),
     );
     return 0;

@@ -3,6 +3,7 @@ import { type CliIo, type Client, expectShape, seg } from "./admin-client.js";
 import { RequestError } from "./admin-errors.js";
 import type { Values } from "./admin-forms.js";
 import { isPast, show } from "./admin-format.js";
+import { deadLetterAdvice } from "./dead-letter-advice.js";
 
 /**
  * `status`: is the bridge idle (exit 0) or not (1); with SOURCE/KIND/ID, or a userName or
@@ -58,7 +59,14 @@ export async function statusCommand(
       late?.count && late.count > 0
         ? `\nlate writes: ${late.count} may still land on the platform (${isPast(late.until) ? "their time is up: read again now" : `checked by ${late.until ?? "?"}`})`
         : "";
-    return `idle: ${body.idle}\npending: ${body.pending}${lateLine}\ndead letters: ${body.deadLetters}\nawaiting confirmation:${held ? `\n${held}` : " none"}\nsources:\n${sources}\nqueues:\n${queues}`;
+    // Why jobs wait and none runs: the platform asked for a pause (one line per paused queue).
+    const pausedLines = ((body.pausedQueues ?? []) as Array<{ queue?: string; until?: string }>)
+      .map(
+        (p) =>
+          `\npaused: the ${p.queue} queue waits for the platform until ${p.until} (it asked: Retry-After)`,
+      )
+      .join("");
+    return `idle: ${body.idle}\npending: ${body.pending}${lateLine}${pausedLines}\ndead letters: ${body.deadLetters}\nawaiting confirmation:${held ? `\n${held}` : " none"}\nsources:\n${sources}\nqueues:\n${queues}`;
   });
   return body.idle === true ? 0 : 1;
 }
@@ -88,6 +96,9 @@ async function entityStatus(
             `  sync again:   scim-bridge resync ${ref.source} --${ref.kind} ${ref.id}`,
           ]
         : [`  retry with:   scim-bridge dead-letters retry ${ref.source}/${ref.kind}/${ref.id}`];
+    // A dead letter still standing: what its code asks of the operator (none once discarded).
+    const advice =
+      body.state === "dead" && error?.discardedAt === undefined ? deadLetterAdvice(error?.code) : undefined;
     return [
       `${ref.source}/${ref.kind}/${ref.id}: ${body.state}${body.deletedAtSource ? " (deleted at the source)" : ""}`,
       `  platform id:  ${body.platformId ?? "none yet"}`,
@@ -100,6 +111,7 @@ async function entityStatus(
               : `  late write:   may still land; waits until ${body.lateWriteUntil}`,
           ]
         : []),
+      ...(advice === undefined ? [] : [`  what to do:   ${advice}`]),
       ...(body.state === "dead" ? again : []),
     ].join("\n");
   });

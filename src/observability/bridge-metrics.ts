@@ -291,7 +291,7 @@ export function bridgeMetrics(registry: Registry): BridgeMetrics {
 
 export interface ScimOperation {
   source: string;
-  /** Users | Groups | Bulk | ServiceProviderConfig | Schemas | ResourceTypes */
+  /** Users | Groups | Bulk | ServiceProviderConfig | Schemas | ResourceTypes | root; any other is counted as `other` */
   resource: string;
   /** list | get | create | replace | patch | delete | bulk */
   operation: string;
@@ -299,11 +299,32 @@ export interface ScimOperation {
   status: number;
 }
 
+/** The values of `scim_operations_total`'s `resource` label; anything else a client asks for is `other`. */
+const SCIM_RESOURCES = [
+  "Users",
+  "Groups",
+  "Bulk",
+  "ServiceProviderConfig",
+  "Schemas",
+  "ResourceTypes",
+  "root",
+];
+
+/**
+ * The `resource` label of a SCIM request: its resource type in its RFC 7644 spelling, or `other`.
+ * The path segment is the client's: `/scim/v2/okta/ada@example.com` must not become a series named
+ * after a person, nor every scanned path a series of its own.
+ */
+export function scimResourceLabel(resource: string): string {
+  const lower = resource.toLowerCase();
+  return SCIM_RESOURCES.find((known) => known.toLowerCase() === lower) ?? "other";
+}
+
 /** Counts one SCIM operation in `scim_operations_total`. Called by the SCIM routes once per answer. */
 export function recordScimOperation(registry: Registry, op: ScimOperation): void {
   bridgeMetrics(registry).scimOperations.inc({
     source: op.source,
-    resource: op.resource,
+    resource: scimResourceLabel(op.resource),
     operation: op.operation,
     status: String(op.status),
   });

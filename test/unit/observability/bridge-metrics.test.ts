@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import {
   bridgeMetrics,
   recordScimOperation,
+  scimResourceLabel,
   setQueueDepthReader,
 } from "../../../src/observability/bridge-metrics.js";
 import { createMetricsRegistry } from "../../../src/observability/metrics.js";
@@ -47,6 +48,15 @@ describe("bridgeMetrics", () => {
     expect(text).toContain(
       'scim_operations_total{source="okta",resource="Users",operation="create",status="201"} 2',
     );
+  });
+
+  it("labels a SCIM request's resource by its RFC 7644 name, and anything else a client asked for as other", () => {
+    expect(scimResourceLabel("Users")).toBe("Users");
+    expect(scimResourceLabel("users")).toBe("Users");
+    expect(scimResourceLabel("serviceproviderconfig")).toBe("ServiceProviderConfig");
+    expect(scimResourceLabel("root")).toBe("root");
+    expect(scimResourceLabel("ada.lovelace@example.com")).toBe("other");
+    expect(scimResourceLabel("unknown")).toBe("other");
   });
 
   it("reads queue depths at scrape time and keeps the last values when the read fails", async () => {
