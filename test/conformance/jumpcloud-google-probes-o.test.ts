@@ -442,3 +442,82 @@ describe("group member PATCHes whose members carry display, $ref and type", () =
     expect(stored.meta.version).toBe(group.meta.version);
   });
 });
+
+describe("Google Workspace's connection probe and its 'Delete the user' deprovisioning", () => {
+  it("`GET /Users?count=1` on a source with no users answers an empty ListResponse", async () => {
+    const res = await t.request.get("/scim/v2/entra/Users?count=1").set(t.entra);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toEqual({
+      schemas: ["urn:ietf:params:scim:api:messages:2.0:ListResponse"],
+      totalResults: 0,
+      startIndex: 1,
+      itemsPerPage: 0,
+      Resources: [],
+    });
+  });
+
+  it("a deleted user leaves its groups, is 404 by id and absent by filter; the same userName is created anew", async () => {
+    const ann = await createUser();
+    const bob = await createUser(unique("bob"));
+    const group = await createGroup(`G Scope ${++n}`, [ann.id, bob.id]);
+    const del = await t.request.delete(`${base}/Users/${ann.id}`).set(t.okta);
+    expect(del.status).toBe(204);
+    expect(memberIds(await read(`/Groups/${group.id}`))).toEqual([bob.id]);
+    expect((await get(`/Users/${ann.id}`)).status).toBe(404);
+    expect((await t.request.delete(`${base}/Users/${ann.id}`).set(t.okta)).status).toBe(404);
+    const byName = await get(`/Users?filter=${q(`userName eq "${ann.userName}"`)}`);
+    expect(byName.body).toMatchObject({ totalResults: 0, Resources: [] });
+    const byMember = await get(`/Groups?filter=${q(`members.value eq "${ann.id}"`)}`);
+    expect(byMember.body).toMatchObject({ totalResults: 0, Resources: [] });
+    const again = await send("post", "/Users", { schemas: [USER], userName: ann.userName });
+    expect(again.status, JSON.stringify(again.body)).toBe(201);
+    expect(again.body.id).not.toBe(ann.id);
+  });
+});
+
+describe("updates JumpCloud and Google send to an existing user", () => {
+  it("a PUT or PATCH changing only the case of the user's own userName is no conflict; another's is 409", async () => {
+    const user = await createUser(`Case.${++n}@JC.example`);
+    const other = await createUser();
+    const put = await send("put", `/Users/${user.id}`, {
+      schemas: [USER],
+      userName: (user.userName as string).toLowerCase(),
+    });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    expect(put.body.userName).toBe((user.userName as string).toLowerCase());
+    const patch = await send(
+      "patch",
+      `/Users/${user.id}`,
+      ops({ op: "replace", path: "userName", value: (user.userName as string).toUpperCase() }),
+    );
+    expect(patch.status, JSON.stringify(patch.body)).toBe(200);
+    const before = await read(`/Users/${user.id}`);
+    const taken = await send(
+      "patch",
+      `/Users/${user.id}`,
+      ops({ op: "replace", path: "userName", value: (other.userName as string).toUpperCase() }),
+    );
+    expectScimError(taken, 409, "uniqueness");
+    expect((await read(`/Users/${user.id}`)).meta.version).toBe(before.meta.version);
+  });
+
+  it("a replace of complex `name` with some sub-attributes keeps the others (RFC 7644 §3.5.2.3); an email added twice is kept once", async () => {
+    const user = await createUser();
+    const res = await send(
+      "patch",
+      `/Users/${user.id}`,
+      ops(
+        { op: "replace", path: "name", value: { givenName: "Anne" } },
+        {
+          op: "add",
+          path: "emails",
+          value: [{ value: (user.userName as string).toUpperCase(), type: "work" }],
+        },
+      ),
+    );
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const stored = await read(`/Users/${user.id}`);
+    expect(stored.name).toEqual({ givenName: "Anne", familyName: "Lee" });
+    expect((stored.emails as unknown[]).length).toBe(1);
+  });
+});
