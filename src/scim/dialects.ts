@@ -131,12 +131,7 @@ export function expandNoPathValue(value: Json | undefined): Array<{ path: string
       const urn = p.attr === "" ? p.urn : key;
       for (const [sub, sv] of Object.entries(v)) out.push({ path: `${urn}:${sub}`, value: sv });
     } else if (isCoreUrnObject(key, v)) {
-      // Its attributes keep the schema URN, so that the resource's own table reads them and a
-      // User's PATCH refuses the Group schema's (and a Group's the User's): isForeignCoreUrn.
-      for (const inner of expandNoPathValue(v)) {
-        const qualified = inner.path.toLowerCase().startsWith("urn:");
-        out.push(qualified ? inner : { path: `${key}:${inner.path}`, value: inner.value });
-      }
+      out.push(...expandNoPathValue(v));
     } else {
       out.push({ path: key, value: v });
     }
