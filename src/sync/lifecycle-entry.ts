@@ -1,5 +1,6 @@
 import type { BulkUserAction } from "../platform/platform-types.js";
 import type { EntityRef } from "../scim/scim-types.js";
+import type { EntitySyncStatus, SyncErrorInfo } from "./sync-state-types.js";
 
 /** One user's lifecycle change waiting for a bulk call (one per platform user; the latest wins). */
 export interface LifecycleEntry {
@@ -29,4 +30,50 @@ export interface LifecycleEntry {
 export interface StoredLifecycleEntry {
   entry: LifecycleEntry;
   raw: string;
+}
+
+/** The operation the flusher's own failures name (on a user's status, its dead letter). */
+export const BULK_OPERATION = "bulkUsers";
+
+/**
+ * The status of a user whose queued change `entry` waits on a failing bulk call: `retrying`, with
+ * the failure (its code, and when it is tried again). Null when the status holds a failure of the
+ * sync that queued the change (another write refused or failing since, a wait for its manager):
+ * that one says why the user is not synced, and stays. Pure.
+ */
+export function waitingStatus(
+  status: EntitySyncStatus | null,
+  entry: LifecycleEntry,
+  failure: SyncErrorInfo,
+): EntitySyncStatus | null {
+  const own = status?.state !== "synced" && status?.lastError?.attempts ? status.lastError : undefined;
+  if (own && own.operation !== BULK_OPERATION && Date.parse(own.at) >= (entry.queuedAt ?? entry.since)) {
+    return null;
+  }
+  return {
+    ...status,
+    ref: entry.ref,
+    platformId: status?.platformId ?? entry.platformId,
+    state: "retrying",
+    lastError: failure,
+  };
+}
+
+/**
+ * What a sync that queued (or found queued) a lifecycle change records, `written` (pending, no
+ * failure), keeps the note of that change's failed bulk calls while the change is still the one
+ * that failed (`queued`, with attempts spent): the user still waits on the platform, and an
+ * operator must see why, not a bare `pending` (the sweeper syncs a user waiting in the batch again
+ * and again). Pure.
+ */
+export function keepWaitingNote(
+  written: EntitySyncStatus,
+  current: EntitySyncStatus | null,
+  queued: LifecycleEntry | null,
+): EntitySyncStatus {
+  const note = current?.lastError;
+  if (written.state !== "pending" || written.lastError || current?.state !== "retrying") return written;
+  if (note?.operation !== BULK_OPERATION || !queued || queued.attempts === 0) return written;
+  if (queued.platformId !== written.platformId) return written;
+  return { ...written, state: "retrying", lastError: note };
 }

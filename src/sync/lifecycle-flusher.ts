@@ -4,7 +4,12 @@ import { type WriteWatch, watchWrites } from "../platform/client/unanswered-writ
 import type { BulkUserAction, BulkUserResult } from "../platform/platform-types.js";
 import { checkLateWrites, lateWriteMayLand, writeMarker } from "./late-writes.js";
 import { forgetAbsent } from "./forget-absent.js";
-import type { LifecycleEntry, StoredLifecycleEntry } from "./lifecycle-entry.js";
+import {
+  BULK_OPERATION,
+  type LifecycleEntry,
+  type StoredLifecycleEntry,
+  waitingStatus,
+} from "./lifecycle-entry.js";
 import type { SyncContext } from "./sync-context.js";
 import { classifyFailure } from "./sync-error.js";
 import { forgetUser } from "./sync-user.js";
@@ -25,9 +30,25 @@ export interface LifecycleFlushOptions {
   maxAttempts: number;
   /** Called for a user whose change failed for good (the jobs layer records and counts it). */
   deadLetter(letter: LifecycleDeadLetter): Promise<void>;
+  /**
+   * Called when a bulk call failed as a whole with a failure that heals by itself (5xx, a timeout,
+   * a dropped connection): its users are tried again later, each spending an attempt (the jobs
+   * layer logs and counts it). A pause the platform asked for (429) and Redis failing are not
+   * this: they fail the flush job, and no user's attempt is spent.
+   */
+  callFailed?(failure: LifecycleCallFailure): void;
   /** Stop waiting (shutdown). */
   stopping(): boolean;
   sleep(ms: number): Promise<void>;
+}
+
+/** A bulk call that failed as a whole (LifecycleFlushOptions.callFailed); ids only, no personal data. */
+export interface LifecycleCallFailure {
+  action: BulkUserAction;
+  users: number;
+  code: string;
+  /** The earliest of its users' next attempts (epoch ms); undefined when all were dead-lettered. */
+  retryAt?: number;
 }
 
 const ACTION_STATE: Record<BulkUserAction, LifecycleState> = {
@@ -158,8 +179,24 @@ async function sendChunk(
     }
   } catch (err) {
     const fate = classifyFailure(err);
-    if (!fate.permanent) throw err; // the flush job retries (or pauses on 429)
-    for (const s of part) await giveUp(ctx, s, fate.code, fate.message, options);
+    if (fate.permanent) {
+      for (const s of part) await giveUp(ctx, s, fate.code, fate.message, options);
+      return true;
+    }
+    // A pause the platform asked for, or Redis: the flush job waits, no user's attempt spent.
+    if (fate.rateLimitedForMs !== undefined || fate.redisUnavailable) throw err;
+    // The platform down or slow: each user spends an attempt, shows why it waits and until when,
+    // and ends a dead letter once its attempts are spent (invariant 7). Failing the flush job
+    // instead spent none: the job gave up, the sweeper started it again, and the users stayed
+    // pending for ever with no reason given.
+    const retries = await Promise.all(part.map((s) => retryLater(ctx, s, fate.code, fate.message, options)));
+    const due = retries.filter((at): at is number => at !== undefined);
+    options.callFailed?.({
+      action,
+      users: part.length,
+      code: fate.code,
+      ...(due.length > 0 ? { retryAt: Math.min(...due) } : {}),
+    });
     return true;
   }
   const failed = new Map(result.failed.map((f) => [f.userId, f]));
@@ -252,17 +289,47 @@ async function settleOne(
   else if (failure.code === "NOT_FOUND") {
     // Gone on the platform: a delete is done; anything else plans again (and creates it anew).
     await settleApplied(ctx, s, "deleted", action !== "DELETE");
-  } else if (TRANSIENT_CODES.has(failure.code) && s.entry.attempts + 1 < options.maxAttempts) {
-    const attempts = s.entry.attempts + 1;
-    const backoff = Math.min(options.windowMs * 2 ** attempts, 30_000);
-    const next = { ...s.entry, attempts, since: Date.now() + backoff };
-    // Replaced in one step (not dropped, then queued again): a sync of the user in between would
-    // see nothing queued, plan from the record (the change not applied) and take nothing back, and
-    // the change it no longer wants would come back after it (a reactivated user deactivated).
-    await ctx.state.settleLifecycle(s, next);
   } else {
-    await giveUp(ctx, s, `platform_bulk_${failure.code.toLowerCase()}`, failure.message, options);
+    const code = `platform_bulk_${failure.code.toLowerCase()}`;
+    if (TRANSIENT_CODES.has(failure.code)) await retryLater(ctx, s, code, failure.message, options);
+    else await giveUp(ctx, s, code, failure.message, options);
   }
+}
+
+/**
+ * A user's change failed with a failure that heals by itself: it spends an attempt and is tried
+ * again after a backoff, its status saying why and when; once its attempts are spent it is a dead
+ * letter. Answers when it is tried again (undefined when dead-lettered, or replaced meanwhile).
+ */
+async function retryLater(
+  ctx: SyncContext,
+  s: StoredLifecycleEntry,
+  code: string,
+  message: string,
+  options: LifecycleFlushOptions,
+): Promise<number | undefined> {
+  const attempts = s.entry.attempts + 1;
+  if (attempts >= options.maxAttempts) {
+    await giveUp(ctx, s, code, message, options);
+    return undefined;
+  }
+  const retryAt = Date.now() + Math.min(options.windowMs * 2 ** attempts, 30_000);
+  const next = { ...s.entry, attempts, since: retryAt };
+  // Replaced in one step (not dropped, then queued again): a sync of the user in between would
+  // see nothing queued, plan from the record (the change not applied) and take nothing back, and
+  // the change it no longer wants would come back after it (a reactivated user deactivated).
+  if (!(await ctx.state.settleLifecycle(s, next))) return undefined;
+  const at = new Date().toISOString();
+  const status = waitingStatus(await ctx.state.getStatus(next.ref), next, {
+    code,
+    operation: BULK_OPERATION,
+    message: `${message}; the bulk ${next.action} is tried again at ${new Date(retryAt).toISOString()} (attempt ${attempts} of ${options.maxAttempts} failed)`,
+    at,
+    attempts,
+    retryAt: new Date(retryAt).toISOString(),
+  });
+  if (status) await ctx.state.setStatus(status);
+  return retryAt;
 }
 
 /** The platform user now is in `state`: record it, then mark clean, purge, or sync again. */
@@ -306,7 +373,11 @@ async function settleApplied(
   // retry on its way): the entity is not synced, and that sync's outcome keeps its status. (A plan's
   // warning is recorded with 0 attempts: it is no failure.)
   const status = await ctx.state.getStatus(entry.ref);
-  const failure = status?.state !== "synced" && status?.lastError?.attempts ? status.lastError : undefined;
+  // (The flusher's own notes of this change's failed bulk calls are not such a failure.)
+  const failure =
+    status?.state !== "synced" && status?.lastError?.attempts && status.lastError.operation !== BULK_OPERATION
+      ? status.lastError
+      : undefined;
   if (failure && Date.parse(failure.at) >= (entry.queuedAt ?? entry.since)) return;
   // Recorded as a sync records its success (an older dead letter goes): the sync that queued this
   // change may record only after this flush, and then leaves this record as it is.

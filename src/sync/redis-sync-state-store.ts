@@ -4,7 +4,7 @@ import { entityKey, sourceBase } from "../directory/directory-keys.js";
 import { luaScript } from "../lua-script.js";
 import type { AppliedEmbedMember } from "../mapping/plan-types.js";
 import { type EntityKind, type EntityRef, parseRefKey, refKey } from "../scim/scim-types.js";
-import type { LifecycleEntry, StoredLifecycleEntry } from "./lifecycle-entry.js";
+import { type LifecycleEntry, type StoredLifecycleEntry, keepWaitingNote } from "./lifecycle-entry.js";
 import { type OwnerScope, syncKeys } from "./sync-keys.js";
 import {
   APPLIED_WITH_LIFECYCLE_SCRIPT,
@@ -330,18 +330,30 @@ export class RedisSyncStateStore implements SyncStateReader {
   }
 
   /**
-   * One round trip after a successful sync: the status, and no dead letter any more. With
+   * After a successful sync (one round trip; two with `onlyWhileQueued`): the status, and no dead
+   * letter any more. With
    * `onlyIfApplied`, only while the entity's applied record is there (false when it is not): a
    * sync that queued a lifecycle change records after the flusher may have settled it, and a
    * settled final change forgets the user (status included) for good. With `onlyWhileQueued` (the
    * platform user the change was queued for), only while a change is still queued for it: once
-   * settled, the flusher's record of it (synced, or a dead letter) stands.
+   * settled, the flusher's record of it (synced, or a dead letter) stands; while it waits on a
+   * failing bulk call, the flusher's note of it stays (keepWaitingNote).
    */
   async recordSynced(
-    status: EntitySyncStatus,
+    written: EntitySyncStatus,
     options: { onlyIfApplied?: boolean; onlyWhileQueued?: string } = {},
   ): Promise<boolean> {
-    const { ref } = status;
+    const { ref } = written;
+    const queuedFor = options.onlyWhileQueued;
+    const status = queuedFor
+      ? keepWaitingNote(
+          written,
+          ...(await Promise.all([
+            this.getStatus(ref),
+            this.getLifecycle(queuedFor).then((stored) => stored?.entry ?? null),
+          ])),
+        )
+      : written;
     const key = refKey(ref);
     const result = await RECORD_SYNCED.run(
       this.redis,
