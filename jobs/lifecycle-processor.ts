@@ -54,7 +54,7 @@ export function createLifecycleProcessor(deps: LifecycleProcessorDeps) {
         maxAttempts: deps.maxAttempts,
         stopping: deps.stopping,
         sleep: (ms) => sleep(ms),
-        // Heals by itself (warn); a user whose attempts run out is a dead letter (error, below).
+        // Heals by itself (warn): the users are tried again until the platform answers.
         callFailed: ({ action, users, code, retryAt }) => {
           metrics.jobs.inc({ kind: "lifecycle", outcome: "retry" });
           logger.warn(
@@ -65,7 +65,7 @@ export function createLifecycleProcessor(deps: LifecycleProcessorDeps) {
               users,
               ...(retryAt !== undefined ? { retryAt: new Date(retryAt).toISOString() } : {}),
             },
-            "lifecycle flush: a bulk call failed; its users are tried again (each shows why on its status), or dead-lettered once their attempts are spent",
+            "lifecycle flush: a bulk call failed; its users are tried again until the platform answers (each shows why on its status)",
           );
         },
         deadLetter: async ({ entry, code, message }) => {

@@ -11,8 +11,15 @@ export interface LifecycleEntry {
   generation: number;
   /** true for a deleted user: once applied, its records are removed. */
   final: boolean;
-  /** Failed bulk attempts for this user so far. */
+  /** Failed bulk attempts for this user so far (the platform refused or lost this user's change). */
   attempts: number;
+  /**
+   * Bulk calls of this change that failed as a whole with a failure that heals by itself (5xx, a
+   * timeout, a dropped connection): the platform down, not this user's change refused. They set the
+   * backoff and are shown on the status, but spend no attempt: the change is never dead-lettered
+   * for an outage, it lands by itself once the platform answers (absent: none).
+   */
+  failedCalls?: number;
   /** Epoch ms when the entry is due: when it was queued, or after a failed attempt's backoff. */
   since: number;
   /** Epoch ms when the sync queued it (kept across attempts; absent in entries of older versions). */
@@ -62,7 +69,7 @@ export function waitingStatus(
 /**
  * What a sync that queued (or found queued) a lifecycle change records, `written` (pending, no
  * failure), keeps the note of that change's failed bulk calls while the change is still the one
- * that failed (`queued`, with attempts spent): the user still waits on the platform, and an
+ * that failed (`queued`, with attempts spent or failed calls): the user still waits on the platform, and an
  * operator must see why, not a bare `pending` (the sweeper syncs a user waiting in the batch again
  * and again). Pure.
  */
@@ -73,7 +80,8 @@ export function keepWaitingNote(
 ): EntitySyncStatus {
   const note = current?.lastError;
   if (written.state !== "pending" || written.lastError || current?.state !== "retrying") return written;
-  if (note?.operation !== BULK_OPERATION || !queued || queued.attempts === 0) return written;
+  if (note?.operation !== BULK_OPERATION || !queued) return written;
+  if (queued.attempts === 0 && !queued.failedCalls) return written;
   if (queued.platformId !== written.platformId) return written;
   return { ...written, state: "retrying", lastError: note };
 }

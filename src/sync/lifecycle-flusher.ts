@@ -32,8 +32,8 @@ export interface LifecycleFlushOptions {
   deadLetter(letter: LifecycleDeadLetter): Promise<void>;
   /**
    * Called when a bulk call failed as a whole with a failure that heals by itself (5xx, a timeout,
-   * a dropped connection): its users are tried again later, each spending an attempt (the jobs
-   * layer logs and counts it). A pause the platform asked for (429) and Redis failing are not
+   * a dropped connection): its users are tried again later, spending no attempt (the jobs layer
+   * logs and counts it). A pause the platform asked for (429) and Redis failing are not
    * this: they fail the flush job, and no user's attempt is spent.
    */
   callFailed?(failure: LifecycleCallFailure): void;
@@ -47,7 +47,7 @@ export interface LifecycleCallFailure {
   action: BulkUserAction;
   users: number;
   code: string;
-  /** The earliest of its users' next attempts (epoch ms); undefined when all were dead-lettered. */
+  /** The earliest of its users' next tries (epoch ms); undefined when all were replaced meanwhile. */
   retryAt?: number;
 }
 
@@ -185,11 +185,14 @@ async function sendChunk(
     }
     // A pause the platform asked for, or Redis: the flush job waits, no user's attempt spent.
     if (fate.rateLimitedForMs !== undefined || fate.redisUnavailable) throw err;
-    // The platform down or slow: each user spends an attempt, shows why it waits and until when,
-    // and ends a dead letter once its attempts are spent (invariant 7). Failing the flush job
-    // instead spent none: the job gave up, the sweeper started it again, and the users stayed
-    // pending for ever with no reason given.
-    const retries = await Promise.all(part.map((s) => retryLater(ctx, s, fate.code, fate.message, options)));
+    // The platform down or slow: each user shows why it waits and until when, and is tried again
+    // after a backoff (at most 30 s). No attempt is spent: an outage is not this user's change
+    // refused, and the change lands by itself once the platform answers (as a sync's retries do,
+    // a deprovisioning is never dead-lettered for an outage). Failing the flush job instead left
+    // the users pending with no reason given.
+    const retries = await Promise.all(
+      part.map((s) => waitForPlatform(ctx, s, fate.code, fate.message, options)),
+    );
     const due = retries.filter((at): at is number => at !== undefined);
     options.callFailed?.({
       action,
@@ -313,23 +316,63 @@ async function retryLater(
     await giveUp(ctx, s, code, message, options);
     return undefined;
   }
-  const retryAt = Date.now() + Math.min(options.windowMs * 2 ** attempts, 30_000);
-  const next = { ...s.entry, attempts, since: retryAt };
+  const retryAt = Date.now() + backoffMs(options.windowMs, attempts);
+  return requeue(ctx, s, { ...s.entry, attempts, since: retryAt }, code, {
+    message: `${message}; the bulk ${s.entry.action} is tried again at ${new Date(retryAt).toISOString()} (attempt ${attempts} of ${options.maxAttempts} failed)`,
+    attempts,
+  });
+}
+
+/**
+ * A user's bulk call failed as a whole with a failure that heals by itself (the platform down or
+ * slow): the change is tried again after a backoff, its status saying why and when. It spends no
+ * attempt (LifecycleEntry.failedCalls). Answers when it is tried again (undefined when replaced).
+ */
+async function waitForPlatform(
+  ctx: SyncContext,
+  s: StoredLifecycleEntry,
+  code: string,
+  message: string,
+  options: LifecycleFlushOptions,
+): Promise<number | undefined> {
+  const failedCalls = (s.entry.failedCalls ?? 0) + 1;
+  const retryAt = Date.now() + backoffMs(options.windowMs, failedCalls);
+  return requeue(ctx, s, { ...s.entry, failedCalls, since: retryAt }, code, {
+    message: `${message}; the bulk ${s.entry.action} is tried again at ${new Date(retryAt).toISOString()} (${failedCalls} call(s) failed; tried until the platform answers)`,
+    attempts: s.entry.attempts + failedCalls,
+  });
+}
+
+/** The wait before a failed change is tried again: the batch window doubled per failure, at most 30 s. */
+function backoffMs(windowMs: number, failures: number): number {
+  return Math.min(windowMs * 2 ** failures, 30_000);
+}
+
+/**
+ * Puts `next` in the place of the entry `s` (due at `next.since`) and notes on the user's status why
+ * it waits (waitingStatus). Answers when it is tried again (undefined when `s` was replaced meanwhile).
+ */
+async function requeue(
+  ctx: SyncContext,
+  s: StoredLifecycleEntry,
+  next: LifecycleEntry,
+  code: string,
+  note: { message: string; attempts: number },
+): Promise<number | undefined> {
   // Replaced in one step (not dropped, then queued again): a sync of the user in between would
   // see nothing queued, plan from the record (the change not applied) and take nothing back, and
   // the change it no longer wants would come back after it (a reactivated user deactivated).
   if (!(await ctx.state.settleLifecycle(s, next))) return undefined;
-  const at = new Date().toISOString();
   const status = waitingStatus(await ctx.state.getStatus(next.ref), next, {
     code,
     operation: BULK_OPERATION,
-    message: `${message}; the bulk ${next.action} is tried again at ${new Date(retryAt).toISOString()} (attempt ${attempts} of ${options.maxAttempts} failed)`,
-    at,
-    attempts,
-    retryAt: new Date(retryAt).toISOString(),
+    message: note.message,
+    at: new Date().toISOString(),
+    attempts: note.attempts,
+    retryAt: new Date(next.since).toISOString(),
   });
   if (status) await ctx.state.setStatus(status);
-  return retryAt;
+  return next.since;
 }
 
 /** The platform user now is in `state`: record it, then mark clean, purge, or sync again. */
