@@ -39,6 +39,7 @@ describe("embed users' email and displayName", () => {
     await h.waitForIdle();
     expect(embedUser("acme", "ext-ann")).toMatchObject({ email: "ann@old.example", displayName: "Ann Old" });
 
+    const before = h.writes();
     await d.updateUser("portal", ann.resource.id, (c) => ({
       ...c.resource,
       displayName: "Ann New",
@@ -46,7 +47,8 @@ describe("embed users' email and displayName", () => {
     }));
     await h.waitForIdle();
     expect(embedUser("acme", "ext-ann")).toMatchObject({ email: "ann@new.example", displayName: "Ann New" });
-    // Only the changed member is sent again; the other keeps its values.
+    // One member add (the changed member's chunk); the other member keeps its values.
+    expect(h.writes() - before).toBe(1);
     expect(embedUser("acme", "ben@acme.example")).toMatchObject({ displayName: "Ben" });
     expect(h.emulator.violations()).toEqual([]);
 
