@@ -86,14 +86,16 @@ export function createQueueStatus(options: {
     depthCounts: () => countsOf([...queues, scheduleQueue]),
     async pausedQueues() {
       const now = Date.now();
+      // Every queue asked at once; the answer keeps the queues' order.
+      // A manual pause sets the limiter's count to MAX_SAFE_INTEGER; asking with that as maxJobs
+      // leaves out the workers' own per-second count (their limiter never limits by count).
+      const ttls = await Promise.all(queues.map((q) => q.getRateLimitTtl(Number.MAX_SAFE_INTEGER)));
       const paused: Array<{ queue: string; until: number }> = [];
-      for (const q of queues) {
-        // A manual pause sets the limiter's count to MAX_SAFE_INTEGER; asking with that as maxJobs
-        // leaves out the workers' own per-second count (their limiter never limits by count).
-        const ttl = await q.getRateLimitTtl(Number.MAX_SAFE_INTEGER);
+      queues.forEach((q, i) => {
+        const ttl = ttls[i] as number;
         // Whole seconds, rounded up: what an operator reads, and stable from one look to the next.
         if (ttl > 0) paused.push({ queue: q.name, until: Math.ceil((now + ttl) / 1000) * 1000 });
-      }
+      });
       return paused;
     },
     pending: async () =>

@@ -24,11 +24,22 @@ export type { ResourceHandlers, ScimRouterDeps };
  */
 const SCIM_PREFIX = /^\/scim\/v2(?:[/?]|$)/i;
 
-/** Names a SCIM request for metrics: resource and operation, never ids. */
-export function operationOf(method: string, path: string): { resource: string; operation: string } {
+/**
+ * Names a SCIM request for metrics: resource and operation, never ids. The resource is the matched
+ * route's (`route`, matched from `method` and `path` when not given); a path no route names a
+ * resource of (405, 501, 400, 404) keeps its first segment, which recordScimOperation bounds
+ * (scimResourceLabel: a name it does not know is `other`).
+ */
+export function operationOf(
+  method: string,
+  path: string,
+  route: ScimRoute = matchScimRoute(method, path),
+): { resource: string; operation: string } {
   // The server root's queries (GET /, POST /.search) span every resource type.
   if (path === "/" || /^\/\.search\/?$/i.test(path)) return { resource: "root", operation: "list" };
-  const [, resource = "unknown", rest] = /^\/([^/]+)(\/.*)?$/.exec(path) ?? [];
+  const [, segment = "unknown", rest] = /^\/([^/]+)(\/.*)?$/.exec(path) ?? [];
+  const resource =
+    route.kind === "resource" ? route.resource : route.kind === "discovery" ? route.endpoint : segment;
   if (rest === "/.search") return { resource, operation: "list" };
   const withId = rest !== undefined && rest !== "/";
   const operation =
@@ -96,7 +107,7 @@ export function createScimRouter(deps: ScimRouterDeps): RequestHandler {
     const template = templateOf(route, rest);
     if (template !== undefined) setRouteTemplate(req, template);
     if (deps.onOperation) {
-      const operation = operationOf(req.method, rest);
+      const operation = operationOf(req.method, rest, route);
       res.once("finish", () => {
         deps.onOperation?.({ source, ...operation, status: res.statusCode });
       });

@@ -139,6 +139,23 @@ export function isCoreUrn(urn: string): boolean {
   return CORE_URNS.has(urn.toLowerCase());
 }
 
+/** The core schema URN (lower case) of the resource whose own table this is. */
+const OWN_CORE_URN = new Map<AttrTable, string>([
+  [USER_ATTRS, SCHEMA_USER.toLowerCase()],
+  [GROUP_ATTRS, SCHEMA_GROUP.toLowerCase()],
+]);
+
+/**
+ * Whether `urn` is the core schema of the other resource type than the one `table` belongs to
+ * (USER_ATTRS or GROUP_ATTRS): a User has no attribute of the Group schema, nor a Group of the
+ * User schema (RFC 7643 §3, §4), so `urn:...:core:2.0:Group:displayName` names nothing of a User.
+ * False for tables of no one resource type (ANY_CORE_ATTRS: filters, projection).
+ */
+export function isForeignCoreUrn(urn: string, table: AttrTable): boolean {
+  const own = OWN_CORE_URN.get(table);
+  return own !== undefined && isCoreUrn(urn) && urn.toLowerCase() !== own;
+}
+
 export function extensionAttrs(urn: string): AttrTable | undefined {
   return EXTENSIONS.get(urn.toLowerCase())?.attrs;
 }
@@ -231,6 +248,7 @@ function parseUncached(input: string, core: AttrTable): AttrPath | undefined {
     const prefix = raw.slice(0, split);
     rest = raw.slice(split + 1);
     if (isCoreUrn(prefix)) {
+      if (isForeignCoreUrn(prefix, core)) return undefined;
       urn = undefined;
     } else {
       urn = knownExtensionUrn(prefix) ?? prefix;

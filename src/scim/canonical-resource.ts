@@ -8,6 +8,7 @@ import {
   extensionAttrs,
   getKey,
   isCoreUrn,
+  isForeignCoreUrn,
   knownExtensionUrn,
   parseAttrPath,
 } from "./attribute-schema.js";
@@ -229,6 +230,7 @@ function build(body: unknown, kind: Kind): JsonObject {
         continue;
       }
       if (isCoreUrn(key)) {
+        if (isForeignCoreUrn(key, table)) invalid(`"${key}" is not a schema of a ${kind}`);
         if (value === null) continue; // RFC 7643 §2.5: null assigns nothing
         if (!isJsonObject(value)) invalid(`"${key}" must be an object`);
         visit(value);

@@ -3,7 +3,13 @@ import { refusedAddFate, usersOfPlatformIds } from "../mapping/plan-group.js";
 import { chunk } from "../mapping/plan-types.js";
 import { type EntityRef, parseRefKey } from "../scim/scim-types.js";
 import type { SyncContext, SyncOutcome } from "./sync-context.js";
-import { SyncError, classifyFailure, isPlatformFailure, refusedMembersError } from "./sync-error.js";
+import {
+  NAMED_MEMBERS,
+  SyncError,
+  classifyFailure,
+  isPlatformFailure,
+  refusedMembersError,
+} from "./sync-error.js";
 
 /**
  * What a group's sync does when the platform refuses members for good: a refused chunk narrowed to
@@ -108,9 +114,12 @@ export interface Refusals {
 /**
  * Who the refused members are: the bridge's user ids (`users`), and the ids of those no user of
  * the source is known by any more that the letter may name (`unknown`: platform user ids, which
- * name no person; an embed member's externalId may be a userName and is only counted).
+ * name no person; an embed member's externalId may be a userName and is only counted), and how many
+ * refused members were left without a look-up once enough were named (`more`: counted in the letter).
  */
-export type RefusedNames = (refused: Refusals) => Promise<{ users: string[]; unknown: string[] }>;
+export type RefusedNames = (
+  refused: Refusals,
+) => Promise<{ users: string[]; unknown: string[]; more?: number }>;
 
 /**
  * A workspace group's refused members by name: a refused add's user is the group's member whose
@@ -143,7 +152,9 @@ export function workspaceRefusedNames(
  * An embed group's refused members by name (their externalIds are never named: one may be a
  * userName): the group's member known by that externalId (`externalIds[i]` is `memberIds[i]`'s),
  * or else (a refused removal: they left the group at the source) the source's user found by it
- * whose recorded embed member is known by it. One the source no longer has is only counted.
+ * whose recorded embed member is known by it. One the source no longer has is only counted. The
+ * letter names at most NAMED_MEMBERS: once that many are found, the rest are not looked up (two
+ * Redis calls each) and are counted as `more`.
  */
 export function embedRefusedNames(
   ctx: SyncContext,
@@ -157,12 +168,16 @@ export function embedRefusedNames(
       const externalId = externalIds[i];
       if (externalId !== undefined) known.set(externalId, id);
     });
+    const all = [...refused.added, ...refused.removed];
     const users: string[] = [];
-    for (const externalId of [...refused.added, ...refused.removed]) {
+    let looked = 0;
+    for (const externalId of all) {
+      if (users.length >= NAMED_MEMBERS) break;
+      looked++;
       const id = known.get(externalId) ?? (await embedUserKnownBy(ctx, ref.source, externalId));
       if (id !== null) users.push(id);
     }
-    return { users, unknown: [] };
+    return { users, unknown: [], more: all.length - looked };
   };
 }
 
@@ -205,6 +220,7 @@ export async function throwRefusals(
     refused.error,
     named.users,
     named.unknown,
+    named.more,
   );
 }
 

@@ -155,6 +155,8 @@ export function refusedMembersError(
   refusal: unknown,
   memberIds: readonly string[] = [],
   unknownPlatformIds: readonly string[] = [],
+  /** Refused members past `memberIds` that were not looked up (no more are named): counted only. */
+  moreMembers = 0,
 ): SyncError {
   const code = isPlatformError(refusal) ? refusal.code : "platform_bad_request";
   const reason = refusal instanceof Error ? refusal.message : String(refusal);
@@ -165,7 +167,7 @@ export function refusedMembersError(
       : []),
   ].join(" and ");
   const named =
-    namedIds("refused members (the bridge's user ids)", memberIds) +
+    namedIds("refused members (the bridge's user ids)", memberIds, moreMembers) +
     namedIds("refused members the bridge no longer knows (platform user ids)", unknownPlatformIds);
   return new SyncError(
     `the platform refused to ${refused} (${reason}); the group's other changes were applied${named}`,
@@ -179,7 +181,7 @@ export function refusedMembersError(
 }
 
 /** At most this many refused members are named in a dead letter's reason. */
-const NAMED_MEMBERS = 20;
+export const NAMED_MEMBERS = 20;
 
 /**
  * Refused members named in a letter's reason by `label` and ids (at most NAMED_MEMBERS): the
@@ -188,9 +190,10 @@ const NAMED_MEMBERS = 20;
  * bridge no longer knows (a user deleted at the source is forgotten once deprovisioned, its platform
  * id released), so the letter still says who keeps the group's access.
  */
-function namedIds(label: string, ids: readonly string[]): string {
+function namedIds(label: string, ids: readonly string[], notLookedUp = 0): string {
   if (ids.length === 0) return "";
-  const more = ids.length > NAMED_MEMBERS ? ` and ${ids.length - NAMED_MEMBERS} more` : "";
+  const rest = Math.max(ids.length - NAMED_MEMBERS, 0) + notLookedUp;
+  const more = rest > 0 ? ` and ${rest} more` : "";
   return `; ${label}: ${ids.slice(0, NAMED_MEMBERS).join(", ")}${more}`;
 }
 

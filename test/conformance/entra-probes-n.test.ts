@@ -10,51 +10,26 @@
  *   pinned in idp-probes-g), by path with Replace or Add, without path, and in a PUT; on a user
  *   who has no manager it changes nothing (no empty extension object, the version stays).
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ScimTestApp, createScimTestApp } from "../helpers/scim-test-app.js";
+import { describe, expect, it } from "vitest";
+import { scimSourceSuite } from "../helpers/scim-test-app.js";
 
 const USER = "urn:ietf:params:scim:schemas:core:2.0:User";
 const ENT = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User";
 const PATCH = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
-const base = "/scim/v2/entra";
 
-let t: ScimTestApp;
 let n = 0;
 const unique = (stem: string) => `${stem}.n${++n}@example.com`;
-const q = (filter: string) => encodeURIComponent(filter);
 
-beforeAll(async () => {
-  t = await createScimTestApp("conformance-entra-probes-n");
-});
-afterAll(async () => {
-  await t.close();
-});
+const suite = scimSourceSuite("conformance-entra-probes-n", "entra");
+const { send, ids: idsFor } = suite;
 
 type User = { id: string; userName: string; meta: { version: string } } & Record<string, unknown>;
 
-const get = (path: string) => t.request.get(`${base}${path}`).set(t.entra);
-const send = (method: "post" | "put" | "patch", path: string, body: unknown) =>
-  t.send(method, `${base}${path}`, body, t.entra);
 const patch = (id: string, Operations: unknown[]) =>
   send("patch", `/Users/${id}`, { schemas: [PATCH], Operations });
-
-async function createUser(body: Record<string, unknown>): Promise<User> {
-  const res = await send("post", "/Users", { schemas: [USER, ENT], ...body });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return res.body as User;
-}
-
-async function stored(id: string): Promise<User> {
-  const res = await get(`/Users/${id}`);
-  expect(res.status).toBe(200);
-  return res.body as User;
-}
-
-async function idsFor(filter: string): Promise<string[]> {
-  const res = await get(`/Users?filter=${q(filter)}`);
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return (res.body.Resources as { id: string }[]).map((r) => r.id);
-}
+const createUser = (body: Record<string, unknown>) =>
+  suite.created<User>("/Users", { schemas: [USER, ENT], ...body });
+const stored = (id: string) => suite.stored<User>(id);
 
 describe('Entra\'s `op: "Add"` of `emails[type eq "work"].value`', () => {
   it("on a user with a work email replaces its address: one work email, type and primary kept, look-ups follow", async () => {

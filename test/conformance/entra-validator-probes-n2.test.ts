@@ -12,51 +12,26 @@
  *   a bare id, as `{value}` and as `manager.value` (Microsoft Q&A 1665068: the validator puts
  *   several attributes in one operation's value).
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ScimTestApp, createScimTestApp } from "../helpers/scim-test-app.js";
+import { describe, expect, it } from "vitest";
+import { scimSourceSuite } from "../helpers/scim-test-app.js";
 
 const USER = "urn:ietf:params:scim:schemas:core:2.0:User";
 const ENT = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User";
 const PATCH = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
-const base = "/scim/v2/entra";
 
-let t: ScimTestApp;
 let n = 0;
 const unique = (stem: string) => `${stem}.n2-${++n}@romaguera.example`;
-const q = (filter: string) => encodeURIComponent(filter);
 
-beforeAll(async () => {
-  t = await createScimTestApp("conformance-entra-validator-probes-n2");
-});
-afterAll(async () => {
-  await t.close();
-});
+const suite = scimSourceSuite("conformance-entra-validator-probes-n2", "entra");
+const { send, ids: idsFor } = suite;
 
 type User = { id: string; userName: string; meta: { version: string } } & Record<string, unknown>;
 
-const get = (path: string) => t.request.get(`${base}${path}`).set(t.entra);
-const send = (method: "post" | "patch", path: string, body: unknown) =>
-  t.send(method, `${base}${path}`, body, t.entra);
 const patch = (id: string, Operations: unknown[]) =>
   send("patch", `/Users/${id}`, { schemas: [PATCH], Operations });
-
-async function createUser(body: Record<string, unknown>): Promise<User> {
-  const res = await send("post", "/Users", { schemas: [USER, ENT], ...body });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return res.body as User;
-}
-
-async function stored(id: string): Promise<User> {
-  const res = await get(`/Users/${id}`);
-  expect(res.status).toBe(200);
-  return res.body as User;
-}
-
-async function idsFor(filter: string): Promise<string[]> {
-  const res = await get(`/Users?filter=${q(filter)}`);
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return (res.body.Resources as { id: string }[]).map((r) => r.id);
-}
+const createUser = (body: Record<string, unknown>) =>
+  suite.created<User>("/Users", { schemas: [USER, ENT], ...body });
+const stored = (id: string) => suite.stored<User>(id);
 
 describe("the validator's Create User with every attribute, then its update cases", () => {
   it("round-trips every attribute; value-filter replaces and removes touch their own part only", async () => {

@@ -5,38 +5,21 @@
  * and in a PATCH that fails (nothing applied); OneLogin's enterprise alias (e2884a6) in
  * `attributes=`/`excludedAttributes=` and in a PUT after a create in the RFC's name.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ScimTestApp, createScimTestApp } from "../helpers/scim-test-app.js";
+import { describe, expect, it } from "vitest";
+import { scimSourceSuite } from "../helpers/scim-test-app.js";
 
 const USER = "urn:ietf:params:scim:schemas:core:2.0:User";
 const GROUP = "urn:ietf:params:scim:schemas:core:2.0:Group";
 const ENT = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User";
 const ONELOGIN_ENT = "urn:scim:schemas:extension:enterprise:2.0";
 const PATCH = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
-const base = "/scim/v2/okta";
 
-let t: ScimTestApp;
 let n = 0;
 const unique = (stem: string) => `${stem}.n2r-${++n}@example.com`;
 const q = (filter: string) => encodeURIComponent(filter);
 
-beforeAll(async () => {
-  t = await createScimTestApp("conformance-intake-pins-n2r");
-});
-afterAll(async () => {
-  await t.close();
-});
-
-type Resource = { id: string; userName: string } & Record<string, unknown>;
-const get = (path: string) => t.request.get(`${base}${path}`).set(t.okta);
-const send = (method: "post" | "put" | "patch", path: string, body: unknown) =>
-  t.send(method, `${base}${path}`, body);
-
-async function created(path: string, body: Record<string, unknown>): Promise<Resource> {
-  const res = await send("post", path, body);
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return res.body as Resource;
-}
+const suite = scimSourceSuite("conformance-intake-pins-n2r", "okta");
+const { get, send, created } = suite;
 
 describe("list parameters beside a filter with `&`", () => {
   it("an encoded filter, a `%26`, an open one closed later: count, startIndex and attributes still apply", async () => {

@@ -6,41 +6,21 @@
  * lost its split: `<that urn>:department` was no attribute path any more, so a PATCH, filter or
  * `attributes=` on what a POST had stored was a 400.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ScimTestApp, createScimTestApp } from "../helpers/scim-test-app.js";
+import { describe, expect, it } from "vitest";
+import { scimSourceSuite } from "../helpers/scim-test-app.js";
 
 const USER = "urn:ietf:params:scim:schemas:core:2.0:User";
 const PATCH = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
-const base = "/scim/v2/okta";
 
-let t: ScimTestApp;
 let n = 0;
 const unique = (stem: string) => `${stem}.n2r-${++n}@example.com`;
 const q = (filter: string) => encodeURIComponent(filter);
 
-beforeAll(async () => {
-  t = await createScimTestApp("conformance-onelogin-urn-prefix-n2r");
-});
-afterAll(async () => {
-  await t.close();
-});
-
-type Resource = { id: string; userName: string } & Record<string, unknown>;
-const get = (path: string) => t.request.get(`${base}${path}`).set(t.okta);
-const send = (method: "post" | "put" | "patch", path: string, body: unknown) =>
-  t.send(method, `${base}${path}`, body);
-
-async function createUser(body: Record<string, unknown>): Promise<Resource> {
-  const res = await send("post", "/Users", { schemas: [USER], ...body });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return res.body as Resource;
-}
-
-async function ids(filter: string): Promise<string[]> {
-  const res = await get(`/Users?filter=${q(filter)}`);
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return (res.body.Resources as Resource[]).map((r) => r.id).sort();
-}
+const suite = scimSourceSuite("conformance-onelogin-urn-prefix-n2r", "okta");
+const { get, send } = suite;
+const createUser = (body: Record<string, unknown>) => suite.created("/Users", { schemas: [USER], ...body });
+/** The ids of the users `filter` lists, sorted. */
+const ids = async (filter: string) => (await suite.ids(filter)).sort();
 
 describe("a path under `urn:scim:schemas:extension:enterprise:2.0:User` (an unknown extension)", () => {
   const EXT = "urn:scim:schemas:extension:enterprise:2.0:User";

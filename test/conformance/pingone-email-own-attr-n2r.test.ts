@@ -6,40 +6,19 @@
  * `email eq "<address>"` before; it no longer was, so a look-up before a create answered an empty
  * list.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ScimTestApp, createScimTestApp } from "../helpers/scim-test-app.js";
+import { describe, expect, it } from "vitest";
+import { type ScimResource as Resource, scimSourceSuite } from "../helpers/scim-test-app.js";
 
 const USER = "urn:ietf:params:scim:schemas:core:2.0:User";
-const base = "/scim/v2/okta";
 
-let t: ScimTestApp;
 let n = 0;
 const unique = (stem: string) => `${stem}.n2r-${++n}@example.com`;
-const q = (filter: string) => encodeURIComponent(filter);
 
-beforeAll(async () => {
-  t = await createScimTestApp("conformance-pingone-email-own-attr-n2r");
-});
-afterAll(async () => {
-  await t.close();
-});
-
-type Resource = { id: string; userName: string } & Record<string, unknown>;
-const get = (path: string) => t.request.get(`${base}${path}`).set(t.okta);
-const send = (method: "post" | "put" | "patch", path: string, body: unknown) =>
-  t.send(method, `${base}${path}`, body);
-
-async function createUser(body: Record<string, unknown>): Promise<Resource> {
-  const res = await send("post", "/Users", { schemas: [USER], ...body });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return res.body as Resource;
-}
-
-async function ids(filter: string): Promise<string[]> {
-  const res = await get(`/Users?filter=${q(filter)}`);
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return (res.body.Resources as Resource[]).map((r) => r.id).sort();
-}
+const suite = scimSourceSuite("conformance-pingone-email-own-attr-n2r", "okta");
+const { send } = suite;
+const createUser = (body: Record<string, unknown>) => suite.created("/Users", { schemas: [USER], ...body });
+/** The ids of the users `filter` lists, sorted. */
+const ids = async (filter: string) => (await suite.ids(filter)).sort();
 
 describe("a Users filter on `email` when the user has an attribute of that name", () => {
   it("finds the user by its own `email`, as before the PingOne alias, and by `emails` as well", async () => {

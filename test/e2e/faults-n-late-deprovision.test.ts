@@ -9,8 +9,8 @@
  * write could have landed, as for any write of the entity that owns it now.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PLATFORM_TOKEN, type TestBridge, startTestBridge } from "../helpers/bridge-harness.js";
-import { FaultProxy } from "../helpers/fault-proxy.js";
+import { type TestBridge, startProxiedBridge } from "../helpers/bridge-harness.js";
+import type { FaultProxy } from "../helpers/fault-proxy.js";
 import { waitFor } from "../helpers/redis-test-prefix.js";
 
 const TIMEOUT_MS = 1_500;
@@ -23,24 +23,11 @@ let h: TestBridge;
 let proxy: FaultProxy;
 
 beforeAll(async () => {
-  proxy = new FaultProxy();
-  const proxyUrl = await proxy.start();
-  h = await startTestBridge("faults-n-late-deprovision", {
+  ({ h, proxy } = await startProxiedBridge("faults-n-late-deprovision", {
     sources: { okta: { tokens: ["okta-token"] } },
-    config: {
-      platform: {
-        baseUrl: proxyUrl,
-        token: PLATFORM_TOKEN,
-        allowInsecureHttp: true,
-        requestsPerSecond: 2000,
-        timeoutMs: TIMEOUT_MS,
-        maxRetries: 4,
-      },
-    },
-    start: false,
-  });
-  proxy.upstream = h.platformUrl;
-  await h.start();
+    timeoutMs: TIMEOUT_MS,
+    maxRetries: 4,
+  }));
 });
 afterAll(async () => {
   await h?.close();

@@ -119,9 +119,13 @@ describe("faults-n: one user's lifecycle flapping under slow and failing bulk ca
     }, 60_000);
   }
 
-  it("deactivate applied, its answer slow; activate and deactivate meanwhile: ends inactive", async () => {
-    const userName = "flap.slow.n@example.com";
-    const u = await h.scim("okta").createUser(userName);
+  /**
+   * A user made `!to`, then set `to` (that bulk call applied, its answer slow), back, and `to`
+   * again while it is answered: the user ends `to`, nothing a dead letter.
+   */
+  async function slowAnswerFlap(userName: string, to: boolean) {
+    const action = (active: boolean) => (active ? "ACTIVATE" : "DEACTIVATE");
+    const u = await h.scim("okta").createUser(userName, { active: !to });
     await h.waitForIdle();
     const pid = named(userName)[0]?.id as string;
     let first = true;
@@ -132,44 +136,26 @@ describe("faults-n: one user's lifecycle flapping under slow and failing bulk ca
       return { kind: "delayAnswer", ms: 1_500 };
     };
     try {
-      await setActive("okta", u.id, false);
-      await waitFor(() => !first, { what: "the DEACTIVATE on the wire" });
-      await setActive("okta", u.id, true);
-      await queued(pid, "ACTIVATE");
-      await setActive("okta", u.id, false);
-      await queued(pid, "DEACTIVATE");
+      await setActive("okta", u.id, to);
+      await waitFor(() => !first, { what: `the ${action(to)} on the wire` });
+      await setActive("okta", u.id, !to);
+      await queued(pid, action(!to));
+      await setActive("okta", u.id, to);
+      await queued(pid, action(to));
       await h.waitForIdle();
     } finally {
       proxy.rule = undefined;
     }
-    expect(named(userName).map((x) => x.active)).toEqual([false]);
+    expect(named(userName).map((x) => x.active)).toEqual([to]);
     expect(await status()).toMatchObject({ idle: true, deadLetters: 0 });
+  }
+
+  it("deactivate applied, its answer slow; activate and deactivate meanwhile: ends inactive", async () => {
+    await slowAnswerFlap("flap.slow.n@example.com", false);
   }, 60_000);
 
   it("activate applied, its answer slow; deactivate and activate meanwhile: ends active", async () => {
-    const userName = "flap.slow.on.n@example.com";
-    const u = await h.scim("okta").createUser(userName, { active: false });
-    await h.waitForIdle();
-    const pid = named(userName)[0]?.id as string;
-    let first = true;
-    proxy.rule = (c) => {
-      if (!isBulk(c) || !first) return undefined;
-      first = false;
-      return { kind: "delayAnswer", ms: 1_500 };
-    };
-    try {
-      await setActive("okta", u.id, true);
-      await waitFor(() => !first, { what: "the ACTIVATE on the wire" });
-      await setActive("okta", u.id, false);
-      await queued(pid, "DEACTIVATE");
-      await setActive("okta", u.id, true);
-      await queued(pid, "ACTIVATE");
-      await h.waitForIdle();
-    } finally {
-      proxy.rule = undefined;
-    }
-    expect(named(userName).map((x) => x.active)).toEqual([true]);
-    expect(await status()).toMatchObject({ idle: true, deadLetters: 0 });
+    await slowAnswerFlap("flap.slow.on.n@example.com", true);
   }, 60_000);
 });
 

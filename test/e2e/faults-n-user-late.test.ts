@@ -6,8 +6,8 @@
  * last desired state; nothing is a dead letter.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PLATFORM_TOKEN, type TestBridge, startTestBridge } from "../helpers/bridge-harness.js";
-import { FaultProxy } from "../helpers/fault-proxy.js";
+import { type TestBridge, startProxiedBridge } from "../helpers/bridge-harness.js";
+import type { FaultProxy } from "../helpers/fault-proxy.js";
 import { waitFor } from "../helpers/redis-test-prefix.js";
 
 const ENT = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User";
@@ -20,9 +20,7 @@ let h: TestBridge;
 let proxy: FaultProxy;
 
 beforeAll(async () => {
-  proxy = new FaultProxy();
-  const proxyUrl = await proxy.start();
-  h = await startTestBridge("faults-n-user-late", {
+  ({ h, proxy } = await startProxiedBridge("faults-n-user-late", {
     sources: {
       okta: {
         tokens: ["okta-token"],
@@ -32,20 +30,9 @@ beforeAll(async () => {
         },
       },
     },
-    config: {
-      platform: {
-        baseUrl: proxyUrl,
-        token: PLATFORM_TOKEN,
-        allowInsecureHttp: true,
-        requestsPerSecond: 2000,
-        timeoutMs: TIMEOUT_MS,
-        maxRetries: 2,
-      },
-    },
-    start: false,
-  });
-  proxy.upstream = h.platformUrl;
-  await h.start();
+    timeoutMs: TIMEOUT_MS,
+    maxRetries: 2,
+  }));
 });
 afterAll(async () => {
   await h?.close();

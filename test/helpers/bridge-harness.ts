@@ -14,6 +14,7 @@ import {
 } from "../../src/platform/emulator/platform-emulator.js";
 import type { FaultRule } from "../../src/platform/emulator/fault-injector.js";
 import { Redis } from "ioredis";
+import { FaultProxy } from "./fault-proxy.js";
 import { TEST_REDIS_URL, deleteKeys, testPrefix, waitFor } from "./redis-test-prefix.js";
 
 export const PLATFORM_TOKEN = "platform-token";
@@ -191,6 +192,43 @@ export async function startTestBridge(name: string, options: TestBridgeOptions =
 }
 
 export type TestBridge = Awaited<ReturnType<typeof startTestBridge>>;
+
+/**
+ * A bridge whose platform calls go through a FaultProxy to its emulator (the proxy passes
+ * everything on and records the calls unless the test sets a rule), with the platform client's
+ * `timeoutMs` and `maxRetries`. Whatever was started is closed if the start fails.
+ */
+export async function startProxiedBridge(
+  name: string,
+  options: { sources: ConfigInput["sources"]; timeoutMs: number; maxRetries: number },
+): Promise<{ h: TestBridge; proxy: FaultProxy }> {
+  const proxy = new FaultProxy();
+  let h: TestBridge | undefined;
+  try {
+    const proxyUrl = await proxy.start();
+    h = await startTestBridge(name, {
+      sources: options.sources,
+      config: {
+        platform: {
+          baseUrl: proxyUrl,
+          token: PLATFORM_TOKEN,
+          allowInsecureHttp: true,
+          requestsPerSecond: 2000,
+          timeoutMs: options.timeoutMs,
+          maxRetries: options.maxRetries,
+        },
+      },
+      start: false,
+    });
+    proxy.upstream = h.platformUrl;
+    await h.start();
+    return { h, proxy };
+  } catch (err) {
+    await h?.close();
+    await proxy.close();
+    throw err;
+  }
+}
 
 /**
  * A write in doubt: the next call of `operation` is applied by the platform but its answer is lost,

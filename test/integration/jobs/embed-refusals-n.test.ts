@@ -5,7 +5,8 @@ import { PlatformError } from "../../../src/platform/platform-error.js";
 import type { PlatformFailureCode } from "../../../src/platform/platform-types.js";
 import type { EntityRef } from "../../../src/scim/scim-types.js";
 import { syncGroup } from "../../../src/sync/sync-group.js";
-import { type JobsHarness, startJobsHarness } from "./jobs-harness.js";
+import { idleGroup, startEmbedHarness } from "../../helpers/narrowing-group.js";
+import type { JobsHarness } from "./jobs-harness.js";
 
 /**
  * Review n: an embed-tenant group's member writes refused for good (400) because of one member, as
@@ -36,26 +37,11 @@ function captureLogger() {
   return { lines, logger: createLogger("info", {}, sink) };
 }
 
-async function start(name: string, logger?: ReturnType<typeof createLogger>) {
-  return startJobsHarness(name, {
-    sources: { portal: { tokens: ["t"], target: { embedTenant: TENANT } } },
-    ...(logger ? { logger } : {}),
-  });
-}
-
 const embedGroup = (h: JobsHarness, name: string) =>
   h.emulator
     .state()
     .embedTenants.find((t) => t.name === TENANT)
     ?.groups.find((g) => g.name === name);
-
-async function createUsers(h: JobsHarness, prefix: string, n: number) {
-  return Promise.all(
-    Array.from({ length: n }, (_, i) =>
-      h.directory.createUser("portal", h.user(`${prefix}${i}@embed-n.example`)),
-    ),
-  );
-}
 
 async function syncByHand(
   h: JobsHarness,
@@ -76,11 +62,11 @@ describe("review n: an embed group's refused member writes are narrowed and name
   });
 
   it("an add chunk refused because of one member: the others and the rename land, the one is named by its id", async () => {
-    h = await start("review-n-embed-add");
-    const users = await createUsers(h, "a", 8);
-    const g = await h.directory.createGroup("portal", h.group("Embed add"), []);
-    await h.waitForIdle();
-    await h.stopWorkers();
+    h = await startEmbedHarness("review-n-embed-add", TENANT);
+    const {
+      users: [users],
+      group: g,
+    } = await idleGroup(h, "portal", "Embed add", [["a", 8]], { domain: "embed-n.example" });
     const culprit = users[5]!;
     const marked = culprit.resource.userName;
     const addEmbedGroupMembers = h.platform.addEmbedGroupMembers.bind(h.platform);
@@ -126,16 +112,21 @@ describe("review n: an embed group's refused member writes are narrowed and name
 
   it("a removal chunk refused because of one member: the others are removed, the one held and named, the add and the rename land", async () => {
     const { lines, logger } = captureLogger();
-    h = await start("review-n-embed-removal", logger);
-    const users = await createUsers(h, "r", 8);
-    const joining = (await createUsers(h, "j", 1))[0]!;
-    const g = await h.directory.createGroup(
+    h = await startEmbedHarness("review-n-embed-removal", TENANT, logger);
+    const {
+      users: [users, joiners],
+      group: g,
+    } = await idleGroup(
+      h,
       "portal",
-      h.group("Embed removal"),
-      users.map((u) => u.resource.id),
+      "Embed removal",
+      [
+        ["r", 8],
+        ["j", 1],
+      ],
+      { domain: "embed-n.example", startWith: 0 },
     );
-    await h.waitForIdle();
-    await h.stopWorkers();
+    const joining = joiners[0]!;
     const held = users[2]!;
     const marked = held.resource.userName;
     const removeEmbedGroupMembers = h.platform.removeEmbedGroupMembers.bind(h.platform);
@@ -165,11 +156,11 @@ describe("review n: an embed group's refused member writes are narrowed and name
   }, 60_000);
 
   it("a failure for good in the middle of the narrowing: the letter names the culprit found before it", async () => {
-    h = await start("review-n-embed-forbidden");
-    const users = await createUsers(h, "f", 4);
-    const g = await h.directory.createGroup("portal", h.group("Embed forbidden"), []);
-    await h.waitForIdle();
-    await h.stopWorkers();
+    h = await startEmbedHarness("review-n-embed-forbidden", TENANT);
+    const {
+      users: [users],
+      group: g,
+    } = await idleGroup(h, "portal", "Embed forbidden", [["f", 4]], { domain: "embed-n.example" });
     const addEmbedGroupMembers = h.platform.addEmbedGroupMembers.bind(h.platform);
     let order: string[] | undefined;
     h.platform.addEmbedGroupMembers = async (tenant, id, members) => {

@@ -3,6 +3,7 @@ import { PlatformError } from "../../../src/platform/platform-error.js";
 import type { PlatformFailureCode } from "../../../src/platform/platform-types.js";
 import type { EntityRef, PatchOperation } from "../../../src/scim/scim-types.js";
 import { syncGroup } from "../../../src/sync/sync-group.js";
+import { idleGroup, startEmbedHarness } from "../../helpers/narrowing-group.js";
 import { type JobsHarness, startJobsHarness } from "./jobs-harness.js";
 
 /**
@@ -52,21 +53,19 @@ describe("review n1: a removal narrowed to nothing does not stop the adds' narro
 
   it("workspace group: two members the platform will not remove, one it will not add; the seven others get in", async () => {
     h = await startJobsHarness("review-n1r-direction-ws");
-    const leaving = await Promise.all(
-      [0, 1].map((i) => h!.directory.createUser("okta", h!.user(`leaving${i}@n1r.example`))),
-    );
-    const joining = await Promise.all(
-      Array.from({ length: 8 }, (_, i) =>
-        h!.directory.createUser("okta", h!.user(`joining${i}@n1r.example`)),
-      ),
-    );
-    const g = await h.directory.createGroup(
+    const {
+      users: [leaving, joining],
+      group: g,
+    } = await idleGroup(
+      h,
       "okta",
-      h.group("Direction"),
-      leaving.map((u) => u.resource.id),
+      "Direction",
+      [
+        ["leaving", 2],
+        ["joining", 8],
+      ],
+      { domain: "n1r.example", startWith: 0, idleMs: 30_000 },
     );
-    await h.waitForIdle(30_000);
-    await h.stopWorkers();
     await h.directory.replaceGroup(
       "okta",
       g.resource.id,
@@ -105,24 +104,20 @@ describe("review n1: a removal narrowed to nothing does not stop the adds' narro
   }, 60_000);
 
   it("embed group: two members the platform will not remove, one it will not add; the seven others get in", async () => {
-    h = await startJobsHarness("review-n1r-direction-embed", {
-      sources: { portal: { tokens: ["t"], target: { embedTenant: TENANT } } },
-    });
-    const leaving = await Promise.all(
-      [0, 1].map((i) => h!.directory.createUser("portal", h!.user(`leaving${i}@n1r.example`))),
-    );
-    const joining = await Promise.all(
-      Array.from({ length: 8 }, (_, i) =>
-        h!.directory.createUser("portal", h!.user(`joining${i}@n1r.example`)),
-      ),
-    );
-    const g = await h.directory.createGroup(
+    h = await startEmbedHarness("review-n1r-direction-embed", TENANT);
+    const {
+      users: [leaving, joining],
+      group: g,
+    } = await idleGroup(
+      h,
       "portal",
-      h.group("Embed direction"),
-      leaving.map((u) => u.resource.id),
+      "Embed direction",
+      [
+        ["leaving", 2],
+        ["joining", 8],
+      ],
+      { domain: "n1r.example", startWith: 0, idleMs: 30_000 },
     );
-    await h.waitForIdle(30_000);
-    await h.stopWorkers();
     const leavingIds = leaving.map((u) => u.resource.userName);
     const culprit = joining[3]!;
     const marked = culprit.resource.userName;

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { PlatformError } from "../../../src/platform/platform-error.js";
 import type { EntityRef, PatchOperation } from "../../../src/scim/scim-types.js";
 import { syncGroup } from "../../../src/sync/sync-group.js";
+import { idleGroup, startEmbedHarness } from "../../helpers/narrowing-group.js";
 import { type JobsHarness, startJobsHarness } from "./jobs-harness.js";
 
 /**
@@ -45,12 +46,10 @@ describe("review n1: the group deleted on the platform in the middle of a narrow
   for (const when of ["before the culprit is found", "after the culprit is found"] as const) {
     it(`workspace group, deleted ${when}: created again with the others, the culprit named`, async () => {
       h = await startJobsHarness(`review-n1r-gone-ws-${when.split(" ")[0]}`);
-      const users = await Promise.all(
-        Array.from({ length: 8 }, (_, i) => h!.directory.createUser("okta", h!.user(`gone${i}@n1r.example`))),
-      );
-      const g = await h.directory.createGroup("okta", h.group("Gone"), []);
-      await h.waitForIdle(30_000);
-      await h.stopWorkers();
+      const {
+        users: [users],
+        group: g,
+      } = await idleGroup(h, "okta", "Gone", [["gone", 8]], { domain: "n1r.example", idleMs: 30_000 });
       await h.directory.replaceGroup(
         "okta",
         g.resource.id,
@@ -95,17 +94,14 @@ describe("review n1: the group deleted on the platform in the middle of a narrow
     }, 60_000);
 
     it(`embed group, deleted ${when}: created again with the others, the culprit named`, async () => {
-      h = await startJobsHarness(`review-n1r-gone-embed-${when.split(" ")[0]}`, {
-        sources: { portal: { tokens: ["t"], target: { embedTenant: TENANT } } },
+      h = await startEmbedHarness(`review-n1r-gone-embed-${when.split(" ")[0]}`, TENANT);
+      const {
+        users: [users],
+        group: g,
+      } = await idleGroup(h, "portal", "Embed gone", [["gone", 8]], {
+        domain: "n1r.example",
+        idleMs: 30_000,
       });
-      const users = await Promise.all(
-        Array.from({ length: 8 }, (_, i) =>
-          h!.directory.createUser("portal", h!.user(`gone${i}@n1r.example`)),
-        ),
-      );
-      const g = await h.directory.createGroup("portal", h.group("Embed gone"), []);
-      await h.waitForIdle(30_000);
-      await h.stopWorkers();
       const addEmbedGroupMembers = h.platform.addEmbedGroupMembers.bind(h.platform);
       let order: string[] | undefined;
       let calls = 0;

@@ -3,6 +3,7 @@ import { PlatformError } from "../../../src/platform/platform-error.js";
 import type { EntityRef, PatchOperation } from "../../../src/scim/scim-types.js";
 import { classifyFailure } from "../../../src/sync/sync-error.js";
 import { syncGroup } from "../../../src/sync/sync-group.js";
+import { idleGroup, startEmbedHarness } from "../../helpers/narrowing-group.js";
 import { type JobsHarness, startJobsHarness } from "./jobs-harness.js";
 
 /**
@@ -56,12 +57,10 @@ describe("review n1: a pause asked for in the middle of a narrowing", () => {
 
   it("workspace group: the pause ends the sync as a pause; the next run names the culprit alone", async () => {
     h = await startJobsHarness("review-n1r-pause-ws");
-    const users = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => h!.directory.createUser("okta", h!.user(`pause${i}@n1r.example`))),
-    );
-    const g = await h.directory.createGroup("okta", h.group("Pause"), []);
-    await h.waitForIdle(30_000);
-    await h.stopWorkers();
+    const {
+      users: [users],
+      group: g,
+    } = await idleGroup(h, "okta", "Pause", [["pause", 8]], { domain: "n1r.example", idleMs: 30_000 });
     await h.directory.replaceGroup(
       "okta",
       g.resource.id,
@@ -100,17 +99,14 @@ describe("review n1: a pause asked for in the middle of a narrowing", () => {
   }, 60_000);
 
   it("embed group: the pause ends the sync as a pause; the next run names the culprit alone", async () => {
-    h = await startJobsHarness("review-n1r-pause-embed", {
-      sources: { portal: { tokens: ["t"], target: { embedTenant: TENANT } } },
+    h = await startEmbedHarness("review-n1r-pause-embed", TENANT);
+    const {
+      users: [users],
+      group: g,
+    } = await idleGroup(h, "portal", "Embed pause", [["pause", 8]], {
+      domain: "n1r.example",
+      idleMs: 30_000,
     });
-    const users = await Promise.all(
-      Array.from({ length: 8 }, (_, i) =>
-        h!.directory.createUser("portal", h!.user(`pause${i}@n1r.example`)),
-      ),
-    );
-    const g = await h.directory.createGroup("portal", h.group("Embed pause"), []);
-    await h.waitForIdle(30_000);
-    await h.stopWorkers();
     const addEmbedGroupMembers = h.platform.addEmbedGroupMembers.bind(h.platform);
     let order: string[] | undefined;
     let calls = 0;

@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { matchScimRoute, scimTargetOf, templateOf } from "../../../routes/scim/scim-routes.js";
 import { operationOf } from "../../../routes/scim/scim-router.js";
+import { scimResourceLabel } from "../../../src/observability/bridge-metrics.js";
 
 describe("scimTargetOf", () => {
   it("splits /scim/v2/<source>/<rest>, the prefix in any case, without the query string", () => {
@@ -156,6 +157,25 @@ describe("matchScimRoute at the server root (RFC 7644 §3.4.2.1, §3.4.3)", () =
     expect(operationOf("POST", "/.search")).toEqual({ resource: "root", operation: "list" });
     expect(operationOf("GET", "/")).toEqual({ resource: "root", operation: "list" });
     expect(operationOf("POST", "/Users/.search")).toEqual({ resource: "Users", operation: "list" });
+  });
+});
+
+describe("operationOf", () => {
+  it("takes the resource from the matched route; a path no route names keeps its segment, bounded when recorded", () => {
+    expect(operationOf("GET", "/users/abc")).toEqual({ resource: "Users", operation: "get" });
+    expect(operationOf("POST", "/GROUPS/.search")).toEqual({ resource: "Groups", operation: "list" });
+    expect(operationOf("GET", "/serviceproviderconfig")).toEqual({
+      resource: "ServiceProviderConfig",
+      operation: "list",
+    });
+    expect(operationOf("GET", "/schemas/urn:x")).toEqual({ resource: "Schemas", operation: "get" });
+    // 405, 501, 404: the raw segment, which scimResourceLabel bounds (`other` when it is no resource).
+    expect(operationOf("DELETE", "/users")).toEqual({ resource: "users", operation: "delete" });
+    expect(operationOf("POST", "/bulk")).toEqual({ resource: "bulk", operation: "create" });
+    for (const path of ["/ada@example.com", "/Devices/1", "/Users/a/b"]) {
+      const op = operationOf("GET", path);
+      expect(scimResourceLabel(op.resource)).toBe(path === "/Users/a/b" ? "Users" : "other");
+    }
   });
 });
 

@@ -5,6 +5,7 @@ import {
   USER_ATTRS,
   formatAttrPath,
   getKey,
+  isForeignCoreUrn,
   parseAttrPath,
 } from "../../../src/scim/attribute-schema.js";
 
@@ -66,6 +67,21 @@ describe("attribute schema table (RFC 7643 §2.2, §3.1, §4)", () => {
     expect(parseAttrPath("a b")).toBeUndefined();
     expect(parseAttrPath("name.")).toBeUndefined();
     expect(parseAttrPath("1x")).toBeUndefined();
+  });
+
+  it("reads a core URN prefix only as the table's own resource type's (a User has no Group attribute)", () => {
+    const user = "urn:ietf:params:scim:schemas:core:2.0:User";
+    const group = "urn:ietf:params:scim:schemas:core:2.0:Group";
+    expect(parseAttrPath(`${user}:displayName`, USER_ATTRS)?.attr).toBe("displayName");
+    expect(parseAttrPath(`${group.toUpperCase()}:DISPLAYNAME`, GROUP_ATTRS)?.attr).toBe("displayName");
+    expect(parseAttrPath(`${group}:displayName`, USER_ATTRS)).toBeUndefined();
+    expect(parseAttrPath(`${group}:members.value`, USER_ATTRS)).toBeUndefined();
+    expect(parseAttrPath(`${user}:userName`, GROUP_ATTRS)).toBeUndefined();
+    // Filters and projection, which know no one resource type, read either (ANY_CORE_ATTRS).
+    expect(parseAttrPath(`${group}:displayName`)?.attr).toBe("displayName");
+    expect(isForeignCoreUrn(group, USER_ATTRS)).toBe(true);
+    expect(isForeignCoreUrn(user, USER_ATTRS)).toBe(false);
+    expect(isForeignCoreUrn(ENT, USER_ATTRS)).toBe(false);
   });
 
   it("looks keys up case-insensitively", () => {
