@@ -65,23 +65,3 @@ export function waitingStatus(
     lastError: failure,
   };
 }
-
-/**
- * What a sync that queued (or found queued) a lifecycle change records, `written` (pending, no
- * failure), keeps the note of that change's failed bulk calls while the change is still the one
- * that failed (`queued`, with attempts spent or failed calls): the user still waits on the platform, and an
- * operator must see why, not a bare `pending` (the sweeper syncs a user waiting in the batch again
- * and again). Pure.
- */
-export function keepWaitingNote(
-  written: EntitySyncStatus,
-  current: EntitySyncStatus | null,
-  queued: LifecycleEntry | null,
-): EntitySyncStatus {
-  const note = current?.lastError;
-  if (written.state !== "pending" || written.lastError || current?.state !== "retrying") return written;
-  if (note?.operation !== BULK_OPERATION || !queued) return written;
-  if (queued.attempts === 0 && !queued.failedCalls) return written;
-  if (queued.platformId !== written.platformId) return written;
-  return { ...written, state: "retrying", lastError: note };
-}

@@ -64,6 +64,17 @@ const ACTION_STATE: Record<BulkUserAction, LifecycleState> = {
 const TRANSIENT_CODES = new Set(["INTERNAL", "UNCONFIRMED"]);
 
 /**
+ * Failures of a whole bulk call that say the platform is down or slow (classifyFailure's codes):
+ * its users wait for it (waitForPlatform), however long. Anything else transient (a bug, a Redis
+ * error reply) fails the flush job instead.
+ */
+const PLATFORM_DOWN_CODES: ReadonlySet<string> = new Set([
+  "platform_server",
+  "platform_timeout",
+  "platform_network",
+]);
+
+/**
  * When a partial call (fewer than 100 ids) should go. It waits for company while changes keep
  * coming (`windowMs` after the newest, at most `maxWaitMs` after the oldest), so a stream of
  * changes fills whole calls. But when the arrival rate so far says the call will not reach even
@@ -96,7 +107,15 @@ export function partialCallDueAt(
 export async function flushLifecycle(ctx: SyncContext, options: LifecycleFlushOptions): Promise<number> {
   let calls = 0;
   const maxWait = options.maxWaitMs ?? Math.max(options.windowMs * 5, 1_000);
+  // After a call failed as a whole (the platform down or slow), no call goes until its users'
+  // next try: the other due chunks wait too, rather than each failing in turn against a platform
+  // that is down (and holding a shutdown up while they do).
+  let platformDownUntil = 0;
   while (!options.stopping()) {
+    if (Date.now() < platformDownUntil) {
+      await options.sleep(Math.min(platformDownUntil - Date.now(), 1_000));
+      continue;
+    }
     const stored = await ctx.state.peekLifecycle(CHUNK_SIZE * 10);
     if (stored.length === 0) return calls;
     const now = Date.now();
@@ -112,8 +131,9 @@ export async function flushLifecycle(ctx: SyncContext, options: LifecycleFlushOp
       byAction.set(s.entry.action, list);
     }
     let sent = false;
-    for (const [action, entries] of byAction) {
+    chunks: for (const [action, entries] of byAction) {
       for (const part of chunk(entries)) {
+        if (sent && options.stopping()) break chunks;
         if (part.length < CHUNK_SIZE) {
           // A partial call waits while changes keep coming (up to maxWaitMs), so a stream of
           // changes fills whole calls: 10,000 deactivations cost about 100 calls, not one per window.
@@ -129,8 +149,13 @@ export async function flushLifecycle(ctx: SyncContext, options: LifecycleFlushOp
           }
         }
         // A chunk whose every entry was released makes no call, but the batch moved: peek again.
-        if (await sendChunk(ctx, action, part, options)) calls++;
+        const outcome = await sendChunk(ctx, action, part, options);
+        if (outcome) calls++;
         sent = true;
+        if (typeof outcome === "object") {
+          platformDownUntil = outcome.platformDownUntil;
+          break chunks;
+        }
       }
     }
     if (!sent) {
@@ -141,13 +166,20 @@ export async function flushLifecycle(ctx: SyncContext, options: LifecycleFlushOp
   return calls;
 }
 
-/** Sends one chunk's bulk call and settles its users; false when none was left to send (released). */
+/**
+ * What one chunk came to: false when none of its users was left to send (released), true when its
+ * call was answered (or refused for good), and when the call failed as a whole because the platform
+ * is down or slow, until when the flush sends nothing more (its users' next try).
+ */
+type ChunkOutcome = boolean | { platformDownUntil: number };
+
+/** Sends one chunk's bulk call and settles its users (ChunkOutcome). */
 async function sendChunk(
   ctx: SyncContext,
   action: BulkUserAction,
   queued: StoredLifecycleEntry[],
   options: LifecycleFlushOptions,
-): Promise<boolean> {
+): Promise<ChunkOutcome> {
   const part = await withoutReleased(ctx, queued);
   if (part.length === 0) return false;
   let result: BulkUserResult;
@@ -183,8 +215,9 @@ async function sendChunk(
       for (const s of part) await giveUp(ctx, s, fate.code, fate.message, options);
       return true;
     }
-    // A pause the platform asked for, or Redis: the flush job waits, no user's attempt spent.
-    if (fate.rateLimitedForMs !== undefined || fate.redisUnavailable) throw err;
+    // A pause the platform asked for, Redis, or anything but the platform down or slow (a bug, a
+    // Redis error reply): the flush job fails and runs again, no user's attempt spent.
+    if (fate.rateLimitedForMs !== undefined || !PLATFORM_DOWN_CODES.has(fate.code)) throw err;
     // The platform down or slow: each user shows why it waits and until when, and is tried again
     // after a backoff (at most 30 s). No attempt is spent: an outage is not this user's change
     // refused, and the change lands by itself once the platform answers (as a sync's retries do,
@@ -194,13 +227,14 @@ async function sendChunk(
       part.map((s) => waitForPlatform(ctx, s, fate.code, fate.message, options)),
     );
     const due = retries.filter((at): at is number => at !== undefined);
+    const retryAt = due.length > 0 ? Math.min(...due) : undefined;
     options.callFailed?.({
       action,
       users: part.length,
       code: fate.code,
-      ...(due.length > 0 ? { retryAt: Math.min(...due) } : {}),
+      ...(retryAt !== undefined ? { retryAt } : {}),
     });
-    return true;
+    return { platformDownUntil: retryAt ?? Date.now() + options.windowMs };
   }
   const failed = new Map(result.failed.map((f) => [f.userId, f]));
   const succeeded = new Set(result.succeeded);
