@@ -2,6 +2,7 @@ import type { Job, Queue } from "bullmq";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "../src/observability/logger.js";
 import type { RequestBudget } from "../src/platform/client/request-budget.js";
+import { BULK_OPERATION } from "../src/sync/lifecycle-entry.js";
 import { flushLifecycle } from "../src/sync/lifecycle-flusher.js";
 import type { SyncContext } from "../src/sync/sync-context.js";
 import { REDIS_UNAVAILABLE, classifyFailure } from "../src/sync/sync-error.js";
@@ -53,6 +54,20 @@ export function createLifecycleProcessor(deps: LifecycleProcessorDeps) {
         maxAttempts: deps.maxAttempts,
         stopping: deps.stopping,
         sleep: (ms) => sleep(ms),
+        // Heals by itself (warn): the users are tried again until the platform answers.
+        callFailed: ({ action, users, code, retryAt }) => {
+          metrics.jobs.inc({ kind: "lifecycle", outcome: "retry" });
+          logger.warn(
+            {
+              code,
+              operation: BULK_OPERATION,
+              action,
+              users,
+              ...(retryAt !== undefined ? { retryAt: new Date(retryAt).toISOString() } : {}),
+            },
+            "lifecycle flush: a bulk call failed; its users are tried again until the platform answers (each shows why on its status)",
+          );
+        },
         deadLetter: async ({ entry, code, message }) => {
           metrics.jobs.inc({ kind: "user", outcome: "dead" });
           await recordDeadLetter(

@@ -24,7 +24,7 @@ export function syncMetrics(
     () =>
       new Counter({
         name: "sync_jobs_total",
-        help: "Sync jobs by entity kind and outcome (synced, lifecycle, purged, retry, rate_limited, dead)",
+        help: "Sync jobs by entity kind and outcome (synced, lifecycle, purged, retry, rate_limited, dead); kind lifecycle, outcome retry: a bulk call of the lifecycle flush that failed",
         labelNames: ["kind", "outcome"] as const,
         registers: [registry],
       }),

@@ -28,6 +28,19 @@ export function embedMemberId(
   return recorded !== undefined && caseFold(recorded) === caseFold(userName) ? recorded : userName;
 }
 
+/**
+ * Whether a present member's embed user must be sent again: the source has an email or displayName
+ * for it other than the one it was last sent with (`recorded`). Nothing recorded: trusted as it is.
+ * A value the source no longer has is not a difference: the contract has no way to clear one. Pure.
+ */
+export function embedProfileDiffers(desired: EmbedUserInput, recorded: EmbedUserInput | undefined): boolean {
+  if (!recorded) return false;
+  return (
+    (desired.email !== undefined && desired.email !== recorded.email) ||
+    (desired.displayName !== undefined && desired.displayName !== recorded.displayName)
+  );
+}
+
 export type EmbedTarget = { embedTenant: string } | { embedTenantFromGroup: { pattern: string } };
 
 /**
@@ -89,7 +102,12 @@ export function planEmbedGroup(input: EmbedGroupPlanInput): Plan<EmbedGroupStep>
   const steps: EmbedGroupStep[] = [];
   const byId = new Map(desiredMembers.map((u) => [u.externalId, u]));
   const has = new Set(applied.members);
-  const toAdd = [...byId.values()].filter((u) => !has.has(u.externalId));
+  const recorded = new Map((applied.profiles ?? []).map((p) => [p.externalId, p]));
+  // A present member whose embed user holds other values is added again: the member add is the
+  // contract's one write that carries an embed user's email and displayName.
+  const toAdd = [...byId.values()].filter(
+    (u) => !has.has(u.externalId) || embedProfileDiffers(u, recorded.get(u.externalId)),
+  );
   const toRemove = applied.members.filter((id) => !byId.has(id));
   for (const externalIds of chunk(toRemove)) steps.push({ type: "removeEmbedMembers", externalIds });
   for (const users of chunk(toAdd)) steps.push({ type: "addEmbedMembers", users });

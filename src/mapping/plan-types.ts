@@ -64,6 +64,12 @@ export interface AppliedEmbedGroup {
   name?: string;
   /** Embed users' externalIds. */
   members: string[];
+  /**
+   * The email and displayName members' embed users were last sent with (a member add) or read
+   * with (the platform's member list), by externalId. A member with none recorded (a record from
+   * before they were kept) is trusted as it is; a resync reads them.
+   */
+  profiles?: EmbedUserInput[];
   generation?: number;
   /** A rename or member change was sent whose answer is not in yet (see AppliedUser.inDoubt). */
   inDoubt?: boolean;

@@ -149,11 +149,21 @@ const OWN_CORE_URN = new Map<AttrTable, string>([
  * Whether `urn` is the core schema of the other resource type than the one `table` belongs to
  * (USER_ATTRS or GROUP_ATTRS): a User has no attribute of the Group schema, nor a Group of the
  * User schema (RFC 7643 §3, §4), so `urn:...:core:2.0:Group:displayName` names nothing of a User.
- * False for tables of no one resource type (ANY_CORE_ATTRS: filters, projection).
+ * False for tables of no one resource type (ANY_CORE_ATTRS: the root search's filter and
+ * projection, which serve both types).
  */
 export function isForeignCoreUrn(urn: string, table: AttrTable): boolean {
   const own = OWN_CORE_URN.get(table);
   return own !== undefined && isCoreUrn(urn) && urn.toLowerCase() !== own;
+}
+
+/**
+ * The core attributes names resolve against for a resource of `type`: its own table, in which the
+ * other type's core schema URN names nothing (isForeignCoreUrn), or ANY_CORE_ATTRS when the type
+ * is not known (the root search). Reads (filters, projection) resolve as writes do.
+ */
+export function coreAttrsOf(type: "User" | "Group" | undefined): AttrTable {
+  return type === "User" ? USER_ATTRS : type === "Group" ? GROUP_ATTRS : ANY_CORE_ATTRS;
 }
 
 export function extensionAttrs(urn: string): AttrTable | undefined {

@@ -12,7 +12,7 @@ import {
   knownExtensionUrn,
   parseAttrPath,
 } from "./attribute-schema.js";
-import { coerceBoolean, isJsonObject, normalizeManager } from "./dialects.js";
+import { coerceBoolean, isJsonObject, listInList, normalizeManager } from "./dialects.js";
 import { externalIdText } from "./external-id-text.js";
 import { dropHollowElements } from "./multi-valued.js";
 import {
@@ -83,13 +83,18 @@ function cleanKeys(doc: JsonObject, nameAttr: "userName" | "displayName", stored
   else if (typeof ext === "string" && ext !== stored?.externalId) checkOpaqueId(ext, "externalId");
 }
 
-/** Canonicalises one attribute value against its definition; undefined means "unassigned". */
+/**
+ * Canonicalises one attribute value against its definition; undefined means "unassigned". A list
+ * holding one list (keycloak-scim's `[["a", "b"]]`) is read as that list (listInList), as a PATCH
+ * by path reads it, so POST, PUT and PATCH store the same value.
+ */
 export function canonicalValue(
   def: AttrDef | undefined,
-  value: Json | undefined,
+  sent: Json | undefined,
   name: string,
 ): Json | undefined {
-  if (value === undefined || value === null) return undefined;
+  if (sent === undefined || sent === null) return undefined;
+  const value = listInList(sent);
   if (!def) return value;
   if (def.name === "manager" && def.type === "complex") return normalizeManager(value) ?? undefined;
   if (def.multiValued) {
@@ -216,6 +221,12 @@ export function assignPath(b: Builder, p: AttrPath, value: Json | undefined, tab
   else delete target[p.attr];
 }
 
+/** An unknown extension's attributes, kept as sent but for a list holding one list (listInList). */
+function unwrapLists(ext: JsonObject): JsonObject {
+  // fromEntries defines each key, as a spread does (a "__proto__" key stays a key, not a prototype).
+  return Object.fromEntries(Object.entries(ext).map(([key, value]) => [key, listInList(value)]));
+}
+
 function build(body: unknown, kind: Kind): JsonObject {
   if (!isJsonObject(body))
     throw new BadRequestError("The request body must be a JSON object", "invalidSyntax");
@@ -241,11 +252,11 @@ function build(body: unknown, kind: Kind): JsonObject {
       if (p.urn !== undefined && p.attr !== "" && !knownExtensionUrn(p.urn) && isJsonObject(value)) {
         // An object under an unknown URN is that whole extension (RFC 7643 §3.3).
         const ext = b.ext.get(key) ?? {};
-        b.ext.set(key, { ...ext, ...value });
+        b.ext.set(key, { ...ext, ...unwrapLists(value) });
         continue;
       }
       if (p.urn !== undefined && p.attr === "" && !extensionAttrs(p.urn) && isJsonObject(value)) {
-        b.ext.set(p.urn, { ...(b.ext.get(p.urn) ?? {}), ...value });
+        b.ext.set(p.urn, { ...(b.ext.get(p.urn) ?? {}), ...unwrapLists(value) });
         continue;
       }
       assignPath(b, p, value, table);

@@ -1,10 +1,10 @@
 import { BadRequestError } from "../errors.js";
 import {
-  ANY_CORE_ATTRS,
   type AttrDef,
   type AttrPath,
   type AttrTable,
   comparedDef,
+  coreAttrsOf,
   formatAttrPath,
   isStoredTrimmed,
   parseAttrPath,
@@ -175,7 +175,10 @@ class Parser {
     // PingOne's `email Co "%s"` on Users (userFilterPath); a value filter's names are sub-attributes.
     const name = this.resourceType === "User" && !inValuePath ? userFilterPath(t.text) : t.text;
     const parsed = parseAttrPath(name, table);
-    if (!parsed) fail(`"${t.text}" at position ${t.pos + 1} is not a valid attribute path`);
+    if (!parsed) {
+      const of = this.resourceType && !inValuePath ? ` of a ${this.resourceType}` : "";
+      fail(`"${t.text}" at position ${t.pos + 1} is not a valid attribute path${of}`);
+    }
     const path = formatAttrPath(parsed);
     const after = this.peek();
     if (name !== t.text && after?.kind !== "[") return this.eitherOperation(t.text, parsed, table);
@@ -303,10 +306,13 @@ export function coerceLiteral(
  * filter that parses but compares an attribute in a way its type cannot answer (filterProblem in
  * filter-validate.ts: `meta.lastModified gt "garbage"`, `active gt "true"`).
  * `resourceType`, when the caller knows it, narrows which `eq`/`ne` literals are trimmed
- * (trimsLiteral): without it a displayName literal is trimmed for Users as well as Groups.
+ * (trimsLiteral): without it a displayName literal is trimmed for Users as well as Groups. With it,
+ * names resolve against that type's own attributes (coreAttrsOf), as a PATCH path does: the
+ * other type's core schema URN (`urn:...:core:2.0:Group:displayName` on Users) names nothing the
+ * resource has, and is invalidFilter (RFC 7644 §3.4.2.2) rather than read as the resource's own.
  */
 export function parseFilter(text: string, resourceType?: ResourceType): FilterNode {
-  return parse(text, ANY_CORE_ATTRS, false, resourceType);
+  return parse(text, coreAttrsOf(resourceType), false, resourceType);
 }
 
 export interface FilterWithinOptions {

@@ -1,5 +1,5 @@
 import { BadRequestError } from "../errors.js";
-import { type AttrDef, type AttrPath, type AttrTable, parseAttrPath } from "./attribute-schema.js";
+import { type AttrDef, type AttrPath, type AttrTable, isCoreUrn, parseAttrPath } from "./attribute-schema.js";
 import { parseFilterWithin } from "./filter-parser.js";
 import type { FilterNode } from "./filter-types.js";
 import type { Json, JsonObject } from "./scim-types.js";
@@ -23,8 +23,24 @@ function invalidPath(text: string, why: string): never {
   throw new BadRequestError(`Invalid PATCH path "${text}": ${why}`, "invalidPath");
 }
 
+/**
+ * A path that is a bare core schema URN (`urn:ietf:params:scim:schemas:core:2.0:User`, either
+ * type's, any case, with or without a value filter) is invalidPath, naming the path as sent: RFC
+ * 7644 §3.5.2's attrPath ends in an attribute name, and neither Okta nor Entra ID sends such a
+ * path (their whole-resource updates have no `path`; that form, also with the attributes under
+ * the core URN key, is how to send them). It is not applied as an operation without `path`: a
+ * remove of it would remove the whole resource's attributes. Read as an attribute path it split
+ * at its last colon into an attribute "User" of a schema "urn:...:core:2.0", and the answer named
+ * that URN. A whole extension's URN stays a path (its value an object of the extension's attributes).
+ */
 export function parsePatchPath(text: string, table: AttrTable): PatchPath {
   const open = text.indexOf("[");
+  if (isCoreUrn((open < 0 ? text : text.slice(0, open)).trim())) {
+    invalidPath(
+      text,
+      "a core schema URN names no attribute (RFC 7644 §3.5.2); name an attribute, or omit path",
+    );
+  }
   if (open < 0) {
     const target = parseAttrPath(text, table);
     if (!target) invalidPath(text, "not an attribute path");

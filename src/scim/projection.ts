@@ -1,4 +1,11 @@
-import { ANY_CORE_ATTRS, type AttrPath, findKey, parseAttrPath } from "./attribute-schema.js";
+import {
+  type AttrPath,
+  type AttrTable,
+  coreAttrsOf,
+  findKey,
+  getKey,
+  parseAttrPath,
+} from "./attribute-schema.js";
 import { isJsonObject } from "./dialects.js";
 import type { Json, JsonObject } from "./scim-types.js";
 
@@ -24,18 +31,20 @@ function names(v: readonly string[] | string | undefined): string[] {
 /**
  * Applies `attributes` / `excludedAttributes` (RFC 7644 §3.4.2.5, §3.9) to a rendered resource.
  * Names are case-insensitive, may carry a schema URN prefix (`urn:...:User:userName`, or a whole
- * extension `urn:...:enterprise:2.0:User`) and a sub-attribute (`name.givenName`, `emails.value`).
+ * extension `urn:...:enterprise:2.0:User`) and a sub-attribute (`name.givenName`, `emails.value`);
+ * they resolve against the resource's own type (ownCoreAttrs).
  * Returns a new object; the input is not changed.
  */
 export function projectResource(resource: JsonObject, options: ProjectionOptions = {}): JsonObject {
-  const wanted = names(options.attributes)
-    .map((n) => parseAttrPath(n, ANY_CORE_ATTRS))
-    .filter((p) => p !== undefined);
+  const table = ownCoreAttrs(resource);
+  const asked = names(options.attributes);
+  const wanted = asked.map((n) => parseAttrPath(n, table)).filter((p) => p !== undefined);
   const excluded = names(options.excludedAttributes)
-    .map((n) => parseAttrPath(n, ANY_CORE_ATTRS))
+    .map((n) => parseAttrPath(n, table))
     .filter((p) => p !== undefined);
   let out: JsonObject;
-  if (wanted.length > 0) {
+  // Names that name nothing of this resource (another type's core URN) still ask for a selection.
+  if (asked.length > 0) {
     const picked: JsonObject = {};
     for (const p of wanted) pick(resource, picked, p);
     out = {};
@@ -52,6 +61,19 @@ export function projectResource(resource: JsonObject, options: ProjectionOptions
   }
   for (const key of Object.keys(out)) if (NEVER.has(key.toLowerCase())) delete out[key];
   return out;
+}
+
+/**
+ * The core attributes of the resource's type (coreAttrsOf), told by `meta.resourceType`: names
+ * qualified by the other type's core schema URN name nothing of it (RFC 7643 §3: a Group has no
+ * attribute of the User schema), so `attributes=urn:...:core:2.0:User:displayName` returns no
+ * group's displayName, as a PATCH path or a filter naming it is refused. A resource without a
+ * known type resolves against both.
+ */
+function ownCoreAttrs(resource: JsonObject): AttrTable {
+  const meta = getKey(resource, "meta");
+  const type = isJsonObject(meta) ? meta.resourceType : undefined;
+  return coreAttrsOf(type === "User" || type === "Group" ? type : undefined);
 }
 
 /**

@@ -43,13 +43,27 @@ export function embedMemberWrites(
           platformId,
           ids.map((externalId) => byExternalId.get(externalId) ?? { externalId }),
         ),
-      landed: (group, ids) => ({ ...group, members: [...new Set([...group.members, ...ids])] }),
+      landed: (group, ids) => {
+        const sent = new Set(ids);
+        return {
+          ...group,
+          members: [...new Set([...group.members, ...ids])],
+          profiles: [
+            ...(group.profiles ?? []).filter((p) => !sent.has(p.externalId)),
+            ...ids.map((externalId) => byExternalId.get(externalId) ?? { externalId }),
+          ],
+        };
+      },
     },
     remove: {
       send: (ids) => ctx.platform.removeEmbedGroupMembers(tenant, platformId, ids),
       landed: (group, ids) => {
         const gone = new Set(ids);
-        return { ...group, members: group.members.filter((id) => !gone.has(id)) };
+        return {
+          ...group,
+          members: group.members.filter((id) => !gone.has(id)),
+          ...(group.profiles ? { profiles: group.profiles.filter((p) => !gone.has(p.externalId)) } : {}),
+        };
       },
     },
   };

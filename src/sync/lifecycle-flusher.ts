@@ -4,7 +4,12 @@ import { type WriteWatch, watchWrites } from "../platform/client/unanswered-writ
 import type { BulkUserAction, BulkUserResult } from "../platform/platform-types.js";
 import { checkLateWrites, lateWriteMayLand, writeMarker } from "./late-writes.js";
 import { forgetAbsent } from "./forget-absent.js";
-import type { LifecycleEntry, StoredLifecycleEntry } from "./lifecycle-entry.js";
+import {
+  BULK_OPERATION,
+  type LifecycleEntry,
+  type StoredLifecycleEntry,
+  waitingStatus,
+} from "./lifecycle-entry.js";
 import type { SyncContext } from "./sync-context.js";
 import { classifyFailure } from "./sync-error.js";
 import { forgetUser } from "./sync-user.js";
@@ -25,9 +30,25 @@ export interface LifecycleFlushOptions {
   maxAttempts: number;
   /** Called for a user whose change failed for good (the jobs layer records and counts it). */
   deadLetter(letter: LifecycleDeadLetter): Promise<void>;
+  /**
+   * Called when a bulk call failed as a whole with a failure that heals by itself (5xx, a timeout,
+   * a dropped connection): its users are tried again later, spending no attempt (the jobs layer
+   * logs and counts it). A pause the platform asked for (429) and Redis failing are not
+   * this: they fail the flush job, and no user's attempt is spent.
+   */
+  callFailed?(failure: LifecycleCallFailure): void;
   /** Stop waiting (shutdown). */
   stopping(): boolean;
   sleep(ms: number): Promise<void>;
+}
+
+/** A bulk call that failed as a whole (LifecycleFlushOptions.callFailed); ids only, no personal data. */
+export interface LifecycleCallFailure {
+  action: BulkUserAction;
+  users: number;
+  code: string;
+  /** The earliest of its users' next tries (epoch ms); undefined when all were replaced meanwhile. */
+  retryAt?: number;
 }
 
 const ACTION_STATE: Record<BulkUserAction, LifecycleState> = {
@@ -41,6 +62,17 @@ const ACTION_STATE: Record<BulkUserAction, LifecycleState> = {
  * own: the answer named the user in neither list, and the platform does not show the change.
  */
 const TRANSIENT_CODES = new Set(["INTERNAL", "UNCONFIRMED"]);
+
+/**
+ * Failures of a whole bulk call that say the platform is down or slow (classifyFailure's codes):
+ * its users wait for it (waitForPlatform), however long. Anything else transient (a bug, a Redis
+ * error reply) fails the flush job instead.
+ */
+const PLATFORM_DOWN_CODES: ReadonlySet<string> = new Set([
+  "platform_server",
+  "platform_timeout",
+  "platform_network",
+]);
 
 /**
  * When a partial call (fewer than 100 ids) should go. It waits for company while changes keep
@@ -75,7 +107,15 @@ export function partialCallDueAt(
 export async function flushLifecycle(ctx: SyncContext, options: LifecycleFlushOptions): Promise<number> {
   let calls = 0;
   const maxWait = options.maxWaitMs ?? Math.max(options.windowMs * 5, 1_000);
+  // After a call failed as a whole (the platform down or slow), no call goes until its users'
+  // next try: the other due chunks wait too, rather than each failing in turn against a platform
+  // that is down (and holding a shutdown up while they do).
+  let platformDownUntil = 0;
   while (!options.stopping()) {
+    if (Date.now() < platformDownUntil) {
+      await options.sleep(Math.min(platformDownUntil - Date.now(), 1_000));
+      continue;
+    }
     const stored = await ctx.state.peekLifecycle(CHUNK_SIZE * 10);
     if (stored.length === 0) return calls;
     const now = Date.now();
@@ -91,8 +131,9 @@ export async function flushLifecycle(ctx: SyncContext, options: LifecycleFlushOp
       byAction.set(s.entry.action, list);
     }
     let sent = false;
-    for (const [action, entries] of byAction) {
+    chunks: for (const [action, entries] of byAction) {
       for (const part of chunk(entries)) {
+        if (sent && options.stopping()) break chunks;
         if (part.length < CHUNK_SIZE) {
           // A partial call waits while changes keep coming (up to maxWaitMs), so a stream of
           // changes fills whole calls: 10,000 deactivations cost about 100 calls, not one per window.
@@ -108,8 +149,13 @@ export async function flushLifecycle(ctx: SyncContext, options: LifecycleFlushOp
           }
         }
         // A chunk whose every entry was released makes no call, but the batch moved: peek again.
-        if (await sendChunk(ctx, action, part, options)) calls++;
+        const outcome = await sendChunk(ctx, action, part, options);
+        if (outcome) calls++;
         sent = true;
+        if (typeof outcome === "object") {
+          platformDownUntil = outcome.platformDownUntil;
+          break chunks;
+        }
       }
     }
     if (!sent) {
@@ -120,13 +166,20 @@ export async function flushLifecycle(ctx: SyncContext, options: LifecycleFlushOp
   return calls;
 }
 
-/** Sends one chunk's bulk call and settles its users; false when none was left to send (released). */
+/**
+ * What one chunk came to: false when none of its users was left to send (released), true when its
+ * call was answered (or refused for good), and when the call failed as a whole because the platform
+ * is down or slow, until when the flush sends nothing more (its users' next try).
+ */
+type ChunkOutcome = boolean | { platformDownUntil: number };
+
+/** Sends one chunk's bulk call and settles its users (ChunkOutcome). */
 async function sendChunk(
   ctx: SyncContext,
   action: BulkUserAction,
   queued: StoredLifecycleEntry[],
   options: LifecycleFlushOptions,
-): Promise<boolean> {
+): Promise<ChunkOutcome> {
   const part = await withoutReleased(ctx, queued);
   if (part.length === 0) return false;
   let result: BulkUserResult;
@@ -158,9 +211,30 @@ async function sendChunk(
     }
   } catch (err) {
     const fate = classifyFailure(err);
-    if (!fate.permanent) throw err; // the flush job retries (or pauses on 429)
-    for (const s of part) await giveUp(ctx, s, fate.code, fate.message, options);
-    return true;
+    if (fate.permanent) {
+      for (const s of part) await giveUp(ctx, s, fate.code, fate.message, options);
+      return true;
+    }
+    // A pause the platform asked for, Redis, or anything but the platform down or slow (a bug, a
+    // Redis error reply): the flush job fails and runs again, no user's attempt spent.
+    if (fate.rateLimitedForMs !== undefined || !PLATFORM_DOWN_CODES.has(fate.code)) throw err;
+    // The platform down or slow: each user shows why it waits and until when, and is tried again
+    // after a backoff (at most 30 s). No attempt is spent: an outage is not this user's change
+    // refused, and the change lands by itself once the platform answers (as a sync's retries do,
+    // a deprovisioning is never dead-lettered for an outage). Failing the flush job instead left
+    // the users pending with no reason given.
+    const retries = await Promise.all(
+      part.map((s) => waitForPlatform(ctx, s, fate.code, fate.message, options)),
+    );
+    const due = retries.filter((at): at is number => at !== undefined);
+    const retryAt = due.length > 0 ? Math.min(...due) : undefined;
+    options.callFailed?.({
+      action,
+      users: part.length,
+      code: fate.code,
+      ...(retryAt !== undefined ? { retryAt } : {}),
+    });
+    return { platformDownUntil: retryAt ?? Date.now() + options.windowMs };
   }
   const failed = new Map(result.failed.map((f) => [f.userId, f]));
   const succeeded = new Set(result.succeeded);
@@ -252,17 +326,87 @@ async function settleOne(
   else if (failure.code === "NOT_FOUND") {
     // Gone on the platform: a delete is done; anything else plans again (and creates it anew).
     await settleApplied(ctx, s, "deleted", action !== "DELETE");
-  } else if (TRANSIENT_CODES.has(failure.code) && s.entry.attempts + 1 < options.maxAttempts) {
-    const attempts = s.entry.attempts + 1;
-    const backoff = Math.min(options.windowMs * 2 ** attempts, 30_000);
-    const next = { ...s.entry, attempts, since: Date.now() + backoff };
-    // Replaced in one step (not dropped, then queued again): a sync of the user in between would
-    // see nothing queued, plan from the record (the change not applied) and take nothing back, and
-    // the change it no longer wants would come back after it (a reactivated user deactivated).
-    await ctx.state.settleLifecycle(s, next);
   } else {
-    await giveUp(ctx, s, `platform_bulk_${failure.code.toLowerCase()}`, failure.message, options);
+    const code = `platform_bulk_${failure.code.toLowerCase()}`;
+    if (TRANSIENT_CODES.has(failure.code)) await retryLater(ctx, s, code, failure.message, options);
+    else await giveUp(ctx, s, code, failure.message, options);
   }
+}
+
+/**
+ * A user's change failed with a failure that heals by itself: it spends an attempt and is tried
+ * again after a backoff, its status saying why and when; once its attempts are spent it is a dead
+ * letter. Answers when it is tried again (undefined when dead-lettered, or replaced meanwhile).
+ */
+async function retryLater(
+  ctx: SyncContext,
+  s: StoredLifecycleEntry,
+  code: string,
+  message: string,
+  options: LifecycleFlushOptions,
+): Promise<number | undefined> {
+  const attempts = s.entry.attempts + 1;
+  if (attempts >= options.maxAttempts) {
+    await giveUp(ctx, s, code, message, options);
+    return undefined;
+  }
+  const retryAt = Date.now() + backoffMs(options.windowMs, attempts);
+  return requeue(ctx, s, { ...s.entry, attempts, since: retryAt }, code, {
+    message: `${message}; the bulk ${s.entry.action} is tried again at ${new Date(retryAt).toISOString()} (attempt ${attempts} of ${options.maxAttempts} failed)`,
+    attempts,
+  });
+}
+
+/**
+ * A user's bulk call failed as a whole with a failure that heals by itself (the platform down or
+ * slow): the change is tried again after a backoff, its status saying why and when. It spends no
+ * attempt (LifecycleEntry.failedCalls). Answers when it is tried again (undefined when replaced).
+ */
+async function waitForPlatform(
+  ctx: SyncContext,
+  s: StoredLifecycleEntry,
+  code: string,
+  message: string,
+  options: LifecycleFlushOptions,
+): Promise<number | undefined> {
+  const failedCalls = (s.entry.failedCalls ?? 0) + 1;
+  const retryAt = Date.now() + backoffMs(options.windowMs, failedCalls);
+  return requeue(ctx, s, { ...s.entry, failedCalls, since: retryAt }, code, {
+    message: `${message}; the bulk ${s.entry.action} is tried again at ${new Date(retryAt).toISOString()} (${failedCalls} call(s) failed; tried until the platform answers)`,
+    attempts: s.entry.attempts + failedCalls,
+  });
+}
+
+/** The wait before a failed change is tried again: the batch window doubled per failure, at most 30 s. */
+function backoffMs(windowMs: number, failures: number): number {
+  return Math.min(windowMs * 2 ** failures, 30_000);
+}
+
+/**
+ * Puts `next` in the place of the entry `s` (due at `next.since`) and notes on the user's status why
+ * it waits (waitingStatus). Answers when it is tried again (undefined when `s` was replaced meanwhile).
+ */
+async function requeue(
+  ctx: SyncContext,
+  s: StoredLifecycleEntry,
+  next: LifecycleEntry,
+  code: string,
+  note: { message: string; attempts: number },
+): Promise<number | undefined> {
+  // Replaced in one step (not dropped, then queued again): a sync of the user in between would
+  // see nothing queued, plan from the record (the change not applied) and take nothing back, and
+  // the change it no longer wants would come back after it (a reactivated user deactivated).
+  if (!(await ctx.state.settleLifecycle(s, next))) return undefined;
+  const status = waitingStatus(await ctx.state.getStatus(next.ref), next, {
+    code,
+    operation: BULK_OPERATION,
+    message: note.message,
+    at: new Date().toISOString(),
+    attempts: note.attempts,
+    retryAt: new Date(next.since).toISOString(),
+  });
+  if (status) await ctx.state.setStatus(status);
+  return next.since;
 }
 
 /** The platform user now is in `state`: record it, then mark clean, purge, or sync again. */
@@ -306,7 +450,11 @@ async function settleApplied(
   // retry on its way): the entity is not synced, and that sync's outcome keeps its status. (A plan's
   // warning is recorded with 0 attempts: it is no failure.)
   const status = await ctx.state.getStatus(entry.ref);
-  const failure = status?.state !== "synced" && status?.lastError?.attempts ? status.lastError : undefined;
+  // (The flusher's own notes of this change's failed bulk calls are not such a failure.)
+  const failure =
+    status?.state !== "synced" && status?.lastError?.attempts && status.lastError.operation !== BULK_OPERATION
+      ? status.lastError
+      : undefined;
   if (failure && Date.parse(failure.at) >= (entry.queuedAt ?? entry.since)) return;
   // Recorded as a sync records its success (an older dead letter goes): the sync that queued this
   // change may record only after this flush, and then leaves this record as it is.

@@ -4,7 +4,7 @@ import { entityKey, sourceBase } from "../directory/directory-keys.js";
 import { luaScript } from "../lua-script.js";
 import type { AppliedEmbedMember } from "../mapping/plan-types.js";
 import { type EntityKind, type EntityRef, parseRefKey, refKey } from "../scim/scim-types.js";
-import type { LifecycleEntry, StoredLifecycleEntry } from "./lifecycle-entry.js";
+import { BULK_OPERATION, type LifecycleEntry, type StoredLifecycleEntry } from "./lifecycle-entry.js";
 import { type OwnerScope, syncKeys } from "./sync-keys.js";
 import {
   APPLIED_WITH_LIFECYCLE_SCRIPT,
@@ -335,13 +335,19 @@ export class RedisSyncStateStore implements SyncStateReader {
    * sync that queued a lifecycle change records after the flusher may have settled it, and a
    * settled final change forgets the user (status included) for good. With `onlyWhileQueued` (the
    * platform user the change was queued for), only while a change is still queued for it: once
-   * settled, the flusher's record of it (synced, or a dead letter) stands.
+   * settled, the flusher's record of it (synced, or a dead letter) stands; while it waits on
+   * failing bulk calls, a bare `pending` keeps the flusher's note of them (RECORD_SYNCED_SCRIPT).
    */
   async recordSynced(
     status: EntitySyncStatus,
     options: { onlyIfApplied?: boolean; onlyWhileQueued?: string } = {},
   ): Promise<boolean> {
     const { ref } = status;
+    const queuedFor = options.onlyWhileQueued;
+    const waiting =
+      queuedFor && status.state === "pending" && !status.lastError && status.platformId === queuedFor
+        ? JSON.stringify({ ...status, state: "retrying" })
+        : "";
     const key = refKey(ref);
     const result = await RECORD_SYNCED.run(
       this.redis,
@@ -354,7 +360,15 @@ export class RedisSyncStateStore implements SyncStateReader {
         syncKeys.applied(this.prefix, ref.source, ref.kind),
         syncKeys.lcPending(this.prefix),
       ],
-      [ref.id, JSON.stringify(status), key, options.onlyIfApplied ? "1" : "", options.onlyWhileQueued ?? ""],
+      [
+        ref.id,
+        JSON.stringify(status),
+        key,
+        options.onlyIfApplied ? "1" : "",
+        queuedFor ?? "",
+        waiting,
+        BULK_OPERATION,
+      ],
     );
     return result !== -1;
   }

@@ -7,7 +7,7 @@ import {
   resolveEmbedTenant,
 } from "../mapping/plan-embed-group.js";
 import { type AppliedEmbedGroup, answered } from "../mapping/plan-types.js";
-import type { EmbedGroup } from "../platform/platform-types.js";
+import type { EmbedGroup, EmbedUser, EmbedUserInput } from "../platform/platform-types.js";
 import { type EntityRef, refKey } from "../scim/scim-types.js";
 import {
   beginCreate,
@@ -293,14 +293,27 @@ async function readEmbedGroup(
   const group = await ctx.platform.getEmbedGroup(tenant, id);
   if (!group) return null;
   const members: string[] = [];
+  const profiles: EmbedUserInput[] = [];
   try {
-    for await (const user of ctx.platform.listEmbedGroupMembers(tenant, id)) members.push(user.externalId);
+    for await (const user of ctx.platform.listEmbedGroupMembers(tenant, id)) {
+      members.push(user.externalId);
+      profiles.push(embedUserProfile(user));
+    }
   } catch (err) {
     // Deleted between the two reads: gone, as if the first had answered 404.
     if (isPlatformFailure(err, "not_found")) return null;
     throw err;
   }
-  return { platformId: id, tenant, name: group.name, members };
+  return { platformId: id, tenant, name: group.name, members, profiles };
+}
+
+/** The values an embed user holds that a member add sets (its email and displayName). */
+function embedUserProfile(user: EmbedUser): EmbedUserInput {
+  return {
+    externalId: user.externalId,
+    ...(user.email !== undefined ? { email: user.email } : {}),
+    ...(user.displayName !== undefined ? { displayName: user.displayName } : {}),
+  };
 }
 
 async function createOrAdoptEmbedGroup(

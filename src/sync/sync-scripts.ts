@@ -60,14 +60,32 @@ return 1
  * With ARGV[5] (a platform user id), nothing is written unless a lifecycle change is still queued
  * for it (KEYS[7]): once the flusher settled the change the sync queued, the flusher records what
  * became of it (synced, or a dead letter this would drop), and a `pending` after it stood for good.
+ * With ARGV[6] (the status as `retrying`, no lastError: given for a bare `pending` of a sync that
+ * found a change queued), the flusher's note of that change's failed bulk calls stays while the
+ * change still waits on them: the current status is `retrying` with a lastError of operation
+ * ARGV[7], and the queued entry has attempts or failed calls. The status is then ARGV[6] with
+ * that lastError: an operator sees why the user waits, not a bare `pending` (the sweeper syncs a
+ * waiting user again and again). Read and written in one step, so a note the flusher writes
+ * meanwhile is never overwritten.
  * KEYS: status hash, dead hash, dead order, dead order of the source, rate-limit loops hash,
  * applied hash, lifecycle pending hash. ARGV: entity id, status JSON, refKey, '1' or '', platform
- * id or ''.
+ * id or '', the waiting status JSON or '', the flusher's operation name.
  */
 export const RECORD_SYNCED_SCRIPT = `
 if ARGV[4] == '1' and redis.call('HEXISTS', KEYS[6], ARGV[1]) == 0 then return -1 end
 if ARGV[5] ~= '' and redis.call('HEXISTS', KEYS[7], ARGV[5]) == 0 then return -1 end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+local status = ARGV[2]
+if ARGV[6] ~= '' then
+  local okStatus, current = pcall(cjson.decode, redis.call('HGET', KEYS[1], ARGV[1]) or '')
+  local okEntry, entry = pcall(cjson.decode, redis.call('HGET', KEYS[7], ARGV[5]) or '')
+  if okStatus and okEntry and type(current) == 'table' and type(entry) == 'table'
+    and current['state'] == 'retrying' and type(current['lastError']) == 'table'
+    and current['lastError']['operation'] == ARGV[7]
+    and ((tonumber(entry['attempts']) or 0) > 0 or (tonumber(entry['failedCalls']) or 0) > 0) then
+    status = string.sub(ARGV[6], 1, -2) .. ',"lastError":' .. cjson.encode(current['lastError']) .. '}'
+  end
+end
+redis.call('HSET', KEYS[1], ARGV[1], status)
 local removed = redis.call('HDEL', KEYS[2], ARGV[3])
 if removed == 1 then
   redis.call('ZREM', KEYS[3], ARGV[3])

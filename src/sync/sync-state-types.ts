@@ -14,6 +14,11 @@ export interface SyncErrorInfo {
   operation?: string;
   at: string;
   attempts: number;
+  /**
+   * When it is tried again (ISO time), for a failure that heals by itself and is retried on a
+   * schedule of its own: a user's lifecycle change waiting on a failing bulk call (the flusher).
+   */
+  retryAt?: string;
   /** Set when an admin discarded the dead letter of this error: who, and when. */
   discardedBy?: string;
   discardedAt?: string;

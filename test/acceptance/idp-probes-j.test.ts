@@ -12,8 +12,8 @@
  * - Entra ID's default role mappings (`roles[primary eq "True"].value`, `.display`, `.type`).
  * Earlier rounds: idp-probes-a/d/e/g/i, idp-intake-edges, scim-edges.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ScimTestApp, createScimTestApp } from "../helpers/scim-test-app.js";
+import { describe, expect, it } from "vitest";
+import { scimSourceSuite } from "../helpers/scim-test-app.js";
 
 const USER = "urn:ietf:params:scim:schemas:core:2.0:User";
 const GROUP = "urn:ietf:params:scim:schemas:core:2.0:Group";
@@ -24,23 +24,12 @@ const OKTA_GROUP = "urn:okta:custom:group:1.0";
 /** A custom extension named as OneLogin's templates name the enterprise one (SCIM 1.1 style). */
 const ACME_1_0 = "urn:scim:schemas:extension:acme:1.0";
 const ENTRA_CUSTOM = "urn:ietf:params:scim:schemas:extension:Acme:2.0:User";
-const base = "/scim/v2/okta";
 
-let t: ScimTestApp;
 let n = 0;
 const unique = (stem: string) => `${stem}.j${++n}@example.com`;
 const q = (filter: string) => encodeURIComponent(filter);
 
-beforeAll(async () => {
-  t = await createScimTestApp("acceptance-idp-probes-j");
-});
-afterAll(async () => {
-  await t.close();
-});
-
-const send = (method: "post" | "put" | "patch", path: string, body: unknown) =>
-  t.send(method, `${base}${path}`, body);
-const get = (path: string) => t.request.get(`${base}${path}`).set(t.okta);
+const { get, send } = scimSourceSuite("acceptance-idp-probes-j", "okta");
 const patch = (path: string, Operations: unknown[]) => send("patch", path, { schemas: [PATCH], Operations });
 
 type Resource = { id: string; meta: { version: string }; schemas: string[] } & Record<string, unknown>;

@@ -15,31 +15,20 @@
  *   `replace` of `name.givenName`, `name.familyName`, `emails[primary eq true].value`, `active`).
  * Earlier rounds: idp-probes-a/d/e/g/i/j/k, idp-intake-edges, scim-edges, test/conformance.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ScimTestApp, createScimTestApp } from "../helpers/scim-test-app.js";
+import { describe, expect, it } from "vitest";
+import { scimSourceSuite } from "../helpers/scim-test-app.js";
 
 const USER = "urn:ietf:params:scim:schemas:core:2.0:User";
 const GROUP = "urn:ietf:params:scim:schemas:core:2.0:Group";
 const ENTERPRISE = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User";
 const PATCH = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
 const LIST = "urn:ietf:params:scim:api:messages:2.0:ListResponse";
-const base = "/scim/v2/okta";
 
-let t: ScimTestApp;
 let n = 0;
 const unique = (stem: string) => `${stem}.l${++n}@example.com`;
 const q = (filter: string) => encodeURIComponent(filter);
 
-beforeAll(async () => {
-  t = await createScimTestApp("acceptance-idp-probes-l");
-});
-afterAll(async () => {
-  await t.close();
-});
-
-const send = (method: "post" | "put" | "patch", path: string, body: unknown) =>
-  t.send(method, `${base}${path}`, body);
-const get = (path: string) => t.request.get(`${base}${path}`).set(t.okta);
+const { get, send } = scimSourceSuite("acceptance-idp-probes-l", "okta");
 const patch = (path: string, Operations: unknown[]) => send("patch", path, { schemas: [PATCH], Operations });
 
 type Resource = { id: string; meta: { version: string }; schemas: string[] } & Record<string, unknown>;

@@ -15,32 +15,21 @@
  * Read as two parameters, the filter's string never closed (400 invalidFilter); the client took
  * the group for missing, created it again (409) and lost the group's id for its member PATCHes.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ScimTestApp, createScimTestApp } from "../helpers/scim-test-app.js";
+import { describe, expect, it } from "vitest";
+import { scimSourceSuite } from "../helpers/scim-test-app.js";
 
 const USER = "urn:ietf:params:scim:schemas:core:2.0:User";
 const ENT = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User";
 const KC = "urn:ietf:params:scim:schemas:extension:keycloak:2.0:User";
 const PATCH = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
-const base = "/scim/v2/okta";
 
-let t: ScimTestApp;
 let n = 0;
 const unique = (stem: string) => `${stem}.n2-${++n}@keycloak.example`;
 const q = (filter: string) => encodeURIComponent(filter);
 
-beforeAll(async () => {
-  t = await createScimTestApp("conformance-keycloak-probes-n2");
-});
-afterAll(async () => {
-  await t.close();
-});
+const { get, send } = scimSourceSuite("conformance-keycloak-probes-n2", "okta");
 
 type User = { id: string; userName: string; meta: { version: string } } & Record<string, unknown>;
-
-const get = (path: string) => t.request.get(`${base}${path}`).set(t.okta);
-const send = (method: "post" | "patch", path: string, body: unknown) =>
-  t.send(method, `${base}${path}`, body);
 
 /** The create keycloak-scim sends (UserAdapter.toSCIM with the extension mappings attached). */
 async function createUser(userName: string): Promise<User> {
@@ -111,8 +100,7 @@ describe("keycloak-scim's user update PatchOp", () => {
 
 describe("keycloak-scim2-storage's group look-up with the name pasted in unencoded", () => {
   const GROUP = "urn:ietf:params:scim:schemas:core:2.0:Group";
-  const lookUp = (raw: string) =>
-    t.request.get(`${base}/Groups?filter=displayName+eq+%22${raw}%22`).set(t.okta);
+  const lookUp = (raw: string) => get(`/Groups?filter=displayName+eq+%22${raw}%22`);
 
   it("a name with `&` (and `=` after it) is one filter value: the group is found, not a 400", async () => {
     for (const name of [`R&D ${++n}`, `Sales&Marketing=EMEA ${n}`]) {
@@ -129,15 +117,13 @@ describe("keycloak-scim2-storage's group look-up with the name pasted in unencod
     const res = await lookUp(`Nobody%20R&D%20${++n}`);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body.totalResults).toBe(0);
-    const paged = await t.request
-      .get(`${base}/Groups?filter=displayName+eq+%22R&D%20x%22&count=0&startIndex=1`)
-      .set(t.okta);
+    const paged = await get(`/Groups?filter=displayName+eq+%22R&D%20x%22&count=0&startIndex=1`);
     expect(paged.status, JSON.stringify(paged.body)).toBe(200);
     expect(paged.body).toMatchObject({ totalResults: 0, itemsPerPage: 0 });
   });
 
   it("a filter whose string is still open after every parameter stays a 400 invalidFilter", async () => {
-    const res = await t.request.get(`${base}/Groups?filter=displayName+eq+%22R&D`).set(t.okta);
+    const res = await get(`/Groups?filter=displayName+eq+%22R&D`);
     expect(res.status).toBe(400);
     expect(res.body.scimType).toBe("invalidFilter");
   });

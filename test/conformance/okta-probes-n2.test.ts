@@ -13,38 +13,24 @@
  *   the OIN form, a no-path replace holding `id` and `displayName` (Okta's reference, "Update a
  *   specific Group name"), which it sends with every membership update.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ScimTestApp, createScimTestApp } from "../helpers/scim-test-app.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { scimSourceSuite } from "../helpers/scim-test-app.js";
 
 const USER = "urn:ietf:params:scim:schemas:core:2.0:User";
 const GROUP = "urn:ietf:params:scim:schemas:core:2.0:Group";
 const ENT = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User";
 const PATCH = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
-const base = "/scim/v2/okta";
 
-let t: ScimTestApp;
 let n = 0;
 const unique = (stem: string) => `${stem}.n2-${++n}@okta.example`;
 const q = (filter: string) => encodeURIComponent(filter);
 
-beforeAll(async () => {
-  t = await createScimTestApp("conformance-okta-probes-n2");
-});
-afterAll(async () => {
-  await t.close();
-});
+const suite = scimSourceSuite("conformance-okta-probes-n2", "okta");
+const { get, send } = suite;
 
 type Resource = { id: string; meta: { version: string } } & Record<string, unknown>;
 
-const get = (path: string) => t.request.get(`${base}${path}`).set(t.okta);
-const send = (method: "post" | "put" | "patch", path: string, body: unknown) =>
-  t.send(method, `${base}${path}`, body);
-
-async function created(path: string, body: Record<string, unknown>): Promise<Resource> {
-  const res = await send("post", path, body);
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return res.body as Resource;
-}
+const created = (path: string, body: Record<string, unknown>) => suite.created<Resource>(path, body);
 
 async function read(path: string): Promise<Resource> {
   const res = await get(path);

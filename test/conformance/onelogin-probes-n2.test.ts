@@ -11,32 +11,20 @@
  * (`from: urn:ietf:...:enterprise:2.0:User:department`), to filters on them and to the manager
  * normalisation (`managerId`), and a later PUT in the RFC's name left the stale copy beside it.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ScimTestApp, createScimTestApp } from "../helpers/scim-test-app.js";
+import { describe, expect, it } from "vitest";
+import { scimSourceSuite } from "../helpers/scim-test-app.js";
 
 const ENT = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User";
 const ONELOGIN_ENT = "urn:scim:schemas:extension:enterprise:2.0";
 const ONELOGIN_CORE = "urn:scim:schemas:core:2.0";
 const PATCH = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
-const base = "/scim/v2/okta";
 
-let t: ScimTestApp;
 let n = 0;
 const unique = (stem: string) => `${stem}.n2-${++n}@onelogin.example`;
-const q = (filter: string) => encodeURIComponent(filter);
 
-beforeAll(async () => {
-  t = await createScimTestApp("conformance-onelogin-probes-n2");
-});
-afterAll(async () => {
-  await t.close();
-});
+const { get, send, ids } = scimSourceSuite("conformance-onelogin-probes-n2", "okta");
 
 type User = { id: string; userName: string } & Record<string, unknown>;
-
-const get = (path: string) => t.request.get(`${base}${path}`).set(t.okta);
-const send = (method: "post" | "put" | "patch", path: string, body: unknown) =>
-  t.send(method, `${base}${path}`, body);
 
 /** OneLogin's SCIM v2 Enterprise template, its placeholders filled in. */
 function template(userName: string, department: string, managerId: string) {
@@ -48,12 +36,6 @@ function template(userName: string, department: string, managerId: string) {
     title: "Analyst",
     [ONELOGIN_ENT]: { department, employeeNumber: "1815", manager: { managerId } },
   };
-}
-
-async function ids(filter: string): Promise<string[]> {
-  const res = await get(`/Users?filter=${q(filter)}`);
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return (res.body.Resources as { id: string }[]).map((r) => r.id);
 }
 
 describe("OneLogin's `urn:scim:schemas:extension:enterprise:2.0`", () => {

@@ -12,32 +12,21 @@
  * "Filtering support ... Groups: the connector allows group filtering by retrieving all groups and
  * finding a match") sends no group filter: it reads every page of `GET /Groups`.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ScimTestApp, createScimTestApp } from "../helpers/scim-test-app.js";
+import { describe, expect, it } from "vitest";
+import { scimSourceSuite } from "../helpers/scim-test-app.js";
 
 const USER = "urn:ietf:params:scim:schemas:core:2.0:User";
 const GROUP = "urn:ietf:params:scim:schemas:core:2.0:Group";
-const base = "/scim/v2/okta";
 
-let t: ScimTestApp;
 let n = 0;
 const unique = (stem: string) => `${stem}.n${++n}@example.com`;
 const q = (filter: string) => encodeURIComponent(filter);
 
-beforeAll(async () => {
-  t = await createScimTestApp("conformance-pingone-probes-n");
-});
-afterAll(async () => {
-  await t.close();
-});
+const suite = scimSourceSuite("conformance-pingone-probes-n", "okta");
+const { get, send } = suite;
 
-const get = (path: string) => t.request.get(`${base}${path}`).set(t.okta);
-
-async function createUser(body: Record<string, unknown>): Promise<{ id: string; userName: string }> {
-  const res = await t.send("post", `${base}/Users`, { schemas: [USER], ...body });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return res.body as { id: string; userName: string };
-}
+const createUser = (body: Record<string, unknown>) =>
+  suite.created<{ id: string; userName: string }>("/Users", { schemas: [USER], ...body });
 
 async function ids(path: string): Promise<string[]> {
   const res = await get(path);
@@ -84,7 +73,7 @@ describe('PingOne\'s documented user filter expression `email Co "%s"`', () => {
   it("POST /Users/.search with the same expression finds the user (RFC 7644 §3.4.3)", async () => {
     const address = unique("search");
     const user = await createUser({ userName: unique("search.login"), emails: [{ value: address }] });
-    const res = await t.send("post", `${base}/Users/.search`, {
+    const res = await send("post", "/Users/.search", {
       schemas: ["urn:ietf:params:scim:api:messages:2.0:SearchRequest"],
       filter: `email Co "${address}"`,
     });
@@ -93,7 +82,7 @@ describe('PingOne\'s documented user filter expression `email Co "%s"`', () => {
   });
 
   it("`email` in a value filter or on Groups is not rewritten: groups have no emails", async () => {
-    const group = await t.send("post", `${base}/Groups`, {
+    const group = await send("post", "/Groups", {
       schemas: [GROUP],
       displayName: unique("Ping group"),
     });
@@ -108,7 +97,7 @@ describe("PingFederate's group matching: every page of `GET /Groups`, no filter"
     const names = Array.from({ length: 5 }, () => unique("PF group"));
     const created: string[] = [];
     for (const displayName of names) {
-      const res = await t.send("post", `${base}/Groups`, {
+      const res = await send("post", "/Groups", {
         schemas: [GROUP],
         displayName,
         members: [{ value: member.id }],

@@ -9,8 +9,8 @@
  * deprovisioning after any late write (an ACTIVATE that lands after the deactivation).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PLATFORM_TOKEN, type TestBridge, startTestBridge } from "../helpers/bridge-harness.js";
-import { FaultProxy } from "../helpers/fault-proxy.js";
+import { type TestBridge, startProxiedBridge } from "../helpers/bridge-harness.js";
+import type { FaultProxy } from "../helpers/fault-proxy.js";
 import { waitFor } from "../helpers/redis-test-prefix.js";
 
 const TIMEOUT_MS = 800;
@@ -22,28 +22,15 @@ let h: TestBridge;
 let proxy: FaultProxy;
 
 beforeAll(async () => {
-  proxy = new FaultProxy();
-  const proxyUrl = await proxy.start();
-  h = await startTestBridge("faults-k-late-create", {
+  ({ h, proxy } = await startProxiedBridge("faults-k-late-create", {
     sources: {
       okta: { tokens: ["okta-token"] },
       gone: { tokens: ["gone-token"], onDelete: "delete" },
       acme: { tokens: ["acme-token"], target: { embedTenant: "late-k" } },
     },
-    config: {
-      platform: {
-        baseUrl: proxyUrl,
-        token: PLATFORM_TOKEN,
-        allowInsecureHttp: true,
-        requestsPerSecond: 2000,
-        timeoutMs: TIMEOUT_MS,
-        maxRetries: 4,
-      },
-    },
-    start: false,
-  });
-  proxy.upstream = h.platformUrl;
-  await h.start();
+    timeoutMs: TIMEOUT_MS,
+    maxRetries: 4,
+  }));
 });
 afterAll(async () => {
   await h?.close();

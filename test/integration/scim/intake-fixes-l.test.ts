@@ -9,7 +9,7 @@
  *   says: false, the default for an attribute no schema describes (RFC 7643 §2.2, §2.3.1).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ScimTestApp, createScimTestApp } from "../../helpers/scim-test-app.js";
+import { scimSourceSuite } from "../../helpers/scim-test-app.js";
 import { type HooksTestApp, createHooksTestApp } from "../hooks/hooks-test-app.js";
 
 const USER = "urn:ietf:params:scim:schemas:core:2.0:User";
@@ -17,27 +17,21 @@ const GROUP = "urn:ietf:params:scim:schemas:core:2.0:Group";
 const ERROR = "urn:ietf:params:scim:api:messages:2.0:Error";
 const PATCH = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
 const ACME = "urn:ietf:params:scim:schemas:extension:Acme:2.0:User";
-const base = "/scim/v2/okta";
 
-let t: ScimTestApp;
 let hooks: HooksTestApp;
 let n = 0;
 const unique = (stem: string) => `${stem}.l${++n}@example.com`;
 const q = (filter: string) => encodeURIComponent(filter);
 
+const { get, send } = scimSourceSuite("intake-fixes-l", "okta");
 beforeAll(async () => {
-  t = await createScimTestApp("intake-fixes-l");
   hooks = await createHooksTestApp("intake-fixes-l-hooks");
 });
 afterAll(async () => {
-  await t.close();
   await hooks.close();
 });
 
 type Resource = { id: string; meta: { version: string } } & Record<string, unknown>;
-const send = (method: "post" | "put" | "patch", path: string, body: unknown) =>
-  t.send(method, `${base}${path}`, body);
-const get = (path: string) => t.request.get(`${base}${path}`).set(t.okta);
 const patch = (path: string, Operations: unknown[]) => send("patch", path, { schemas: [PATCH], Operations });
 
 async function created(res: { status: number; body: unknown }): Promise<Resource> {

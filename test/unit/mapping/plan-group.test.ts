@@ -158,6 +158,36 @@ describe("embed groups", () => {
     ]);
   });
 
+  it("sends a present member again when its email or displayName differs from what it was sent with", () => {
+    const applied = {
+      platformId: "e1",
+      tenant: "acme",
+      name: "V",
+      members: ["a", "b", "c", "d"],
+      profiles: [
+        { externalId: "a", email: "a@old.example", displayName: "A" },
+        { externalId: "b", email: "b@example.com", displayName: "B old" },
+        { externalId: "c", email: "c@example.com" },
+      ],
+    };
+    const a = { externalId: "a", email: "a@new.example", displayName: "A" };
+    const b = { externalId: "b", email: "b@example.com", displayName: "B new" };
+    // c: no displayName at the source any more (the contract has no way to clear one: nothing to send);
+    // d: nothing recorded of what it was sent with (a record from before): trusted as it is.
+    const c = { externalId: "c" };
+    const d = { externalId: "d", email: "d@example.com" };
+    expect(
+      planEmbedGroup({ desired: { tenant: "acme", name: "V" }, desiredMembers: [a, b, c, d], applied }).steps,
+    ).toEqual([{ type: "addEmbedMembers", users: [a, b] }]);
+    expect(
+      planEmbedGroup({
+        desired: { tenant: "acme", name: "V" },
+        desiredMembers: [{ externalId: "a", email: "a@old.example", displayName: "A" }, c, d],
+        applied,
+      }).steps,
+    ).toEqual([{ type: "removeEmbedMembers", externalIds: ["b"] }]);
+  });
+
   it("chunks member additions by 100", () => {
     const members = Array.from({ length: 230 }, (_, i) => u(`x${i}`));
     const plan = planEmbedGroup({
