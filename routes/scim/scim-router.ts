@@ -24,11 +24,24 @@ export type { ResourceHandlers, ScimRouterDeps };
  */
 const SCIM_PREFIX = /^\/scim\/v2(?:[/?]|$)/i;
 
+/** The scim_operations_total operation of each resource route action. */
+const ACTION_OPERATION: Record<keyof ResourceHandlers, string> = {
+  list: "list",
+  search: "list",
+  create: "create",
+  get: "get",
+  replace: "replace",
+  patch: "patch",
+  remove: "delete",
+};
+
 /**
- * Names a SCIM request for metrics: resource and operation, never ids. The resource is the matched
- * route's (`route`, matched from `method` and `path` when not given); a path no route names a
- * resource of (405, 501, 400, 404) keeps its first segment, which recordScimOperation bounds
- * (scimResourceLabel: a name it does not know is `other`).
+ * Names a SCIM request for metrics: resource and operation, never ids, from the matched route
+ * (`route`, matched from `method` and `path` when not given). A resource route's are its resource
+ * and action (ACTION_OPERATION: a search is a `list` whatever the case of `.search` or a trailing
+ * slash). A discovery route's resource is its endpoint; a path no route names a resource of (405,
+ * 501, 400, 404) keeps its first segment, which recordScimOperation bounds (scimResourceLabel: a
+ * name it does not know is `other`); for these the operation comes from the method.
  */
 export function operationOf(
   method: string,
@@ -37,9 +50,11 @@ export function operationOf(
 ): { resource: string; operation: string } {
   // The server root's queries (GET /, POST /.search) span every resource type.
   if (path === "/" || /^\/\.search\/?$/i.test(path)) return { resource: "root", operation: "list" };
+  if (route.kind === "resource") {
+    return { resource: route.resource, operation: ACTION_OPERATION[route.action] };
+  }
   const [, segment = "unknown", rest] = /^\/([^/]+)(\/.*)?$/.exec(path) ?? [];
-  const resource =
-    route.kind === "resource" ? route.resource : route.kind === "discovery" ? route.endpoint : segment;
+  const resource = route.kind === "discovery" ? route.endpoint : segment;
   if (rest === "/.search") return { resource, operation: "list" };
   const withId = rest !== undefined && rest !== "/";
   const operation =

@@ -124,14 +124,22 @@ export function expandNoPathValue(value: Json | undefined): Array<{ path: string
   const out: Array<{ path: string; value: Json }> = [];
   for (const [key, v] of Object.entries(parsed)) {
     if (IGNORED_NO_PATH_KEYS.has(key.toLowerCase())) continue;
+    // An object under a core schema URN: its attributes keep that URN, so that the resource's own
+    // table reads them and a User's PATCH refuses the Group schema's (and a Group's the User's):
+    // isForeignCoreUrn. A key already qualified by a URN (an extension's) is kept as it is.
+    if (isCoreUrnObject(key, v)) {
+      for (const inner of expandNoPathValue(v)) {
+        const qualified = inner.path.toLowerCase().startsWith("urn:");
+        out.push(qualified ? inner : { path: `${key}:${inner.path}`, value: inner.value });
+      }
+      continue;
+    }
     const p = key.toLowerCase().startsWith("urn:") ? parseAttrPath(key) : undefined;
     // A whole extension: a known extension URN, or an object under a URN that names no known attribute.
     const wholeExtension = p?.urn !== undefined && (p.attr === "" || (!p.def && !knownExtensionUrn(p.urn)));
     if (p?.urn !== undefined && wholeExtension && isJsonObject(v)) {
       const urn = p.attr === "" ? p.urn : key;
       for (const [sub, sv] of Object.entries(v)) out.push({ path: `${urn}:${sub}`, value: sv });
-    } else if (isCoreUrnObject(key, v)) {
-      out.push(...expandNoPathValue(v));
     } else {
       out.push({ path: key, value: v });
     }
