@@ -12,7 +12,7 @@ run() {
   local name=$1; shift
   local left=$(( budget - ($(date +%s) - start) ))
   if [ "$left" -lt 60 ]; then
-    echo "-- benchmark $name: skipped, the ${budget}s benchmark budget is spent"
+    echo "-- benchmark $name: skipped, $(( left > 0 ? left : 0 ))s left of the ${budget}s benchmark budget (a benchmark needs 60s)"
     status=1
     return
   fi
