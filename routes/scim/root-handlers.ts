@@ -1,9 +1,33 @@
 import type { Request, RequestHandler } from "express";
+import { BadRequestError } from "../../src/errors.js";
+import type { FilterNode } from "../../src/scim/filter-types.js";
 import { projectResource } from "../../src/scim/projection.js";
 import { type JsonObject, SCHEMA_LIST } from "../../src/scim/scim-types.js";
 import { listQueryOf, membersExcluded, parseListParams, searchRequest } from "./list-params.js";
 import { renderGroup, renderUser, scimBaseUrl } from "./scim-render.js";
 import { type ScimRouterDeps, requireObjectBody, sendScim } from "./scim-http.js";
+
+/** A filter that matches none of a type's resources. */
+const NONE = Symbol("none");
+const EMPTY_PAGE = { totalResults: 0, items: [] } as const;
+
+/**
+ * The root query's filter as resources of `type` read it, or NONE: a filter that only the other
+ * type can read (a path qualified by that type's core schema URN, which /Users or /Groups answer
+ * 400 invalidFilter) matches none of this type's resources. A filter that no type can read is
+ * still 400 (parsed once without a type first).
+ */
+function filterOf(
+  input: Record<string, unknown>,
+  type: "User" | "Group",
+): FilterNode | undefined | typeof NONE {
+  try {
+    return parseListParams(input, type).filter;
+  } catch (err) {
+    if (err instanceof BadRequestError && parseListParams(input).filter !== undefined) return NONE;
+    throw err;
+  }
+}
 
 /** The query handlers of the server root: GET / and POST /.search. */
 export interface RootHandlers {
@@ -26,21 +50,26 @@ export function createRootHandlers({ directory }: ScimRouterDeps): RootHandlers 
   const query = async (req: Request, input: Record<string, unknown>): Promise<JsonObject> => {
     const source = String(req.params.source);
     // Parsed per type: the filter parser trims the literals of the name each type stores trimmed.
-    const params = parseListParams(input, "User");
-    const groupFilter = parseListParams(input, "Group").filter;
+    const params = parseListParams(input);
+    const userFilter = filterOf(input, "User");
+    const groupFilter = filterOf(input, "Group");
     const base = scimBaseUrl(req, source);
     const from = params.startIndex - 1;
     const to = from + params.count;
-    const users = await directory.listUsers(source, params);
+    const users =
+      userFilter === NONE ? EMPTY_PAGE : await directory.listUsers(source, { ...params, filter: userFilter });
     // The groups' part of the window [from, to) once the users' totalResults are before it.
     const groupFrom = Math.max(0, from - users.totalResults);
     const groupTo = Math.max(0, to - users.totalResults);
-    const groups = await directory.listGroups(source, {
-      filter: groupFilter,
-      startIndex: groupFrom + 1,
-      count: groupTo - groupFrom,
-      withMembers: !membersExcluded(params),
-    });
+    const groups =
+      groupFilter === NONE
+        ? EMPTY_PAGE
+        : await directory.listGroups(source, {
+            filter: groupFilter,
+            startIndex: groupFrom + 1,
+            count: groupTo - groupFrom,
+            withMembers: !membersExcluded(params),
+          });
     const project = (resource: JsonObject) => projectResource(resource, params);
     const resources = [
       ...users.items.map((u) => project(renderUser(u, base))),

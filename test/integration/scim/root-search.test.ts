@@ -105,6 +105,28 @@ describe("POST /.search at the root", () => {
     expect(nothing.body).toMatchObject({ totalResults: 0, Resources: [] });
   });
 
+  it("a path qualified by one type's core schema URN matches none of the other type (not a 400)", async () => {
+    // /Users and /Groups answer such a path 400 invalidFilter; the root serves both types, so the
+    // type that lacks the attribute simply contributes nothing (RFC 7644 §3.4.2.1).
+    const user = await search({ filter: `${USER}:userName eq "grace@example.com"` });
+    expect(user.status, JSON.stringify(user.body)).toBe(200);
+    expect(idsOf(user)).toEqual([userIds[1]]);
+    expect(user.body.totalResults).toBe(1);
+    const group = await t.request
+      .get(`${base}/`)
+      .query({ filter: `${GROUP}:displayName eq "Readers"` })
+      .set(t.okta);
+    expect(group.status, JSON.stringify(group.body)).toBe(200);
+    expect(idsOf(group)).toEqual([groupIds[1]]);
+    // A Group-qualified displayName is not the users' displayName ("Root ada" and so on).
+    const prefixed = await search({ filter: `${GROUP}:displayName sw "root"` });
+    expect(idsOf(prefixed)).toEqual([groupIds[0]]);
+    // Still 400 when no type can read the filter.
+    const broken = await search({ filter: `${USER}:userName eq` });
+    expect(broken.status).toBe(400);
+    expect(broken.body).toMatchObject({ schemas: [ERROR], scimType: "invalidFilter" });
+  });
+
   it("projects attributes and excludedAttributes on both types", async () => {
     const res = await search({ attributes: ["displayName"], count: 10 });
     expect(res.body.Resources[0]).toEqual({ schemas: [USER], id: userIds[0], displayName: "Root ada" });
