@@ -101,7 +101,7 @@ export interface PlatformClient {
   findGroupByDisplayName(displayName: string): Promise<PlatformScimGroup | null>;
   getGroup(id: string): Promise<PlatformScimGroup | null>;
   createGroup(group: JsonObject): Promise<PlatformScimGroup>;
-  replaceGroup(id: string, group: JsonObject): Promise<PlatformScimGroup>;
+  replaceGroup(id: string, group: JsonObject): Promise<void>;
   patchGroup(id: string, operations: PatchOperation[]): Promise<void>;
   deleteGroup(id: string): Promise<boolean>;
 

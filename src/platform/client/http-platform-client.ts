@@ -179,14 +179,9 @@ export class HttpPlatformClient implements PlatformClient {
     )) as PlatformScimGroup;
   }
 
-  async replaceGroup(id: string, group: JsonObject): Promise<PlatformScimGroup> {
-    return (await this.#send(
-      "replaceGroup",
-      "PUT",
-      paths.group(id),
-      group,
-      s.scimGroupSchema,
-    )) as PlatformScimGroup;
+  /** The contract's answer is `200 replaced` with no content: any body is not read. */
+  async replaceGroup(id: string, group: JsonObject): Promise<void> {
+    await this.#send("replaceGroup", "PUT", paths.group(id), group);
   }
 
   async patchGroup(id: string, operations: PatchOperation[]): Promise<void> {

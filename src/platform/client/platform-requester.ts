@@ -76,7 +76,12 @@ export class PlatformRequester {
   async call<T>(call: PlatformCall<T>): Promise<T | null> {
     const o = this.#o;
     const contentType = call.path.startsWith(SCIM_PREFIX) ? "application/scim+json" : "application/json";
-    const headers: Record<string, string> = { authorization: `Bearer ${o.token}`, accept: contentType };
+    // identity: the client reads bodies as they come; a gzip answer would read as "not JSON".
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${o.token}`,
+      accept: contentType,
+      "accept-encoding": "identity",
+    };
     if (call.body !== undefined) headers["content-type"] = contentType;
     const pathAndQuery = call.path + encodeQuery(call.query);
     const body = call.body === undefined ? undefined : JSON.stringify(call.body);

@@ -102,9 +102,19 @@ export const embedUserSchema = z.looseObject({
 export const memberCountSchema = z.looseObject({ memberCount: z.number().int() });
 
 /** Error bodies, read only to word a PlatformError: SCIM (RFC 7644 §3.12) or `{error: {code, message}}`. */
+/**
+ * An error body, read only for the failure's message: each field on its own, so that one of
+ * another type (a numeric `status`, where the contract says a string) drops that field alone.
+ */
 export const errorBodySchema = z.looseObject({
-  status: z.string().optional(),
-  scimType: z.string().optional(),
-  detail: z.string().optional(),
-  error: z.looseObject({ code: z.string().optional(), message: z.string().optional() }).optional(),
+  status: z.unknown().optional(),
+  scimType: z.string().optional().catch(undefined),
+  detail: z.string().optional().catch(undefined),
+  error: z
+    .looseObject({
+      code: z.string().optional().catch(undefined),
+      message: z.string().optional().catch(undefined),
+    })
+    .optional()
+    .catch(undefined),
 });
