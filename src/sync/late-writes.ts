@@ -80,24 +80,48 @@ export function writeMarker(
 }
 
 /**
+ * What a due check of `ref` comes to: handed on (its entity is read on the platform now), or
+ * postponed while a lifecycle change of that user is still queued. The flusher sends that change
+ * again until the platform answers it (an outage spends none of the user's attempts), and a read of
+ * the platform before then is premature: it can only fail while the platform is down, and the
+ * check's resync, a sync like any, would spend its job's attempts on the outage and dead-letter a
+ * user whose deprovisioning is only waiting (the flusher promises no dead letter for an outage).
+ * Once the change is settled, the check is handed on and reads what landed. Pure.
+ */
+export function dueCheckFate(ref: EntityRef, lifecyclePending: boolean): "handOn" | "postpone" {
+  return ref.kind === "user" && lifecyclePending ? "postpone" : "handOn";
+}
+
+/**
  * Hands on the checks that are due: each entity's next sync re-reads the platform (a resync), and
  * it is marked dirty, which enqueues that sync. The check is dropped only after both, so a crash in
- * between repeats it. Answers how many were handed on.
+ * between repeats it. A check of a user whose lifecycle change is still queued is postponed by
+ * `sync.lateWriteCheckMs` instead (dueCheckFate), looked at again then. Answers how many were
+ * handed on.
  */
 export async function handOnDueChecks(
-  ctx: Pick<SyncContext, "state" | "directory">,
+  ctx: Pick<SyncContext, "state" | "directory" | "config">,
   now: number,
   limit = 1_000,
 ): Promise<number> {
   // Writes marked on the wire by a process that died with them: their checks, once due.
   await ctx.state.moveDueWrites(now, limit);
   const due = await ctx.state.dueChecks(now, limit);
+  let handedOn = 0;
   for (const { ref, dueAt } of due) {
+    const pending = ref.kind === "user" && (await ctx.state.getAppliedUser(ref)).lifecyclePending;
+    if (dueCheckFate(ref, pending) === "postpone") {
+      // Moved later in one step (a later check is kept): never missing, so the bridge stays not
+      // idle and a change a late write would undo still waits (waitForLateCreate).
+      await ctx.state.scheduleCheck([ref], now + lateWriteCheckMs(ctx.config));
+      continue;
+    }
     await ctx.state.requestResync([ref]);
     await ctx.directory.markDirty(ref);
     await ctx.state.clearCheck(ref, dueAt);
+    handedOn++;
   }
-  return due.length;
+  return handedOn;
 }
 
 /** Whether a write of `ref` whose answer never came may still land (its late-write check is not due). */
