@@ -60,7 +60,10 @@ describe("the platform client reads answers as the contract gives them", () => {
     });
     const client = clientFor(platform.url);
     await expect(
-      client.replaceGroup("g1", { schemas: ["urn:ietf:params:scim:schemas:core:2.0:Group"], displayName: "x" }),
+      client.replaceGroup("g1", {
+        schemas: ["urn:ietf:params:scim:schemas:core:2.0:Group"],
+        displayName: "x",
+      }),
     ).resolves.toBeUndefined();
     expect(platform.requests.map((r) => `${r.method} ${r.url}`)).toEqual(["PUT /api/scim/v2/Groups/g1"]);
   });
