@@ -36,6 +36,11 @@ export interface HttpPlatformClientOptions {
   rejectUnauthorized?: boolean;
   /** Parallel keep-alive sockets (default 32). */
   maxSockets?: number;
+  /**
+   * The largest answer body read, in bytes (default 16 MiB): a larger one fails the call, and a
+   * list page that large is asked again smaller (scimPages).
+   */
+  maxAnswerBytes?: number;
 }
 
 /** Parses the base URL and refuses http:// unless allowInsecureHttp (platform-api.yaml: HTTPS only). */

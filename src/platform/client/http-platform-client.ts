@@ -21,7 +21,7 @@ import type {
   UserAttributeValue,
   UserAttributeValueValue,
 } from "../platform-types.js";
-import { HttpTransport } from "./http-transport.js";
+import { HttpTransport, TransportError } from "./http-transport.js";
 import { chunk, cursorPages, MAX_PAGE_SIZE, scimPages } from "./paging.js";
 import { createPlatformMetrics } from "./platform-metrics.js";
 import { platformPaths as paths, scimEqFilter } from "./platform-paths.js";
@@ -49,6 +49,7 @@ export class HttpPlatformClient implements PlatformClient {
       ca: options.ca,
       rejectUnauthorized: options.rejectUnauthorized,
       maxSockets: options.maxSockets,
+      maxBodyBytes: options.maxAnswerBytes,
     });
     this.#requester = new PlatformRequester({
       transport: this.#transport,
@@ -83,6 +84,7 @@ export class HttpPlatformClient implements PlatformClient {
           count,
         }),
       options.pageSize,
+      { smallerPageOn: isAnswerTooLarge },
     ) as AsyncIterable<PlatformScimUser>;
   }
 
@@ -148,6 +150,7 @@ export class HttpPlatformClient implements PlatformClient {
           count,
         }),
       options.pageSize,
+      { smallerPageOn: isAnswerTooLarge },
     ) as AsyncIterable<PlatformScimGroup>;
   }
 
@@ -367,4 +370,11 @@ export class HttpPlatformClient implements PlatformClient {
 
 function patchBody(operations: PatchOperation[]): JsonObject {
   return { schemas: [PATCH_OP_SCHEMA], Operations: operations as unknown as JsonObject[] };
+}
+
+/** A call that failed because its answer was larger than the client reads (maxAnswerBytes). */
+function isAnswerTooLarge(err: unknown): boolean {
+  return (
+    err instanceof PlatformError && err.cause instanceof TransportError && err.cause.kind === "too_large"
+  );
 }

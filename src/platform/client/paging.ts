@@ -16,6 +16,14 @@ export interface ScimPage<T> {
   Resources?: T[];
 }
 
+export interface ScimPagesOptions {
+  /**
+   * Whether a failed page is to be asked again with half its count (an answer too large to read:
+   * the contract sets no limit on a group's members). Down to one resource a page; then it fails.
+   */
+  smallerPageOn?: (err: unknown) => boolean;
+}
+
 /**
  * Yields every resource of a SCIM list. startIndex is 1-based (RFC 7644 §3.4.2.4); the walk
  * stops at an empty page or once totalResults resources were seen. A service provider may answer
@@ -26,12 +34,23 @@ export interface ScimPage<T> {
 export async function* scimPages<T>(
   fetchPage: (startIndex: number, count: number) => Promise<ScimPage<T>>,
   pageSize?: number,
+  options: ScimPagesOptions = {},
 ): AsyncGenerator<T> {
-  const count = clampPageSize(pageSize);
+  let count = clampPageSize(pageSize);
   let startIndex = 1;
   let previousFirst: string | undefined;
   for (;;) {
-    const page = await fetchPage(startIndex, count);
+    let page: ScimPage<T>;
+    try {
+      page = await fetchPage(startIndex, count);
+    } catch (err) {
+      // A page too large to read: the same page again, half as large; the walk keeps that size.
+      if (count > 1 && options.smallerPageOn?.(err) === true) {
+        count = Math.ceil(count / 2);
+        continue;
+      }
+      throw err;
+    }
     const resources = page.Resources ?? [];
     // A page that starts as the one before did: the platform ignores startIndex, and without a
     // totalResults the walk would never end. Fail it visibly instead.

@@ -120,3 +120,53 @@ describe("platform paths and filters", () => {
     );
   });
 });
+
+describe("scimPages: a page too large to read", () => {
+  const tooLarge = new Error("too large");
+  it("asks the same page again, half as large, and keeps that size", async () => {
+    const all = Array.from({ length: 60 }, (_, i) => i);
+    const calls: Array<[number, number]> = [];
+    const items = await collect(
+      scimPages(
+        async (startIndex, count) => {
+          calls.push([startIndex, count]);
+          if (count > 25) throw tooLarge;
+          return { totalResults: all.length, Resources: all.slice(startIndex - 1, startIndex - 1 + count) };
+        },
+        undefined,
+        { smallerPageOn: (err) => err === tooLarge },
+      ),
+    );
+    expect(items).toEqual(all);
+    expect(calls).toEqual([
+      [1, 100],
+      [1, 50],
+      [1, 25],
+      [26, 25],
+      [51, 25],
+    ]);
+  });
+
+  it("fails with the error once a page of one is too large, and on any other error at once", async () => {
+    const one = scimPages(
+      async () => {
+        throw tooLarge;
+      },
+      4,
+      { smallerPageOn: (err) => err === tooLarge },
+    );
+    await expect(collect(one)).rejects.toBe(tooLarge);
+    const other = new Error("other");
+    let calls = 0;
+    const failing = scimPages(
+      async () => {
+        calls++;
+        throw other;
+      },
+      undefined,
+      { smallerPageOn: (err) => err === tooLarge },
+    );
+    await expect(collect(failing)).rejects.toBe(other);
+    expect(calls).toBe(1);
+  });
+});
