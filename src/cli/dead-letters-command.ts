@@ -128,6 +128,9 @@ function discardedText(ref: string, answer: unknown): string {
     `discarded ${ref}`,
     `released: its platform ${kind} stays on the platform, owned by no source (the bridge no longer deprovisions it):`,
     "  the deleted entity's platform object was let go, left as it is;",
-    "  reconciliation reports it as an orphan (the reconcile.orphans policy decides)",
+    // Only users are orphans (src/reconcile/classify-group.ts): a released group is reported by nothing.
+    kind === "group"
+      ? "  reconciliation does not report groups as orphans: remove it on the platform if it should go"
+      : "  reconciliation reports it as an orphan (the reconcile.orphans policy decides)",
   ].join("\n");
 }

@@ -158,6 +158,20 @@ describe("runAdminCommand", () => {
     expect(out.join("")).toBe("discarded okta/user/live\n");
   });
 
+  it("dead-letters discard of a deleted group's letter does not promise an orphan report (only users are orphans)", async () => {
+    const { io, out } = fakeIo({
+      "DELETE /dead-letters/okta/group/gone": () => ({
+        status: 200,
+        body: { discarded: true, released: true },
+      }),
+    });
+    expect(await runAdminCommand("dead-letters", ["discard", "okta/group/gone"], io)).toBe(0);
+    const released = out.join("");
+    expect(released).toContain("released: its platform group stays on the platform");
+    expect(released).not.toMatch(/reports it as an orphan/);
+    expect(released).toMatch(/does not report groups as orphans/);
+  });
+
   it("dead-letters list reads every page, not only the first 500", async () => {
     const letters = Array.from({ length: 1_234 }, (_, i) => ({
       ref: { source: "okta", kind: "user", id: `u${i}` },
