@@ -3,7 +3,13 @@ import { BadRequestError } from "../../src/errors.js";
 import type { FilterNode } from "../../src/scim/filter-types.js";
 import { projectResource } from "../../src/scim/projection.js";
 import { type JsonObject, SCHEMA_LIST } from "../../src/scim/scim-types.js";
-import { listQueryOf, membersExcluded, parseListParams, searchRequest } from "./list-params.js";
+import {
+  type ListParams,
+  listQueryOf,
+  membersExcluded,
+  parseListParams,
+  searchRequest,
+} from "./list-params.js";
 import { renderGroup, renderUser, scimBaseUrl } from "./scim-render.js";
 import { type ScimRouterDeps, requireObjectBody, sendScim } from "./scim-http.js";
 
@@ -14,17 +20,18 @@ const EMPTY_PAGE = { totalResults: 0, items: [] } as const;
 /**
  * The root query's filter as resources of `type` read it, or NONE: a filter that only the other
  * type can read (a path qualified by that type's core schema URN, which /Users or /Groups answer
- * 400 invalidFilter) matches none of this type's resources. A filter that no type can read is
- * still 400 (parsed once without a type first).
+ * 400 invalidFilter) matches none of this type's resources. `typeless` is the query parsed without
+ * a type, which a filter no type can read already failed (400).
  */
 function filterOf(
   input: Record<string, unknown>,
   type: "User" | "Group",
+  typeless: ListParams,
 ): FilterNode | undefined | typeof NONE {
   try {
     return parseListParams(input, type).filter;
   } catch (err) {
-    if (err instanceof BadRequestError && parseListParams(input).filter !== undefined) return NONE;
+    if (err instanceof BadRequestError && typeless.filter !== undefined) return NONE;
     throw err;
   }
 }
@@ -51,8 +58,8 @@ export function createRootHandlers({ directory }: ScimRouterDeps): RootHandlers 
     const source = String(req.params.source);
     // Parsed per type: the filter parser trims the literals of the name each type stores trimmed.
     const params = parseListParams(input);
-    const userFilter = filterOf(input, "User");
-    const groupFilter = filterOf(input, "Group");
+    const userFilter = filterOf(input, "User", params);
+    const groupFilter = filterOf(input, "Group", params);
     const base = scimBaseUrl(req, source);
     const from = params.startIndex - 1;
     const to = from + params.count;

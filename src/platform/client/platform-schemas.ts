@@ -101,10 +101,10 @@ export const embedUserSchema = z.looseObject({
 
 export const memberCountSchema = z.looseObject({ memberCount: z.number().int() });
 
-/** Error bodies, read only to word a PlatformError: SCIM (RFC 7644 §3.12) or `{error: {code, message}}`. */
 /**
- * An error body, read only for the failure's message: each field on its own, so that one of
- * another type (a numeric `status`, where the contract says a string) drops that field alone.
+ * Error bodies, read only to word a PlatformError: SCIM (RFC 7644 §3.12) or `{error: {code,
+ * message}}`. Each field is read on its own, so that one of another type (a numeric `status`,
+ * where the contract says a string) drops that field alone.
  */
 export const errorBodySchema = z.looseObject({
   status: z.unknown().optional(),
