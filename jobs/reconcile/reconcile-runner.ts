@@ -5,6 +5,7 @@ import { evaluateGuard } from "../../src/reconcile/deprovision-guard.js";
 import type { ReconcileRun } from "../../src/reconcile/reconcile-run.js";
 import { DRIFT_CLASSES } from "../../src/reconcile/reconcile-types.js";
 import { type RepairOutcome, type TrackedRun, startedOutcome } from "../../src/admin/repair-outcome.js";
+import { type EntityRef, refKey } from "../../src/scim/scim-types.js";
 import { resyncTransientDeadLetters } from "../../src/sync/dead-letter-retry.js";
 import { type AdoptionCheck, applyRepairs } from "./apply-repairs.js";
 import { isJobHandedOn, recordFailure } from "../job-lease.js";
@@ -68,6 +69,15 @@ function heldByAWorkspaceSource(deps: ReconcileDeps): AdoptionCheck {
   };
 }
 
+type AppliedRepairs = { entities: number; orphanDeactivations: number };
+
+/** Whether each entity is among the run's repairs (its sync was requested as a repair). */
+async function inRepairs(deps: ReconcileDeps, ctx: RunContext, refs: EntityRef[]): Promise<boolean[]> {
+  if (refs.length === 0) return [];
+  const found = await deps.redis.smismember(ctx.keys.repairs, ...refs.map(refKey));
+  return found.map((member) => member === 1);
+}
+
 /**
  * Applies a run's planned repairs (at once, or once an admin confirmed them). Orphans are
  * deactivated here, and `drift_repaired_total{kind="orphans"}` counts those really deactivated (a
@@ -79,7 +89,7 @@ async function applyAndCount(
   ctx: RunContext,
   run: ReconcileRun,
   log: Logger,
-): Promise<{ entities: number; orphanDeactivations: number }> {
+): Promise<AppliedRepairs> {
   const applied = await applyRepairs({
     redis: deps.redis,
     repairsKey: ctx.keys.repairs,
@@ -104,6 +114,7 @@ async function applyAndCount(
       deps.state.deadLetters,
       run.source,
       deps.requestResync,
+      { alreadyRequested: (refs) => inRepairs(deps, ctx, refs) },
     );
     if (deadLetters > 0) {
       log.info({ deadLetters }, "reconcile: dead letters of transient failures are synced again");
@@ -125,7 +136,7 @@ async function afterApply(
   deps: ReconcileDeps,
   ctx: RunContext,
   run: TrackedRun,
-  applied: { entities: number; orphanDeactivations: number },
+  applied: AppliedRepairs,
 ): Promise<TrackedRun> {
   const tracking = deps.settle !== undefined && applied.entities > 0;
   const repairs = {

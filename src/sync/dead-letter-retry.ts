@@ -20,7 +20,8 @@ export interface DeadLetterRetryState extends Pick<SyncStateReader, "deadLetterP
  * `dead-letters retry`, and each letter goes once its entity syncs. A reconciliation sees only
  * drift; these entities may show none (a write applied whose answer was lost, an attribute value
  * outside the run's slice) and would keep their letters for ever. Refusals are left for an admin
- * (isTransientFailureCode).
+ * (isTransientFailureCode). An entity that does show drift is synced again by the run's repairs
+ * whatever its letter (apply-repairs.ts): this hand-over does not enqueue it a second time.
  *
  * Once only: a letter handed over is marked (`autoRetriedAt`), with the entity's generation read
  * before the hand-over, and a letter written again for that same generation (the sync handed over
@@ -34,15 +35,18 @@ export interface DeadLetterRetryState extends Pick<SyncStateReader, "deadLetterP
  * that drops the mark (handed over once more), never a newer change's letter that keeps it.
  *
  * Reads the source's letters a page at a time (deadLetterPages: each letter there at the start
- * once, whatever is removed or written again meanwhile). Answers how many entities were handed to
- * `requestResync`.
+ * once, whatever is removed or written again meanwhile). Entities the run's repairs already
+ * requested (`alreadyRequested`: they showed drift) are marked, not requested a second time (a
+ * second request while the first sync runs would stack one more sync behind it). Answers how many
+ * letters were handed over.
  */
 export async function resyncTransientDeadLetters(
   state: DeadLetterRetryState,
   source: string,
   requestResync: (refs: EntityRef[]) => Promise<void>,
-  pageSize = 500,
+  options: { pageSize?: number; alreadyRequested?: (refs: EntityRef[]) => Promise<boolean[]> } = {},
 ): Promise<number> {
+  const pageSize = options.pageSize ?? 500;
   let requested = 0;
   for await (const page of state.deadLetterPages({ source, pageSize })) {
     const due = page.filter(
@@ -55,7 +59,9 @@ export async function resyncTransientDeadLetters(
     const refs = due.map(({ letter }) => letter.ref);
     // Read before the hand-over: the syncs handed over plan from this generation or a later one.
     const generations = await state.entityGenerations(refs);
-    await requestResync(refs);
+    const requestedBefore = (await options.alreadyRequested?.(refs)) ?? [];
+    const toRequest = refs.filter((_ref, i) => requestedBefore[i] !== true);
+    if (toRequest.length > 0) await requestResync(toRequest);
     requested += due.length;
     const at = new Date().toISOString();
     await Promise.all(due.map((read, i) => state.markDeadLetterAutoRetried(read, at, generations[i] ?? 0)));

@@ -83,7 +83,7 @@ describe("resyncTransientDeadLetters", () => {
           );
         }
       },
-      5,
+      { pageSize: 5 },
     );
     expect(got.size).toBe(23);
   });
@@ -133,6 +133,23 @@ describe("resyncTransientDeadLetters", () => {
       generations.set("u0", 5);
     });
     expect(list.map((l) => l.autoRetriedGeneration)).toEqual([4, 7]);
+  });
+
+  it("marks, without requesting them again, the entities the run's repairs already requested", async () => {
+    const list = letters(["platform_server", "platform_timeout", "platform_network"]);
+    const requested: string[] = [];
+    const n = await resyncTransientDeadLetters(
+      store(list),
+      "okta",
+      async (refs) => {
+        requested.push(...refs.map((r) => r.id));
+      },
+      // u1 showed drift: the run's repairs enqueued its sync already.
+      { alreadyRequested: async (refs) => refs.map((r) => r.id === "u1") },
+    );
+    expect(requested.sort()).toEqual(["u0", "u2"]);
+    expect(n).toBe(3);
+    expect(list.every((l) => l.autoRetriedAt !== undefined)).toBe(true);
   });
 
   it("classifies codes", () => {
