@@ -193,6 +193,8 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
       },
       // Each write is marked before it goes out: a run that dies with it on the wire leaves the mark.
       markWrite: writeMarker(ctx, ref),
+      // A long pause another call met puts this job back at its next call (no job active meanwhile).
+      putBackOnLongPause: true,
     };
     try {
       outcome = await watchWrites(writes, () =>

@@ -191,6 +191,8 @@ async function sendChunk(
       ctx,
       part.map((s) => s.entry.ref),
     ),
+    // A long pause another call met puts the flush job back (no job active meanwhile).
+    putBackOnLongPause: true,
   };
   try {
     try {

@@ -8,7 +8,7 @@ import type { z } from "zod";
 import type { Logger } from "../../observability/logger.js";
 import { PlatformError } from "../platform-error.js";
 import type { PlatformMetrics } from "./platform-metrics.js";
-import type { RequestBudget } from "./request-budget.js";
+import { PauseTooLong, type RequestBudget } from "./request-budget.js";
 import {
   type BackoffOptions,
   type FailureClass,
@@ -18,7 +18,13 @@ import {
   isSharedPause,
   parseRetryAfter,
 } from "./retry-policy.js";
-import { beforeWrite, markWrite, mayLandLate, noteUnansweredWrite } from "./unanswered-writes.js";
+import {
+  beforeWrite,
+  markWrite,
+  mayLandLate,
+  noteUnansweredWrite,
+  putsBackOnLongPause,
+} from "./unanswered-writes.js";
 import {
   type HttpTransport,
   TransportError,
@@ -88,7 +94,7 @@ export class PlatformRequester {
     let answerMayBeLost = false;
 
     for (let attempt = 0; ; attempt++) {
-      await o.budget.acquire();
+      await this.#acquire(call.operation);
       // After the budget's wait (a pause may be long), right before the write goes out.
       if (call.method !== "GET") await beforeWrite();
       const settle = call.method !== "GET" ? await markWrite() : undefined;
@@ -248,6 +254,26 @@ export class PlatformRequester {
       );
     }
     return result.data;
+  }
+
+  /**
+   * Draws from the shared budget. A queue job's call (putsBackOnLongPause) does not sit out a
+   * pause longer than the client waits for a Retry-After of its own (maxRetryAfterMs): it fails as
+   * rate limited with the pause left, as if the platform had answered it so, and the job processor
+   * puts the job back with its queue paused (no attempt spent), so no job stays active meanwhile.
+   */
+  async #acquire(operation: string): Promise<void> {
+    const o = this.#o;
+    try {
+      await o.budget.acquire(putsBackOnLongPause() ? { maxWaitMs: o.maxRetryAfterMs } : {});
+    } catch (err) {
+      if (!(err instanceof PauseTooLong)) throw err;
+      throw this.#fail(
+        operation,
+        `${operation}: not sent, the platform asked every call to pause (Retry-After); ${Math.ceil(err.waitMs / 1000)} s left`,
+        { failure: "rate_limited", transient: true, retryAfterMs: err.waitMs },
+      );
+    }
   }
 
   #fail(

@@ -6,12 +6,24 @@
 import type { Redis } from "ioredis";
 
 export interface RequestBudget {
-  /** Resolves when one request may go (waits out the shared pause and the rate limit). */
-  acquire(): Promise<void>;
+  /**
+   * Resolves when one request may go (waits out the shared pause and the rate limit). With
+   * `maxWaitMs`, a wait longer than that (a pause the platform asked for) is not waited out:
+   * it rejects at once with PauseTooLong.
+   */
+  acquire(options?: { maxWaitMs?: number }): Promise<void>;
   /** Nobody sends before `epochMs` (ms since the epoch). Only ever moves the pause later. */
   pauseUntil(epochMs: number): Promise<void>;
   /** The epoch ms until which requests are paused; 0 or a past time when not paused. */
   pausedUntil(): Promise<number>;
+}
+
+/** What acquire rejects with when its wait is longer than the caller sits out (`waitMs` left). */
+export class PauseTooLong extends Error {
+  constructor(readonly waitMs: number) {
+    super(`the platform's request budget is paused for ${Math.ceil(waitMs / 1000)} s more`);
+    this.name = "PauseTooLong";
+  }
 }
 
 /** No rate limit and no pause: for tests that want none. `pausedUntil` reports the last pause set. */
@@ -104,7 +116,7 @@ export class RedisRequestBudget implements RequestBudget {
     }
   }
 
-  async acquire(): Promise<void> {
+  async acquire(options: { maxWaitMs?: number } = {}): Promise<void> {
     for (;;) {
       const waitMs = Number(
         await (this.#redis as unknown as BudgetCommands).platformBudgetAcquire(
@@ -115,6 +127,7 @@ export class RedisRequestBudget implements RequestBudget {
         ),
       );
       if (waitMs <= 0) return;
+      if (options.maxWaitMs !== undefined && waitMs > options.maxWaitMs) throw new PauseTooLong(waitMs);
       await this.#sleep(Math.min(waitMs, this.#maxPollMs));
     }
   }

@@ -21,6 +21,13 @@ export interface WriteWatch {
    * whether it may still land late (it timed out) and when it was sent.
    */
   markWrite?: () => Promise<SettleWrite>;
+  /**
+   * The watched calls run in a queue job that is put back when the platform asks for a long pause
+   * (a sync, the lifecycle flush): a call that finds the shared pause (set by another call's 429 or
+   * 503 with Retry-After) longer than the client sits out in a call fails at once as rate limited,
+   * with the pause left as its Retry-After, instead of holding the job active until it ends.
+   */
+  putBackOnLongPause?: boolean;
 }
 
 /** Settles the mark of one write: answered (or failed for good), or still able to land late. */
@@ -52,6 +59,11 @@ export async function beforeWrite(): Promise<void> {
 /** Runs the current watch's `markWrite`, if any: right before a write is sent. */
 export async function markWrite(): Promise<SettleWrite | undefined> {
   return watches.getStore()?.markWrite?.();
+}
+
+/** Whether the calls in flight are a queue job's that is put back on a long pause (WriteWatch). */
+export function putsBackOnLongPause(): boolean {
+  return watches.getStore()?.putBackOnLongPause === true;
 }
 
 /** Notes an unanswered write sent at `sentAt` on the current watch, if any. */

@@ -2,7 +2,9 @@ import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { HttpPlatformClient } from "../../../src/platform/client/http-platform-client.js";
-import { RedisRequestBudget } from "../../../src/platform/client/request-budget.js";
+import { PauseTooLong, RedisRequestBudget } from "../../../src/platform/client/request-budget.js";
+import { watchWrites } from "../../../src/platform/client/unanswered-writes.js";
+import { PlatformError } from "../../../src/platform/platform-error.js";
 import { type FakePlatform, scimUser, sendJson, startFakePlatform } from "./fake-platform.js";
 
 const prefix = `test-${randomUUID()}`;
@@ -42,6 +44,8 @@ function clientWith(redis: Redis, url: string, requestsPerSecond = 20): HttpPlat
   clients.push(client);
   return client;
 }
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The most requests seen in any window of `windowMs`. */
 function peakInWindow(times: number[], windowMs: number): number {
@@ -109,5 +113,46 @@ describe("RedisRequestBudget", () => {
     await budget.pauseUntil(later + 1000);
     expect(await budget.pausedUntil()).toBe(later + 1000);
     expect(await redisA.pttl(budget.pauseKey)).toBeGreaterThan(5000);
+  });
+
+  it("a queue job's call fails at once on a pause longer than the client waits; other calls wait it out", async () => {
+    let calls = 0;
+    platform = await startFakePlatform((_req, res) => {
+      calls += 1;
+      sendJson(res, 200, scimUser("u1", "ada"));
+    });
+    const client = clientWith(redisA, platform.url);
+    const budget = new RedisRequestBudget({ redis: redisA, prefix, requestsPerSecond: 20 });
+    // Another call's answer asked everyone to pause for 90 s (over the client's 60 s).
+    await budget.pauseUntil(Date.now() + 90_000);
+    const started = Date.now();
+    const err = await watchWrites({ putBackOnLongPause: true }, () => client.getUser("u1")).catch((e) => e);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(err).toBeInstanceOf(PlatformError);
+    expect(err).toMatchObject({ failure: "rate_limited", transient: true, operation: "getUser" });
+    expect(err.retryAfterMs).toBeGreaterThan(85_000);
+    expect(err.retryAfterMs).toBeLessThanOrEqual(90_000);
+    expect(calls).toBe(0);
+    // A short pause is waited out in the call, job or not.
+    await redisA.del(budget.pauseKey);
+    await budget.pauseUntil(Date.now() + 300);
+    await expect(
+      watchWrites({ putBackOnLongPause: true }, () => client.getUser("u1")),
+    ).resolves.toMatchObject({
+      id: "u1",
+    });
+    // Outside a queue job (a reconciliation's listing, say) the long pause is waited out as before.
+    await budget.pauseUntil(Date.now() + 90_000);
+    await expect(
+      budget.acquire({ maxWaitMs: 60_000 }).then(
+        () => "went",
+        (e) => e,
+      ),
+    ).resolves.toBeInstanceOf(PauseTooLong);
+    const waiting = client.getUser("u1");
+    const early = await Promise.race([waiting.then(() => "answered"), sleep(1_500).then(() => "waiting")]);
+    expect(early).toBe("waiting");
+    await redisA.del(budget.pauseKey);
+    await expect(waiting).resolves.toMatchObject({ id: "u1" });
   });
 });
