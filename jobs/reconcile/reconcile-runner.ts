@@ -342,7 +342,18 @@ export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<
     if (written && run.trigger === "schedule" && !run.dryRun) {
       await supersedeHeldScheduledRuns(deps, run, log);
     }
-    log.info({ counts: run.counts, state: run.state, durationMs: run.durationMs }, "reconcile: run finished");
+    if (isSettling(run)) {
+      // Its repairs were enqueued: settleRun ends it once they synced or failed.
+      log.info(
+        { counts: run.counts, state: run.state, entities: run.repairs.entities },
+        "reconcile: run scanned and its repairs enqueued; it waits for them to settle",
+      );
+    } else {
+      log.info(
+        { counts: run.counts, state: run.state, durationMs: run.durationMs },
+        "reconcile: run finished",
+      );
+    }
     return run;
   } catch (err) {
     // Handed on: the next holder runs it (and owns its working sets and its record from here).

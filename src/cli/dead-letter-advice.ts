@@ -24,7 +24,7 @@ const ADVICE: Record<string, string> = {
   platform_conflict:
     "the platform holds another object of that unique name (owned by no source?): remove or rename it on the platform, or change the name at the identity provider (the letter goes once the entity syncs), then retry",
   platform_bad_request:
-    "the platform refused the data (the reason says what): fix it at the identity provider (the letter goes once the entity syncs) or in the source's attribute rules, then retry",
+    "the platform refused the request (the reason says what: a value, or a group's member add or removal): fix it at the identity provider (the letter goes once the entity syncs), in the source's attribute rules or on the platform, then retry",
   attribute_type_clash:
     "a platform attribute of that name has another type: change the source's attribute rule or the platform attribute, then retry",
   ownership_conflict:

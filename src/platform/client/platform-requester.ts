@@ -207,7 +207,7 @@ export class PlatformRequester {
           ? `platform answered ${response.status}${describeErrorBody(response)}`
           : `${failedKind === "timeout" ? "timed out" : "connection failed"} (${errorMessage(cause)})`;
       let message = `${call.operation}: ${why}`;
-      if (decision.reason === "exhausted") message += `; gave up after ${attempt + 1} attempts`;
+      if (decision.reason === "exhausted") message += `; gave up after ${attempt + 1} tries of this call`;
       if (decision.reason === "retry_after_too_long") {
         message += `; Retry-After ${Math.ceil((retryAfterMs ?? 0) / 1000)} s is longer than this client waits`;
       }

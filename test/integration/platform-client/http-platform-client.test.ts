@@ -130,7 +130,7 @@ describe("HttpPlatformClient over HTTP", () => {
     expect(err.failure).toBe("server");
     expect(err.httpStatus).toBe(503);
     expect(err.operation).toBe("listUserAttributes");
-    expect(err.message).toMatch(/503.*gave up after 3 attempts/);
+    expect(err.message).toMatch(/503.*gave up after 3 tries of this call/);
   });
 
   it("recovers when a transient failure clears", async () => {

@@ -82,7 +82,7 @@ describe("a 2xx answer whose body is not JSON", () => {
     const { requester, sent } = requesterAnswering([cutOff]);
     const err = await failureOf(requester.call(createCall));
     expect(err).toMatchObject({ failure: "invalid_response", transient: true, httpStatus: 201 });
-    expect(err.message).toBe("createEmbedGroup: 201 answer is not JSON; gave up after 3 attempts");
+    expect(err.message).toBe("createEmbedGroup: 201 answer is not JSON; gave up after 3 tries of this call");
     expect(sent).toHaveLength(3);
   });
 
@@ -100,7 +100,7 @@ describe("a 2xx answer whose body is not JSON", () => {
     const { requester, sent } = requesterAnswering([{ status: 200, body: "<html>" }]);
     const err = await failureOf(requester.call(read));
     expect(err).toMatchObject({ failure: "invalid_response", transient: true });
-    expect(err.message).toBe("getEmbedGroup: 200 answer is not JSON; gave up after 3 attempts");
+    expect(err.message).toBe("getEmbedGroup: 200 answer is not JSON; gave up after 3 tries of this call");
     expect(sent).toHaveLength(3);
   });
 
