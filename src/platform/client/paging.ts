@@ -73,7 +73,12 @@ export interface CursorPage<T> {
   pageInfo: { hasNextPage: boolean; endCursor?: string | null };
 }
 
-/** Yields every item of a cursor list; stops when there is no next page (or no cursor to it). */
+/**
+ * Yields every item of a cursor list; stops when there is no next page. A page that says there is
+ * a next one but gives no cursor to it, or the cursor it was asked with, fails visibly: stopping
+ * there would hand a reconciliation part of the list as the whole of it (groups and members
+ * reported missing that are there), and following the same cursor would never end.
+ */
 export async function* cursorPages<T>(
   fetchPage: (first: number, after: string | undefined) => Promise<CursorPage<T>>,
   pageSize?: number,
@@ -83,8 +88,16 @@ export async function* cursorPages<T>(
   for (;;) {
     const page = await fetchPage(first, after);
     yield* page.items;
+    if (!page.pageInfo.hasNextPage) return;
     const next = page.pageInfo.endCursor;
-    if (!page.pageInfo.hasNextPage || next === null || next === undefined || next === after) return;
+    if (next === null || next === undefined || next === "") {
+      throw new Error("the platform answered hasNextPage true without an endCursor: the list cannot go on");
+    }
+    if (next === after) {
+      throw new Error(
+        "the platform answered the cursor it was asked with as the next page's: the list would never end",
+      );
+    }
     after = next;
   }
 }

@@ -81,15 +81,40 @@ describe("cursorPages", () => {
     expect(afters).toEqual([undefined, "c1", "c2"]);
   });
 
-  it("stops when the cursor does not move", async () => {
+  it("fails visibly when the cursor does not move (the list would never end)", async () => {
     let calls = 0;
-    const items = await collect(
-      cursorPages(async () => {
+    const seen: number[] = [];
+    const walk = async () => {
+      for await (const item of cursorPages(async () => {
         calls++;
         return { items: [calls], pageInfo: { hasNextPage: true, endCursor: "same" } };
-      }),
-    );
-    expect(items).toEqual([1, 2]);
+      })) {
+        seen.push(item);
+      }
+    };
+    await expect(walk()).rejects.toThrow(/never end/);
+    expect(seen).toEqual([1, 2]);
+  });
+
+  it("fails visibly when a next page is announced without a cursor to it (not a partial list)", async () => {
+    for (const endCursor of [null, undefined, ""]) {
+      const walk = collect(
+        cursorPages(async (_first, after) =>
+          after === undefined
+            ? { items: ["a"], pageInfo: { hasNextPage: true, endCursor } }
+            : { items: ["b"], pageInfo: { hasNextPage: false, endCursor: null } },
+        ),
+      );
+      await expect(walk, String(endCursor)).rejects.toThrow(/without an endCursor/);
+    }
+  });
+
+  it("ends at hasNextPage false whatever the cursor", async () => {
+    expect(
+      await collect(
+        cursorPages(async () => ({ items: ["a"], pageInfo: { hasNextPage: false, endCursor: "c9" } })),
+      ),
+    ).toEqual(["a"]);
   });
 });
 
