@@ -22,15 +22,6 @@ describe("a pause asked for while a sync runs", () => {
           attributes: { department: { from: `${ENT}:department`, type: "string" } },
         },
       },
-      config: {
-        sync: {
-          concurrency: 4,
-          attempts: 8,
-          lifecycleBatchWindowMs: 50,
-          sweepIntervalMs: 500,
-          sweepAfterMs: 1_000,
-        },
-      },
     });
   });
   afterAll(async () => {

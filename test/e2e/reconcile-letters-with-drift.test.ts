@@ -9,7 +9,12 @@
  * second enqueue stacked a second sync behind a running one).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type TestBridge, startTestBridge } from "../helpers/bridge-harness.js";
+import {
+  MANUAL_RECONCILE,
+  type TestBridge,
+  harnessSync,
+  startTestBridge,
+} from "../helpers/bridge-harness.js";
 import { waitFor } from "../helpers/redis-test-prefix.js";
 
 interface Letter {
@@ -28,16 +33,7 @@ describe("a reconciliation syncs again the dead-lettered entities that differ", 
   beforeAll(async () => {
     h = await startTestBridge("reconcile-letters-drift", {
       sources: { okta: { tokens: ["okta-token"] } },
-      config: {
-        sync: {
-          concurrency: 4,
-          attempts: 2,
-          lifecycleBatchWindowMs: 50,
-          sweepIntervalMs: 500,
-          sweepAfterMs: 1_000,
-        },
-        reconcile: { schedule: "0 0 1 1 *", orphans: "report", maxDeprovisionShare: 0.5, keepRuns: 50 },
-      },
+      config: { sync: harnessSync({ concurrency: 4, attempts: 2 }), reconcile: MANUAL_RECONCILE },
     });
   });
   afterAll(async () => {

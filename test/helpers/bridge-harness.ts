@@ -37,6 +37,29 @@ export interface TestBridgeOptions {
   log?: { level: string; destination: DestinationStream };
 }
 
+/**
+ * The harness's sync settings (quick batches and sweeps), with `changes` over them: `config.sync`
+ * given to startTestBridge replaces the whole key.
+ */
+export function harnessSync(changes: Partial<NonNullable<ConfigInput["sync"]>> = {}) {
+  return {
+    concurrency: 8,
+    attempts: 8,
+    lifecycleBatchWindowMs: 50,
+    sweepIntervalMs: 500,
+    sweepAfterMs: 1_000,
+    ...changes,
+  };
+}
+
+/** Reconciliation only when a test starts it (the schedule's once a year), orphans reported. */
+export const MANUAL_RECONCILE = {
+  schedule: "0 0 1 1 *",
+  orphans: "report",
+  maxDeprovisionShare: 0.5,
+  keepRuns: 50,
+} as const;
+
 export async function startTestBridge(name: string, options: TestBridgeOptions = {}) {
   const emulator: PlatformEmulator = createPlatformEmulator({
     token: PLATFORM_TOKEN,
@@ -58,13 +81,7 @@ export async function startTestBridge(name: string, options: TestBridgeOptions =
     admin: { tokens: [E2E_ADMIN_TOKEN, { token: E2E_VIEWER_TOKEN, role: "viewer" }] },
     redis: { url: TEST_REDIS_URL, prefix },
     server: { port: 0, host: "127.0.0.1", bodyLimit: "5mb", shutdownTimeoutMs: 5_000 },
-    sync: {
-      concurrency: 8,
-      attempts: 8,
-      lifecycleBatchWindowMs: 50,
-      sweepIntervalMs: 500,
-      sweepAfterMs: 1_000,
-    },
+    sync: harnessSync(),
     logLevel: "silent",
     sources,
     ...options.config,
