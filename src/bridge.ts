@@ -39,6 +39,7 @@ import { Queue } from "bullmq";
 import { QUEUE_NAMES, createQueueStatus, createSyncQueue, startWorkers } from "../jobs/index.js";
 import { HttpPlatformClient } from "./platform/client/http-platform-client.js";
 import { RedisRequestBudget } from "./platform/client/request-budget.js";
+import { parseByteSize } from "./config/byte-size.js";
 
 export { createQueueRedis, createStoreRedis };
 
@@ -150,6 +151,7 @@ export async function startBridge(config: Config, options: BridgeOptions = {}): 
       timeoutMs: config.platform.timeoutMs,
       maxRetries: config.platform.maxRetries,
       retryAfterCapMs: config.platform.retryAfterCapMs,
+      maxAnswerBytes: parseByteSize(config.platform.maxAnswerBytes),
       budget,
       registry,
       // The client's lines carry module "platform-client" (its own child logger); one more

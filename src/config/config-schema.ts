@@ -171,6 +171,17 @@ export const configSchema = z
           .int({ error: RETRY_AFTER_CAP_ERROR })
           .min(1, { error: RETRY_AFTER_CAP_ERROR })
           .default(300_000),
+        /**
+         * The largest platform answer read (`16mb`, `64mb`, a number of bytes): a larger one fails
+         * its call (a list page is asked again smaller, down to one resource). Raise it for a
+         * platform group whose member list alone is larger (about 120k members a 16 MiB).
+         */
+        maxAnswerBytes: z
+          .string()
+          .refine((v) => (parseByteSize(v) ?? 0) > 0, {
+            message: 'must be a size such as "16mb", "64mb" or a number of bytes',
+          })
+          .default("16mb"),
       })
       .strict(),
     admin: z

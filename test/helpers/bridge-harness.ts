@@ -29,6 +29,8 @@ export interface TestBridgeOptions {
   sources?: ConfigInput["sources"];
   /** Deep-merged over the generated config (top-level keys replace). */
   config?: Partial<ConfigInput>;
+  /** Merged over the harness's platform settings (the emulator's URL and token, quick timeouts). */
+  platform?: Partial<ConfigInput["platform"]>;
   faults?: FaultRule[];
   /** Start the bridge (default true); false to drive the emulator or directory alone first. */
   start?: boolean;
@@ -77,6 +79,7 @@ export async function startTestBridge(name: string, options: TestBridgeOptions =
       requestsPerSecond: 2000,
       timeoutMs: 2_000,
       maxRetries: 4,
+      ...options.platform,
     },
     admin: { tokens: [E2E_ADMIN_TOKEN, { token: E2E_VIEWER_TOKEN, role: "viewer" }] },
     redis: { url: TEST_REDIS_URL, prefix },
