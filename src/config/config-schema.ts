@@ -152,6 +152,8 @@ export function isRedisUrl(value: string): boolean {
 
 const RETRY_AFTER_CAP_ERROR = "must be a whole number of milliseconds, 1 or more (e.g. 300000 for 5 minutes)";
 
+const MAX_ANSWER_BYTES_ERROR = 'must be a size such as "16mb", "64mb" or a number of bytes';
+
 export const configSchema = z
   .object({
     platform: z
@@ -177,10 +179,9 @@ export const configSchema = z
          * platform group whose member list alone is larger (about 120k members a 16 MiB).
          */
         maxAnswerBytes: z
-          .string()
-          .refine((v) => (parseByteSize(v) ?? 0) > 0, {
-            message: 'must be a size such as "16mb", "64mb" or a number of bytes',
-          })
+          .union([z.string(), z.number()], { error: MAX_ANSWER_BYTES_ERROR })
+          .transform((v) => (typeof v === "number" ? String(v) : v))
+          .refine((v) => (parseByteSize(v) ?? 0) > 0, { message: MAX_ANSWER_BYTES_ERROR })
           .default("16mb"),
       })
       .strict(),

@@ -27,15 +27,20 @@ describe("platform.maxAnswerBytes", () => {
       ["512kb", 512 * 1024],
       ["1gb", 1024 ** 3],
       ["100000", 100_000],
+      // A YAML number: bytes.
+      [33_554_432, 33_554_432],
     ] as const) {
       const got = buildConfig({ ...minimal, platform: { ...platform, maxAnswerBytes: value } });
-      expect(parseByteSize(got.platform.maxAnswerBytes), value).toBe(bytes);
+      expect(parseByteSize(got.platform.maxAnswerBytes), String(value)).toBe(bytes);
     }
   });
 
-  it.each(["0", "0kb", "lots", "-1mb", "16 MiB"])("refuses %j, naming the key", (value) => {
-    expect(problems(value)).toEqual([
-      'platform.maxAnswerBytes: must be a size such as "16mb", "64mb" or a number of bytes',
-    ]);
-  });
+  it.each(["0", "0kb", "lots", "-1mb", "16 MiB", 0, -5, null, true])(
+    "refuses %j, naming the key",
+    (value) => {
+      expect(problems(value)).toEqual([
+        'platform.maxAnswerBytes: must be a size such as "16mb", "64mb" or a number of bytes',
+      ]);
+    },
+  );
 });
