@@ -29,6 +29,8 @@ const ADVICE: Record<string, string> = {
     "a platform attribute of that name has another type: change the source's attribute rule or the platform attribute, then retry",
   ownership_conflict:
     "another source owns that platform object (or a dead letter of a deleted entity still holds it): settle that first, then retry",
+  platform_invalid_response:
+    "the platform answered outside its contract (the reason names the call: a body of the wrong shape, a list whose pages cannot be walked, or an answer over platform.maxAnswerBytes): raise platform.maxAnswerBytes for a large answer, or have the platform fixed, then retry",
   internal: "a bug in the bridge or a Redis error reply: read the reason and the error lines, then retry",
   not_converging:
     "the platform kept differing from the plan (a value it rewrites?): compare the entity with the platform, then retry",

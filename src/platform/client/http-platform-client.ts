@@ -84,7 +84,7 @@ export class HttpPlatformClient implements PlatformClient {
           count,
         }),
       options.pageSize,
-      { smallerPageOn: isAnswerTooLarge },
+      { smallerPageOn: isAnswerTooLarge, operation: "listUsers" },
     ) as AsyncIterable<PlatformScimUser>;
   }
 
@@ -150,7 +150,7 @@ export class HttpPlatformClient implements PlatformClient {
           count,
         }),
       options.pageSize,
-      { smallerPageOn: isAnswerTooLarge },
+      { smallerPageOn: isAnswerTooLarge, operation: "listGroups" },
     ) as AsyncIterable<PlatformScimGroup>;
   }
 
@@ -259,8 +259,10 @@ export class HttpPlatformClient implements PlatformClient {
 
   listEmbedTenants(): AsyncIterable<EmbedTenant> {
     const schema = s.cursorPageSchema(s.embedTenantSchema);
-    return cursorPages((first, after) =>
-      this.#get("listEmbedTenants", paths.embedTenants(), schema, { first, after }),
+    return cursorPages(
+      (first, after) => this.#get("listEmbedTenants", paths.embedTenants(), schema, { first, after }),
+      undefined,
+      { operation: "listEmbedTenants" },
     );
   }
 
@@ -271,15 +273,19 @@ export class HttpPlatformClient implements PlatformClient {
 
   listEmbedUsers(tenant: string): AsyncIterable<EmbedUser> {
     const schema = s.cursorPageSchema(s.embedUserSchema);
-    return cursorPages((first, after) =>
-      this.#get("listEmbedUsers", paths.embedUsers(tenant), schema, { first, after }),
+    return cursorPages(
+      (first, after) => this.#get("listEmbedUsers", paths.embedUsers(tenant), schema, { first, after }),
+      undefined,
+      { operation: "listEmbedUsers" },
     );
   }
 
   listEmbedGroups(tenant: string): AsyncIterable<EmbedGroup> {
     const schema = s.cursorPageSchema(s.embedGroupSchema);
-    return cursorPages((first, after) =>
-      this.#get("listEmbedGroups", paths.embedGroups(tenant), schema, { first, after }),
+    return cursorPages(
+      (first, after) => this.#get("listEmbedGroups", paths.embedGroups(tenant), schema, { first, after }),
+      undefined,
+      { operation: "listEmbedGroups" },
     );
   }
 
@@ -312,8 +318,14 @@ export class HttpPlatformClient implements PlatformClient {
 
   listEmbedGroupMembers(tenant: string, groupId: string): AsyncIterable<EmbedUser> {
     const schema = s.cursorPageSchema(s.embedUserSchema);
-    return cursorPages((first, after) =>
-      this.#get("listEmbedGroupMembers", paths.embedGroupMembers(tenant, groupId), schema, { first, after }),
+    return cursorPages(
+      (first, after) =>
+        this.#get("listEmbedGroupMembers", paths.embedGroupMembers(tenant, groupId), schema, {
+          first,
+          after,
+        }),
+      undefined,
+      { operation: "listEmbedGroupMembers" },
     );
   }
 

@@ -2,6 +2,7 @@
  * Streams a platform list page by page without holding it in memory: SCIM lists by
  * startIndex/count (RFC 7644 §3.4.2.4), cursor lists by first/after.
  */
+import { PlatformError } from "../platform-error.js";
 
 /** The contract's largest page, for both list kinds. */
 export const MAX_PAGE_SIZE = 100;
@@ -16,7 +17,25 @@ export interface ScimPage<T> {
   Resources?: T[];
 }
 
-export interface ScimPagesOptions {
+export interface PagesOptions {
+  /** The client's name of the list call, named by a failure of the walk. */
+  operation?: string;
+}
+
+/**
+ * A list whose pages cannot be walked as the contract says: a break of the contract like an
+ * answer of the wrong shape (permanent; the same pages would come back), named by its call.
+ */
+function brokenList(operation: string | undefined, what: string): PlatformError {
+  const op = operation ?? "list";
+  return new PlatformError(`${op}: ${what}`, {
+    operation: op,
+    failure: "invalid_response",
+    transient: false,
+  });
+}
+
+export interface ScimPagesOptions extends PagesOptions {
   /**
    * Whether a failed page is to be asked again with half its count (an answer too large to read:
    * the contract sets no limit on a group's members). Down to one resource a page; then it fails.
@@ -56,7 +75,8 @@ export async function* scimPages<T>(
     // totalResults the walk would never end. Fail it visibly instead.
     const first = resources.length > 0 ? JSON.stringify(resources[0]) : undefined;
     if (first !== undefined && first === previousFirst) {
-      throw new Error(
+      throw brokenList(
+        options.operation,
         `the platform answered startIndex=${startIndex} with the page before it: it ignores startIndex`,
       );
     }
@@ -75,15 +95,19 @@ export interface CursorPage<T> {
 
 /**
  * Yields every item of a cursor list; stops when there is no next page. A page that says there is
- * a next one but gives no cursor to it, or the cursor it was asked with, fails visibly: stopping
- * there would hand a reconciliation part of the list as the whole of it (groups and members
- * reported missing that are there), and following the same cursor would never end.
+ * a next one but gives no cursor to it, or a cursor the walk was already asked with (the page's
+ * own, or one further back: a cycle), fails visibly as the call's contract break: stopping there
+ * would hand a reconciliation part of the list as the whole of it (groups and members reported
+ * missing that are there), and following the cycle would never end. The cursors asked with are
+ * kept for the walk (one short string a page: a thousand for a 100,000-member group).
  */
 export async function* cursorPages<T>(
   fetchPage: (first: number, after: string | undefined) => Promise<CursorPage<T>>,
   pageSize?: number,
+  options: PagesOptions = {},
 ): AsyncGenerator<T> {
   const first = clampPageSize(pageSize);
+  const askedWith = new Set<string>();
   let after: string | undefined;
   for (;;) {
     const page = await fetchPage(first, after);
@@ -91,11 +115,16 @@ export async function* cursorPages<T>(
     if (!page.pageInfo.hasNextPage) return;
     const next = page.pageInfo.endCursor;
     if (next === null || next === undefined || next === "") {
-      throw new Error("the platform answered hasNextPage true without an endCursor: the list cannot go on");
+      throw brokenList(
+        options.operation,
+        "the platform answered hasNextPage true without an endCursor: the list cannot go on",
+      );
     }
-    if (next === after) {
-      throw new Error(
-        "the platform answered the cursor it was asked with as the next page's: the list would never end",
+    if (after !== undefined) askedWith.add(after);
+    if (askedWith.has(next)) {
+      throw brokenList(
+        options.operation,
+        `the platform answered a cursor it was asked with before as the next page's (after ${askedWith.size} page(s)): the list would never end`,
       );
     }
     after = next;

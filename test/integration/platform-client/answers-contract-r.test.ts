@@ -87,4 +87,48 @@ describe("the platform client reads answers as the contract gives them", () => {
     expect(err).toBeInstanceOf(PlatformError);
     expect((err as PlatformError).message).toContain("(invalidValue: userName is required)");
   });
+
+  it("fails a cursor list that announces a next page without a cursor as the named call's contract break", async () => {
+    platform = await startFakePlatform((_req, res) =>
+      sendJson(res, 200, {
+        items: [{ id: "g1", name: "Analysts" }],
+        pageInfo: { hasNextPage: true, endCursor: null },
+      }),
+    );
+    const client = clientFor(platform.url);
+    const err = await (async () => {
+      for await (const _group of client.listEmbedGroups("acme")) void _group;
+    })().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(PlatformError);
+    expect(err).toMatchObject({
+      operation: "listEmbedGroups",
+      code: "platform_invalid_response",
+      transient: false,
+    });
+    expect(platform.requests).toHaveLength(1);
+  });
+
+  it("fails a SCIM list that ignores startIndex as the named call's contract break", async () => {
+    platform = await startFakePlatform((_req, res) =>
+      sendJson(res, 200, {
+        schemas: ["urn:ietf:params:scim:api:messages:2.0:ListResponse"],
+        Resources: [scimUser("u1", "ada")],
+      }),
+    );
+    const client = clientFor(platform.url);
+    const err = await (async () => {
+      for await (const _user of client.listUsers()) void _user;
+    })().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toMatchObject({
+      operation: "listUsers",
+      code: "platform_invalid_response",
+      transient: false,
+    });
+  });
 });

@@ -9,6 +9,7 @@ describe("deadLetterAdvice", () => {
     expect(deadLetterAdvice("platform_bulk_internal")).toMatch(/next reconciliation/);
     expect(deadLetterAdvice("platform_bulk_FORBIDDEN")).toMatch(/bulk action/);
     expect(deadLetterAdvice("unknown_source")).toMatch(/dead-letters discard/);
+    expect(deadLetterAdvice("platform_invalid_response")).toMatch(/contract.*maxAnswerBytes.*retry/);
   });
 
   it("gives none for a code it does not know, or no code", () => {

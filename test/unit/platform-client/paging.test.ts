@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { chunk, clampPageSize, cursorPages, scimPages } from "../../../src/platform/client/paging.js";
+import { PlatformError } from "../../../src/platform/platform-error.js";
 import {
   platformPaths,
   scimEqFilter,
@@ -106,6 +107,56 @@ describe("cursorPages", () => {
         ),
       );
       await expect(walk, String(endCursor)).rejects.toThrow(/without an endCursor/);
+    }
+  });
+
+  it("fails visibly when the cursors run in a cycle longer than one page (the list would never end)", async () => {
+    const next: Record<string, string> = { start: "c1", c1: "c2", c2: "c1" };
+    let calls = 0;
+    const walk = collect(
+      cursorPages(async (_first, after) => {
+        calls++;
+        if (calls > 10) throw new Error("still walking");
+        return { items: [calls], pageInfo: { hasNextPage: true, endCursor: next[after ?? "start"] } };
+      }),
+    );
+    await expect(walk).rejects.toThrow(/cursor .*asked with before.*never end/);
+    expect(calls).toBe(3);
+  });
+
+  it("fails as the platform's contract break of the list it walks (not an internal error)", async () => {
+    const cases: Array<[string, () => AsyncIterable<unknown>]> = [
+      [
+        "no cursor",
+        () =>
+          cursorPages(async () => ({ items: [1], pageInfo: { hasNextPage: true, endCursor: null } }), 10, {
+            operation: "listEmbedGroups",
+          }),
+      ],
+      [
+        "same cursor",
+        () =>
+          cursorPages(async () => ({ items: [1], pageInfo: { hasNextPage: true, endCursor: "x" } }), 10, {
+            operation: "listEmbedGroups",
+          }),
+      ],
+      [
+        "startIndex ignored",
+        () => scimPages(async () => ({ Resources: [{ id: "a" }] }), 10, { operation: "listEmbedGroups" }),
+      ],
+    ];
+    for (const [name, walk] of cases) {
+      const err = await collect(walk()).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err, name).toBeInstanceOf(PlatformError);
+      const failure = err as PlatformError;
+      expect(failure.operation, name).toBe("listEmbedGroups");
+      expect(failure.failure, name).toBe("invalid_response");
+      expect(failure.code, name).toBe("platform_invalid_response");
+      expect(failure.transient, name).toBe(false);
+      expect(failure.message, name).toMatch(/^listEmbedGroups: /);
     }
   });
 
