@@ -293,7 +293,9 @@ async function unconfirmed(
 ): Promise<BulkUserResult["failed"][number] | undefined> {
   let user: Awaited<ReturnType<SyncContext["platform"]["getUser"]>>;
   try {
-    user = await ctx.platform.getUser(platformId);
+    // A queue job's call as the bulk call was: a long pause puts the flush job back (below), no
+    // job active meanwhile, instead of sitting it out here.
+    user = await watchWrites({ putBackOnLongPause: true }, () => ctx.platform.getUser(platformId));
   } catch (err) {
     // A rate limit pauses the flush as the bulk call's would; any other failure of the read (but
     // Redis's) is this user's, retried and dead-lettered as one (it must not fail the others' flush for ever).

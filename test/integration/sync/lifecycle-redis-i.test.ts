@@ -3,35 +3,18 @@
  * the users of a batch: no user's bulk attempts are spent on it, no dead letter, and the flush job
  * does not spend its own attempts either; the deactivations land once Redis serves again.
  */
-import type { Job } from "bullmq";
 import { afterEach, describe, expect, it } from "vitest";
 import { type RunningWorkers, startWorkers } from "../../../jobs/start-workers.js";
-import { syncMetrics } from "../../../jobs/sync-metrics.js";
-import type { SyncJobData } from "../../../jobs/sync-job.js";
-import { createSyncProcessor } from "../../../jobs/sync-processor.js";
 import { createLogger } from "../../../src/observability/logger.js";
 import { createMetricsRegistry } from "../../../src/observability/metrics.js";
 import { NoopRequestBudget } from "../../../src/platform/client/request-budget.js";
-import type { PlatformClient } from "../../../src/platform/platform-types.js";
-import type { EntityRef } from "../../../src/scim/scim-types.js";
-import { AttributeDefinitions } from "../../../src/sync/attribute-definitions.js";
 import type { SyncContext } from "../../../src/sync/sync-context.js";
 import { waitFor } from "../../helpers/redis-test-prefix.js";
 import { type JobsHarness, flushNow, startJobsHarness } from "../jobs/jobs-harness.js";
+import { patched, queuedDeactivation } from "./lifecycle-fixtures.js";
 
 /** What ioredis rejects a command with when the store client's command timeout passes. */
 const redisTimeout = () => new Error("Command timed out");
-
-/** The platform client with some methods replaced. */
-function patched(platform: PlatformClient, overrides: Partial<PlatformClient>): PlatformClient {
-  return new Proxy(platform, {
-    get(target, key, receiver) {
-      if (key in overrides) return overrides[key as keyof PlatformClient];
-      const value = Reflect.get(target, key, receiver);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-}
 
 describe("faults-i: Redis failing under the lifecycle path", () => {
   let h: JobsHarness | undefined;
@@ -42,36 +25,6 @@ describe("faults-i: Redis failing under the lifecycle path", () => {
     await h?.close();
     h = undefined;
   });
-
-  /** A user synced, then deactivated at the source: its DEACTIVATE waits in the batch. */
-  async function queuedDeactivation(harness: JobsHarness, userName: string) {
-    const logger = createLogger("silent");
-    const ctx: SyncContext = {
-      config: harness.config,
-      directory: harness.directory,
-      platform: harness.platform,
-      state: harness.state,
-      attributes: new AttributeDefinitions(harness.platform),
-      logger,
-      scheduleLifecycle: async () => {},
-    };
-    const process = createSyncProcessor({
-      ctx,
-      queue: harness.syncQueue.queue,
-      budget: new NoopRequestBudget(),
-      metrics: syncMetrics(createMetricsRegistry({ defaultMetrics: false }), async () => ({})),
-      logger,
-    });
-    const run = (ref: EntityRef) =>
-      process({ data: { ...ref }, attemptsMade: 0, opts: { attempts: 8 } } as unknown as Job<SyncJobData>);
-    const u = await harness.directory.createUser("okta", harness.user(userName));
-    const ref: EntityRef = { source: "okta", kind: "user", id: u.resource.id };
-    expect(await run(ref)).toBe("clean");
-    await harness.directory.updateUser("okta", ref.id, (c) => ({ ...c.resource, active: false }));
-    expect(await run(ref)).toBe("lifecycle");
-    expect(await harness.state.countLifecycle()).toBe(1);
-    return { ctx, ref };
-  }
 
   it("a bulk answer naming the user nowhere, whose read fails on Redis: the flush fails, the user's attempts unspent", async () => {
     h = await startJobsHarness("lifecycle-redis-read", { workers: false });
