@@ -227,7 +227,13 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
           progress.generation = undefined;
         }
       }
-      if (fate.rateLimitedForMs !== undefined && (await ctx.state.bumpRateLimitLoops(ref)) <= maxLoops) {
+      // A call held back unsent by a pause other calls met does not count towards the cap: the cap
+      // ends an entity the platform itself keeps answering 429 (as the look for a pause before
+      // the sync starts, which puts the job back uncounted).
+      if (
+        fate.rateLimitedForMs !== undefined &&
+        (fate.heldBack === true || (await ctx.state.bumpRateLimitLoops(ref)) <= maxLoops)
+      ) {
         metrics.jobs.inc({ kind: ref.kind, outcome: "rate_limited" });
         const waitSeconds = Math.ceil(fate.rateLimitedForMs / 1000);
         logger.warn(

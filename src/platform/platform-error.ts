@@ -12,6 +12,11 @@ export class PlatformError extends AppError {
   readonly httpStatus?: number;
   /** When the platform asked for a pause (Retry-After), in ms. */
   readonly retryAfterMs?: number;
+  /**
+   * The call was never sent: a shared pause other calls were answered with held it back (a queue
+   * job's call that does not sit out a long pause). Not the platform's answer to this call.
+   */
+  readonly heldBack: boolean;
 
   constructor(
     message: string,
@@ -21,6 +26,7 @@ export class PlatformError extends AppError {
       transient: boolean;
       httpStatus?: number;
       retryAfterMs?: number;
+      heldBack?: boolean;
       cause?: unknown;
     },
   ) {
@@ -30,6 +36,7 @@ export class PlatformError extends AppError {
     this.transient = options.transient;
     this.httpStatus = options.httpStatus;
     this.retryAfterMs = options.retryAfterMs;
+    this.heldBack = options.heldBack ?? false;
   }
 }
 

@@ -41,6 +41,11 @@ export interface FailureFate {
   blocked?: boolean;
   /** The platform asked for a pause (429, or 503 with Retry-After, after the client's own retries). */
   rateLimitedForMs?: number;
+  /**
+   * With rateLimitedForMs: the call was not sent, held back by a pause other calls met
+   * (PlatformError.heldBack); the platform said nothing about this entity.
+   */
+  heldBack?: boolean;
   /** Redis could not serve (REDIS_UNAVAILABLE): transient, and no fault of the entity's. */
   redisUnavailable?: boolean;
 }
@@ -94,6 +99,7 @@ export function classifyFailure(err: unknown): FailureFate {
       message: err.message,
       operation: err.operation,
       rateLimitedForMs: askedForPause(err),
+      ...(err.heldBack ? { heldBack: true } : {}),
     };
   }
   const message = err instanceof Error ? err.message : String(err);

@@ -271,7 +271,7 @@ export class PlatformRequester {
       throw this.#fail(
         operation,
         `${operation}: not sent, the platform asked every call to pause (Retry-After); ${Math.ceil(err.waitMs / 1000)} s left`,
-        { failure: "rate_limited", transient: true, retryAfterMs: err.waitMs },
+        { failure: "rate_limited", transient: true, retryAfterMs: err.waitMs, heldBack: true },
       );
     }
   }

@@ -1,6 +1,7 @@
 import { PlatformError } from "../../../src/platform/platform-error.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { RedisDirectoryStore } from "../../../src/directory/redis-directory-store.js";
+import { PauseTooLong, type RequestBudget } from "../../../src/platform/client/request-budget.js";
 import { matchesFilter } from "../../../src/scim/filter-eval.js";
 import type { EntityRef } from "../../../src/scim/scim-types.js";
 import { waitFor } from "../../helpers/redis-test-prefix.js";
@@ -103,6 +104,39 @@ describe("failure handling", () => {
     await h.waitForIdle();
     const status = await h.state.getStatus({ source: "okta", kind: "user", id: u.resource.id });
     expect(status).toMatchObject({ state: "dead", lastError: { code: "platform_rate_limited" } });
+  });
+
+  it("does not count a call held back by another call's long pause as one of the job's rate-limited loops", async () => {
+    // The shared pause was set by other calls (pausedUntil reads 0: the sync's look before it
+    // starts finds none), and this sync's calls find it longer than the client sits out, three
+    // times: each puts the job back unsent. Only the platform's own 429s to this entity count
+    // towards maxRateLimitLoops (0 here: one would spend the only attempt).
+    let heldBack = 3;
+    const budget: RequestBudget = {
+      async acquire(options = {}) {
+        if (heldBack > 0 && options.maxWaitMs !== undefined && options.maxWaitMs < 200) {
+          heldBack--;
+          throw new PauseTooLong(200);
+        }
+      },
+      async pauseUntil() {},
+      async pausedUntil() {
+        return 0;
+      },
+    };
+    h = await startJobsHarness("ratelimit-held-back", {
+      sync: { attempts: 1 },
+      tuning: { maxRateLimitLoops: 0 },
+      budget,
+      maxRetryAfterMs: 100,
+    });
+    const u = await h.directory.createUser("okta", h.user("held.back@example.com"));
+    await h.waitForIdle();
+    expect(heldBack).toBe(0);
+    const status = await h.state.getStatus({ source: "okta", kind: "user", id: u.resource.id });
+    expect(status?.state).toBe("synced");
+    expect(h.platformUsers().get("held.back@example.com")).toBeDefined();
+    expect(await metricValue(h, "sync_jobs_total", { kind: "user", outcome: "rate_limited" })).toBe(3);
   });
 
   it("a transient failure is retried with backoff until it succeeds", async () => {
