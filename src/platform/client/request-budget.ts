@@ -8,8 +8,8 @@ import type { Redis } from "ioredis";
 export interface RequestBudget {
   /**
    * Resolves when one request may go (waits out the shared pause and the rate limit). With
-   * `maxWaitMs`, a wait longer than that (a pause the platform asked for) is not waited out:
-   * it rejects at once with PauseTooLong.
+   * `maxWaitMs`, a pause the platform asked for that is longer than that is not waited out: it
+   * rejects at once with PauseTooLong (a turn of the rate is waited, however slow the rate).
    */
   acquire(options?: { maxWaitMs?: number }): Promise<void>;
   /** Nobody sends before `epochMs` (ms since the epoch). Only ever moves the pause later. */
@@ -127,7 +127,13 @@ export class RedisRequestBudget implements RequestBudget {
         ),
       );
       if (waitMs <= 0) return;
-      if (options.maxWaitMs !== undefined && waitMs > options.maxWaitMs) throw new PauseTooLong(waitMs);
+      // A turn of the rate is never more than one interval away (GCRA): a longer wait is a pause
+      // the platform asked for. A turn is waited whatever maxWaitMs (a rate under one a minute).
+      if (
+        options.maxWaitMs !== undefined &&
+        waitMs > Math.max(options.maxWaitMs, Math.ceil(this.#intervalMs))
+      )
+        throw new PauseTooLong(waitMs);
       await this.#sleep(Math.min(waitMs, this.#maxPollMs));
     }
   }

@@ -129,7 +129,12 @@ describe("RedisRequestBudget", () => {
     const err = await watchWrites({ putBackOnLongPause: true }, () => client.getUser("u1")).catch((e) => e);
     expect(Date.now() - started).toBeLessThan(1_000);
     expect(err).toBeInstanceOf(PlatformError);
-    expect(err).toMatchObject({ failure: "rate_limited", transient: true, operation: "getUser" });
+    expect(err).toMatchObject({
+      failure: "rate_limited",
+      transient: true,
+      operation: "getUser",
+      heldBack: true,
+    });
     expect(err.retryAfterMs).toBeGreaterThan(85_000);
     expect(err.retryAfterMs).toBeLessThanOrEqual(90_000);
     expect(calls).toBe(0);
@@ -154,5 +159,18 @@ describe("RedisRequestBudget", () => {
     expect(early).toBe("waiting");
     await redisA.del(budget.pauseKey);
     await expect(waiting).resolves.toMatchObject({ id: "u1" });
+  });
+
+  it("waits out its turn of the rate, however slow the rate, where a long pause would put a job back", async () => {
+    // 0.5 requests a second: the second request's turn is 2 s away, longer than the 0.5 s the
+    // caller sits out of a pause. A turn of the rate is no pause the platform asked for: waited.
+    const budget = new RedisRequestBudget({ redis: redisA, prefix, requestsPerSecond: 0.5 });
+    await budget.acquire({ maxWaitMs: 500 });
+    const started = Date.now();
+    await expect(budget.acquire({ maxWaitMs: 500 })).resolves.toBeUndefined();
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_500);
+    // A pause longer than both is still not waited out.
+    await budget.pauseUntil(Date.now() + 10_000);
+    await expect(budget.acquire({ maxWaitMs: 500 })).rejects.toBeInstanceOf(PauseTooLong);
   });
 });
