@@ -371,7 +371,11 @@ function applyFilteredList(
         continue;
       }
       if (!isJsonObject(value)) throw new BadRequestError(`"${label}" needs an object value`, "invalidValue");
-      const merged = op === "add" ? { ...(out[i] as JsonObject), ...value } : value;
+      // Add and replace alike: the element is a complex value, whose sub-attributes the value does
+      // not name are left as they are (RFC 7644 §3.5.2.3; a work email replaced by `{value}` keeps
+      // its `type`, so the filter still finds it, and its `primary`). A sub-attribute named with
+      // null is cleared.
+      const merged = { ...(out[i] as JsonObject), ...value };
       out[i] = canonicalValue(elementDef, merged, label) ?? {};
     }
     out = singlePrimary(out, i);

@@ -151,11 +151,39 @@ describe("applyUserPatch (RFC 7644 §3.5.2)", () => {
     ]);
   });
 
-  it("replace of a filtered element without a sub-attribute replaces that element", () => {
+  it("replace of a filtered element without a sub-attribute replaces that element's sub-attributes given", () => {
     const out = patch([
       { op: "replace", path: 'emails[type eq "home"]', value: { value: "h@x.com", type: "home" } },
     ]);
     expect((out.emails as JsonObject[])[1]).toEqual({ value: "h@x.com", type: "home" });
+  });
+
+  it("replace of a filtered element keeps the sub-attributes its value leaves out (RFC 7644 §3.5.2.3)", () => {
+    // A complex target: "Sub-attributes that are not specified in the value parameter are left
+    // unchanged". Replaced whole, the work email lost its type (the filter no longer found it: the
+    // next `emails[type eq "work"].value` added a second email) and the user its primary email.
+    const out = patch([{ op: "replace", path: 'emails[type eq "work"]', value: { value: "w2@x.com" } }]);
+    expect(out.emails).toEqual([
+      { value: "w2@x.com", type: "work", primary: true },
+      { value: "babs@jensen.org", type: "home" },
+    ]);
+    const address = {
+      addresses: [{ type: "work", country: "DE", locality: "Bonn", primary: true }],
+    };
+    expect(
+      patch([{ op: "replace", path: 'addresses[type eq "work"]', value: { locality: "Berlin" } }], {
+        ...base(),
+        ...address,
+      }).addresses,
+    ).toEqual([{ type: "work", country: "DE", locality: "Berlin", primary: true }]);
+    // A sub-attribute named with null is cleared, as a replace of that sub-attribute clears it.
+    expect(
+      patch([{ op: "replace", path: 'emails[type eq "work"]', value: { value: "w3@x.com", primary: null } }])
+        .emails,
+    ).toEqual([
+      { value: "w3@x.com", type: "work" },
+      { value: "babs@jensen.org", type: "home" },
+    ]);
   });
 
   it("leniency: a filtered replace whose value is an array of one element", () => {
