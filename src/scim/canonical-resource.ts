@@ -227,6 +227,25 @@ function unwrapLists(ext: JsonObject): JsonObject {
   return Object.fromEntries(Object.entries(ext).map(([key, value]) => [key, listInList(value)]));
 }
 
+/**
+ * A body whose `schemas` names the other resource type's core schema and not its own is that other
+ * type's resource sent to the wrong endpoint (a user POSTed to /Groups): refused, or it became a
+ * group named after the person, its userName and emails kept as the group's unknown attributes
+ * (RFC 7643 §3: `schemas` names the schemas the resource's attributes are of). A body without
+ * `schemas`, or naming both, is read as the endpoint's type, as before.
+ */
+function refuseOtherType(schemas: unknown[] | null, table: AttrTable, kind: Kind): void {
+  if (schemas === null) return;
+  const urns = schemas.filter((u): u is string => typeof u === "string");
+  const own = kind === "User" ? SCHEMA_USER : SCHEMA_GROUP;
+  if (urns.some((u) => u.toLowerCase() === own.toLowerCase())) return;
+  const other = urns.find((u) => isForeignCoreUrn(u, table));
+  if (other !== undefined)
+    invalid(
+      `"schemas" names ${other} and not ${own}: the body is not a ${kind} (sent to the wrong endpoint?)`,
+    );
+}
+
 function build(body: unknown, kind: Kind): JsonObject {
   if (!isJsonObject(body))
     throw new BadRequestError("The request body must be a JSON object", "invalidSyntax");
@@ -238,6 +257,7 @@ function build(body: unknown, kind: Kind): JsonObject {
         if (value !== null && !Array.isArray(value)) {
           throw new BadRequestError('"schemas" must be an array of URIs', "invalidSyntax");
         }
+        if (obj === body) refuseOtherType(value, table, kind);
         continue;
       }
       if (isCoreUrn(key)) {
