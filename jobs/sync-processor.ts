@@ -237,7 +237,13 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
         metrics.jobs.inc({ kind: ref.kind, outcome: "rate_limited" });
         const waitSeconds = Math.ceil(fate.rateLimitedForMs / 1000);
         logger.warn(
-          { ref, code: fate.code, operation: fate.operation, waitSeconds },
+          {
+            ref,
+            code: fate.code,
+            operation: fate.operation,
+            waitSeconds,
+            ...(fate.heldBack ? { heldBack: true } : {}),
+          },
           "platform rate limited: the sync queue waits, then the job runs again (no attempt spent)",
         );
         // The operator sees why the entity waits (as for the other transient failures).

@@ -4,6 +4,7 @@ import { RedisDirectoryStore } from "../../../src/directory/redis-directory-stor
 import { PauseTooLong, type RequestBudget } from "../../../src/platform/client/request-budget.js";
 import { matchesFilter } from "../../../src/scim/filter-eval.js";
 import type { EntityRef } from "../../../src/scim/scim-types.js";
+import { captureLogger } from "../../helpers/capture-logger.js";
 import { waitFor } from "../../helpers/redis-test-prefix.js";
 import { type JobsHarness, startJobsHarness } from "./jobs-harness.js";
 
@@ -124,7 +125,9 @@ describe("failure handling", () => {
         return 0;
       },
     };
+    const { lines, logger } = captureLogger();
     h = await startJobsHarness("ratelimit-held-back", {
+      logger,
       sync: { attempts: 1 },
       tuning: { maxRateLimitLoops: 0 },
       budget,
@@ -137,6 +140,10 @@ describe("failure handling", () => {
     expect(status?.state).toBe("synced");
     expect(h.platformUsers().get("held.back@example.com")).toBeDefined();
     expect(await metricValue(h, "sync_jobs_total", { kind: "user", outcome: "rate_limited" })).toBe(3);
+    // The operator can tell these put-backs from the platform's own 429s.
+    const warned = lines.filter((l) => String(l.msg).startsWith("platform rate limited"));
+    expect(warned).toHaveLength(3);
+    for (const line of warned) expect(line).toMatchObject({ heldBack: true, code: "platform_rate_limited" });
   });
 
   it("a transient failure is retried with backoff until it succeeds", async () => {
