@@ -22,7 +22,7 @@ import type {
   UserAttributeValueValue,
 } from "../platform-types.js";
 import { HttpTransport, TransportError } from "./http-transport.js";
-import { chunk, cursorPages, MAX_PAGE_SIZE, scimPages } from "./paging.js";
+import { chunk, cursorPages, MAX_PAGE_SIZE, type PagesOptions, scimPages } from "./paging.js";
 import { createPlatformMetrics } from "./platform-metrics.js";
 import { platformPaths as paths, scimEqFilter } from "./platform-paths.js";
 import { PlatformRequester } from "./platform-requester.js";
@@ -84,7 +84,7 @@ export class HttpPlatformClient implements PlatformClient {
           count,
         }),
       options.pageSize,
-      { smallerPageOn: isAnswerTooLarge, operation: "listUsers" },
+      { smallerPageOn: isAnswerTooLarge, ...this.#walk("listUsers") },
     ) as AsyncIterable<PlatformScimUser>;
   }
 
@@ -150,7 +150,7 @@ export class HttpPlatformClient implements PlatformClient {
           count,
         }),
       options.pageSize,
-      { smallerPageOn: isAnswerTooLarge, operation: "listGroups" },
+      { smallerPageOn: isAnswerTooLarge, ...this.#walk("listGroups") },
     ) as AsyncIterable<PlatformScimGroup>;
   }
 
@@ -262,7 +262,7 @@ export class HttpPlatformClient implements PlatformClient {
     return cursorPages(
       (first, after) => this.#get("listEmbedTenants", paths.embedTenants(), schema, { first, after }),
       undefined,
-      { operation: "listEmbedTenants" },
+      this.#walk("listEmbedTenants"),
     );
   }
 
@@ -276,7 +276,7 @@ export class HttpPlatformClient implements PlatformClient {
     return cursorPages(
       (first, after) => this.#get("listEmbedUsers", paths.embedUsers(tenant), schema, { first, after }),
       undefined,
-      { operation: "listEmbedUsers" },
+      this.#walk("listEmbedUsers"),
     );
   }
 
@@ -285,7 +285,7 @@ export class HttpPlatformClient implements PlatformClient {
     return cursorPages(
       (first, after) => this.#get("listEmbedGroups", paths.embedGroups(tenant), schema, { first, after }),
       undefined,
-      { operation: "listEmbedGroups" },
+      this.#walk("listEmbedGroups"),
     );
   }
 
@@ -325,7 +325,7 @@ export class HttpPlatformClient implements PlatformClient {
           after,
         }),
       undefined,
-      { operation: "listEmbedGroupMembers" },
+      this.#walk("listEmbedGroupMembers"),
     );
   }
 
@@ -350,6 +350,11 @@ export class HttpPlatformClient implements PlatformClient {
   }
 
   // The plumbing
+
+  /** A list walk's options: its call's name, and its failures counted as the calls' are. */
+  #walk(operation: string): PagesOptions {
+    return { operation, onBroken: (err) => this.#requester.countFailure(err) };
+  }
 
   async #get<T>(
     operation: string,

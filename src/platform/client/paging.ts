@@ -20,19 +20,29 @@ export interface ScimPage<T> {
 export interface PagesOptions {
   /** The client's name of the list call, named by a failure of the walk. */
   operation?: string;
+  /** Told of a walk's failure before it is thrown (the client counts it as its calls' failures). */
+  onBroken?: (err: PlatformError) => void;
 }
 
 /**
  * A list whose pages cannot be walked as the contract says: a break of the contract like an
  * answer of the wrong shape (permanent; the same pages would come back), named by its call.
  */
-function brokenList(operation: string | undefined, what: string): PlatformError {
-  const op = operation ?? "list";
-  return new PlatformError(`${op}: ${what}`, {
+function brokenList(options: PagesOptions, what: string): PlatformError {
+  const op = options.operation ?? "list";
+  const err = new PlatformError(`${op}: ${what}`, {
     operation: op,
     failure: "invalid_response",
     transient: false,
   });
+  options.onBroken?.(err);
+  return err;
+}
+
+/** What a page is known by: its first resource's id (the contract requires one), else its JSON. */
+function pageKey(first: unknown): string {
+  const id = (first as { id?: unknown } | null)?.id;
+  return typeof id === "string" ? `id:${id}` : `json:${JSON.stringify(first)}`;
 }
 
 export interface ScimPagesOptions extends PagesOptions {
@@ -57,7 +67,8 @@ export async function* scimPages<T>(
 ): AsyncGenerator<T> {
   let count = clampPageSize(pageSize);
   let startIndex = 1;
-  let previousFirst: string | undefined;
+  /** The first resource of each page so far (pageKey), by page number. */
+  const firsts = new Map<string, number>();
   for (;;) {
     let page: ScimPage<T>;
     try {
@@ -71,16 +82,20 @@ export async function* scimPages<T>(
       throw err;
     }
     const resources = page.Resources ?? [];
-    // A page that starts as the one before did: the platform ignores startIndex, and without a
-    // totalResults the walk would never end. Fail it visibly instead.
-    const first = resources.length > 0 ? JSON.stringify(resources[0]) : undefined;
-    if (first !== undefined && first === previousFirst) {
-      throw brokenList(
-        options.operation,
-        `the platform answered startIndex=${startIndex} with the page before it: it ignores startIndex`,
-      );
+    // A page that starts as one before it did: the platform ignores startIndex (a cycle of any
+    // length), and without a totalResults the walk would never end; with one, the pages after the
+    // first would be taken for the rest of the list. Fail it visibly instead.
+    if (resources.length > 0) {
+      const key = pageKey(resources[0]);
+      const before = firsts.get(key);
+      if (before !== undefined) {
+        throw brokenList(
+          options,
+          `the platform answered startIndex=${startIndex} with a page it answered before (page ${before}): it ignores startIndex`,
+        );
+      }
+      firsts.set(key, firsts.size + 1);
     }
-    previousFirst = first;
     yield* resources;
     startIndex += resources.length;
     if (resources.length === 0) return;
@@ -108,23 +123,25 @@ export async function* cursorPages<T>(
 ): AsyncGenerator<T> {
   const first = clampPageSize(pageSize);
   const askedWith = new Set<string>();
+  let pages = 0;
   let after: string | undefined;
   for (;;) {
     const page = await fetchPage(first, after);
+    pages++;
     yield* page.items;
     if (!page.pageInfo.hasNextPage) return;
     const next = page.pageInfo.endCursor;
     if (next === null || next === undefined || next === "") {
       throw brokenList(
-        options.operation,
+        options,
         "the platform answered hasNextPage true without an endCursor: the list cannot go on",
       );
     }
     if (after !== undefined) askedWith.add(after);
     if (askedWith.has(next)) {
       throw brokenList(
-        options.operation,
-        `the platform answered a cursor it was asked with before as the next page's (after ${askedWith.size} page(s)): the list would never end`,
+        options,
+        `the platform answered a cursor it was asked with before as the next page's (page ${pages}): the list would never end`,
       );
     }
     after = next;

@@ -281,8 +281,17 @@ export class PlatformRequester {
     message: string,
     details: Omit<ConstructorParameters<typeof PlatformError>[1], "operation">,
   ): PlatformError {
-    this.#o.metrics.failures.inc({ operation, class: details.transient ? "transient" : "permanent" });
-    return new PlatformError(message, { operation, ...details });
+    const err = new PlatformError(message, { operation, ...details });
+    this.countFailure(err);
+    return err;
+  }
+
+  /** Counts a failed platform call (platform_failures_total): its own, or a list walk's (paging). */
+  countFailure(err: PlatformError): void {
+    this.#o.metrics.failures.inc({
+      operation: err.operation,
+      class: err.transient ? "transient" : "permanent",
+    });
   }
 }
 

@@ -8,6 +8,7 @@
  * - a SCIM error body whose `status` is a number (the contract says a string) still names its
  *   scimType and detail in the failure's message.
  */
+import { Registry } from "prom-client";
 import { afterEach, describe, expect, it } from "vitest";
 import { HttpPlatformClient } from "../../../src/platform/client/http-platform-client.js";
 import { NoopRequestBudget } from "../../../src/platform/client/request-budget.js";
@@ -23,8 +24,9 @@ afterEach(async () => {
   platform = undefined;
 });
 
-function clientFor(url: string): HttpPlatformClient {
+function clientFor(url: string, registry?: Registry): HttpPlatformClient {
   const client = new HttpPlatformClient({
+    registry,
     baseUrl: url,
     token: "t",
     allowInsecureHttp: true,
@@ -95,7 +97,8 @@ describe("the platform client reads answers as the contract gives them", () => {
         pageInfo: { hasNextPage: true, endCursor: null },
       }),
     );
-    const client = clientFor(platform.url);
+    const registry = new Registry();
+    const client = clientFor(platform.url, registry);
     const err = await (async () => {
       for await (const _group of client.listEmbedGroups("acme")) void _group;
     })().then(
@@ -109,6 +112,11 @@ describe("the platform client reads answers as the contract gives them", () => {
       transient: false,
     });
     expect(platform.requests).toHaveLength(1);
+    // Counted where an operator's alert looks for permanent platform failures.
+    const failures = await registry.getSingleMetric("platform_failures_total")?.get();
+    expect(failures?.values).toEqual([
+      expect.objectContaining({ labels: { operation: "listEmbedGroups", class: "permanent" }, value: 1 }),
+    ]);
   });
 
   it("fails a SCIM list that ignores startIndex as the named call's contract break", async () => {

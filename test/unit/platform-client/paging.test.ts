@@ -57,6 +57,26 @@ describe("scimPages", () => {
     expect(calls).toBe(2);
   });
 
+  it("fails when the pages run in a cycle longer than one page, judged by the resources' ids", async () => {
+    // Three pages without totalResults, the third answered as the first again (its resources'
+    // meta changed between the reads: a page is known by its first id, not by its JSON).
+    const pages = [
+      [{ id: "a", meta: { version: "1" } }],
+      [{ id: "b", meta: { version: "1" } }],
+      [{ id: "a", meta: { version: "2" } }],
+    ];
+    let calls = 0;
+    const walk = collect(
+      scimPages(async (startIndex) => {
+        calls++;
+        if (calls > 10) throw new Error("still walking");
+        return { Resources: pages[startIndex - 1] ?? [{ id: "a", meta: { version: "3" } }] };
+      }, 1),
+    );
+    await expect(walk).rejects.toThrow(/startIndex=3 with a page it answered before.*ignores startIndex/);
+    expect(calls).toBe(3);
+  });
+
   it("clamps the page size to the contract's 1..100", () => {
     expect(clampPageSize(undefined)).toBe(100);
     expect(clampPageSize(500)).toBe(100);
@@ -120,7 +140,7 @@ describe("cursorPages", () => {
         return { items: [calls], pageInfo: { hasNextPage: true, endCursor: next[after ?? "start"] } };
       }),
     );
-    await expect(walk).rejects.toThrow(/cursor .*asked with before.*never end/);
+    await expect(walk).rejects.toThrow(/cursor .*asked with before.*\(page 3\).*never end/);
     expect(calls).toBe(3);
   });
 
