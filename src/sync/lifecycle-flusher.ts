@@ -240,14 +240,18 @@ async function sendChunk(
   }
   const failed = new Map(result.failed.map((f) => [f.userId, f]));
   const succeeded = new Set(result.succeeded);
-  // Users of one call settle independently (ioredis pipelines their commands).
-  await Promise.all(
+  // Users of one call settle independently (ioredis pipelines their commands). Each settles or
+  // fails before the flush ends: a read put back on a pause must not leave the others' settling
+  // running after the job was put back.
+  const settled = await Promise.allSettled(
     part.map(async (s) => {
       const id = s.entry.platformId;
       const failure = failed.get(id) ?? (succeeded.has(id) ? undefined : await unconfirmed(ctx, id, action));
       await settleOne(ctx, s, action, failure, options);
     }),
   );
+  const rejected = settled.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (rejected) throw rejected.reason;
   return true;
 }
 

@@ -8,6 +8,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { PauseTooLong, type RequestBudget } from "../../../src/platform/client/request-budget.js";
+import { PlatformError } from "../../../src/platform/platform-error.js";
 import type { SyncContext } from "../../../src/sync/sync-context.js";
 import { type JobsHarness, flushNow, startJobsHarness } from "../jobs/jobs-harness.js";
 import { patched, queuedDeactivation } from "./lifecycle-fixtures.js";
@@ -68,5 +69,44 @@ describe("the lifecycle flush's read of a user its bulk answer left out", () => 
     expect(letters).toEqual([]);
     const [entry] = await h.state.peekLifecycle(10);
     expect(entry?.entry).toMatchObject({ ref, action: "DEACTIVATE", attempts: 0 });
+  });
+
+  it("settles the other users of the call before the flush is put back", async () => {
+    h = await startJobsHarness("lifecycle-unconfirmed-pause-others", { workers: false });
+    const paused = await queuedDeactivation(h, "paused@pause.example");
+    const slow = await queuedDeactivation(h, "slow@pause.example");
+    const pausedId = (await h.state.getStatus(paused.ref))?.platformId as string;
+    const flushCtx: SyncContext = {
+      ...paused.ctx,
+      platform: patched(h.platform, {
+        // The bulk call deactivated both, naming neither…
+        bulkUsers: async (action, ids) => {
+          await h!.platform.bulkUsers(action, ids);
+          return { succeeded: [], failed: [] };
+        },
+        // …one user's read meets a long pause at once, the other's answers a little later.
+        getUser: async (id) => {
+          if (id === pausedId) {
+            throw new PlatformError("getUser: not sent, the platform asked every call to pause", {
+              operation: "getUser",
+              failure: "rate_limited",
+              transient: true,
+              retryAfterMs: 120_000,
+              heldBack: true,
+            });
+          }
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          return h!.platform.getUser(id);
+        },
+      }),
+    };
+    await expect(flushNow(flushCtx, { maxAttempts: 1, deadLetter: async () => {} })).rejects.toMatchObject({
+      code: "platform_rate_limited",
+    });
+    // Put back, the flush has nothing of the other user's still running: it was settled.
+    const left = await h.state.peekLifecycle(10);
+    expect(left.map((e) => e.entry.ref)).toEqual([paused.ref]);
+    expect(left[0]?.entry.attempts).toBe(0);
+    expect((await h.state.getStatus(slow.ref))?.state).toBe("synced");
   });
 });
