@@ -84,6 +84,36 @@ function tools(get: () => TestBridge) {
   };
 }
 
+/** The end of each bridge's cases: a dry reconciliation of each source finds no drift, and a whole resync writes nothing. */
+async function expectSettled(h: TestBridge, t: ReturnType<typeof tools>, sources: string[]): Promise<void> {
+  await h.waitForIdle(30_000);
+  for (const source of sources) {
+    const dry = await t.reconcile(source, true);
+    expect(dry.state).toBe("succeeded");
+    const { orphans: _o, ...drift } = dry.counts as Record<string, number>;
+    expect(drift, `${source}: ${JSON.stringify(dry.samples)}`).toEqual({
+      missing: 0,
+      changed: 0,
+      activeMismatch: 0,
+      membership: 0,
+      attributeValues: 0,
+      deletedBehind: 0,
+    });
+  }
+  const before = h.emulator.counters().writes;
+  for (const source of sources) {
+    const r = await t.resyncSettled(await t.resync(source, {}));
+    expect(r.state, JSON.stringify(r)).toBe("succeeded");
+  }
+  await h.waitForIdle(30_000);
+  const writes = h.emulator
+    .requests()
+    .filter((r) => r.method !== "GET")
+    .slice(-20)
+    .map((r) => `${r.method} ${r.path}`);
+  expect(h.emulator.counters().writes - before, writes.join("\n")).toBe(0);
+}
+
 describe("probes-p: the sync pipeline under faults", () => {
   let h: TestBridge;
   const t = tools(() => h);
@@ -541,32 +571,7 @@ describe("probes-p: the sync pipeline under faults", () => {
     expect(t.users().get("p.status@example.com")?.active).toBe(false);
   }, 60_000);
   it("after all of the above: a dry reconciliation finds no drift and a whole resync writes nothing", async () => {
-    await h.waitForIdle(30_000);
-    for (const source of ["okta", "entra", "acme"]) {
-      const dry = await t.reconcile(source, true);
-      expect(dry.state).toBe("succeeded");
-      const { orphans: _o, ...drift } = dry.counts as Record<string, number>;
-      expect(drift, `${source}: ${JSON.stringify(dry.samples)}`).toEqual({
-        missing: 0,
-        changed: 0,
-        activeMismatch: 0,
-        membership: 0,
-        attributeValues: 0,
-        deletedBehind: 0,
-      });
-    }
-    const before = h.emulator.counters().writes;
-    for (const source of ["okta", "entra", "acme"]) {
-      const r = await t.resyncSettled(await t.resync(source, {}));
-      expect(r.state, JSON.stringify(r)).toBe("succeeded");
-    }
-    await h.waitForIdle(30_000);
-    const writes = h.emulator
-      .requests()
-      .filter((r) => r.method !== "GET")
-      .slice(-20)
-      .map((r) => `${r.method} ${r.path}`);
-    expect(h.emulator.counters().writes - before, writes.join("\n")).toBe(0);
+    await expectSettled(h, t, ["okta", "entra", "acme"]);
   }, 90_000);
 });
 
@@ -954,32 +959,7 @@ describe("probes-p: refusals, gone objects and access windows", () => {
     expect(await t.letters()).toEqual([]);
   }, 60_000);
   it("after all of the above: a dry reconciliation finds no drift and a whole resync writes nothing", async () => {
-    await h.waitForIdle(30_000);
-    for (const source of ["okta", "entra"]) {
-      const dry = await t.reconcile(source, true);
-      expect(dry.state).toBe("succeeded");
-      const { orphans: _o, ...drift } = dry.counts as Record<string, number>;
-      expect(drift, `${source}: ${JSON.stringify(dry.samples)}`).toEqual({
-        missing: 0,
-        changed: 0,
-        activeMismatch: 0,
-        membership: 0,
-        attributeValues: 0,
-        deletedBehind: 0,
-      });
-    }
-    const before = h.emulator.counters().writes;
-    for (const source of ["okta", "entra"]) {
-      const r = await t.resyncSettled(await t.resync(source, {}));
-      expect(r.state, JSON.stringify(r)).toBe("succeeded");
-    }
-    await h.waitForIdle(30_000);
-    const writes = h.emulator
-      .requests()
-      .filter((r) => r.method !== "GET")
-      .slice(-20)
-      .map((r) => `${r.method} ${r.path}`);
-    expect(h.emulator.counters().writes - before, writes.join("\n")).toBe(0);
+    await expectSettled(h, t, ["okta", "entra"]);
   }, 90_000);
 });
 
@@ -1224,31 +1204,6 @@ describe("probes-p: writes that land late (applied after the bridge gave up on t
     expect(embedMembers("P Late Embed Name")).toEqual([]);
   }, 40_000);
   it("after all of the above: a dry reconciliation finds no drift and a whole resync writes nothing", async () => {
-    await h.waitForIdle(30_000);
-    for (const source of ["okta", "acme"]) {
-      const dry = await t.reconcile(source, true);
-      expect(dry.state).toBe("succeeded");
-      const { orphans: _o, ...drift } = dry.counts as Record<string, number>;
-      expect(drift, `${source}: ${JSON.stringify(dry.samples)}`).toEqual({
-        missing: 0,
-        changed: 0,
-        activeMismatch: 0,
-        membership: 0,
-        attributeValues: 0,
-        deletedBehind: 0,
-      });
-    }
-    const before = h.emulator.counters().writes;
-    for (const source of ["okta", "acme"]) {
-      const r = await t.resyncSettled(await t.resync(source, {}));
-      expect(r.state, JSON.stringify(r)).toBe("succeeded");
-    }
-    await h.waitForIdle(30_000);
-    const writes = h.emulator
-      .requests()
-      .filter((r) => r.method !== "GET")
-      .slice(-20)
-      .map((r) => `${r.method} ${r.path}`);
-    expect(h.emulator.counters().writes - before, writes.join("\n")).toBe(0);
+    await expectSettled(h, t, ["okta", "acme"]);
   }, 90_000);
 });
