@@ -1,4 +1,5 @@
 import { WritesStopped } from "../platform/client/unanswered-writes.js";
+import { PlatformError } from "../platform/platform-error.js";
 import type { PlatformClient, UserAttribute, UserAttributeType } from "../platform/platform-types.js";
 import { SyncError, classifyFailure, isPlatformFailure } from "./sync-error.js";
 
@@ -98,8 +99,10 @@ export class AttributeDefinitions {
           }
           this.asked.set(def.id, displayName);
         } catch (err) {
-          // The sync that sent it may write no more (its job taken over): not the label's failure.
-          if (err instanceof WritesStopped) return;
+          // The sync that sent it may write no more (its job taken over), or a long platform pause
+          // held it back unsent (the value's write meets the same pause and the job is put back):
+          // neither is the label's failure, and a later value asks again.
+          if (err instanceof WritesStopped || (err instanceof PlatformError && err.heldBack)) return;
           // Refused for good: not asked again in this process. A transient failure: at a later value.
           if (classifyFailure(err).permanent) this.asked.set(def.id, displayName);
           this.onRelabelFailed(def.name, err);

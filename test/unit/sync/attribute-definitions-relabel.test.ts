@@ -1,7 +1,9 @@
 /**
  * A rule's label is written to its definition best effort: a PUT the platform refuses never fails
  * the value (the user's data) that met it; a label refused for good, or stored otherwise than asked
- * (trimmed), is not asked again at every value; a transient failure is asked again later.
+ * (trimmed), is not asked again at every value; a transient failure is asked again later. A PUT a
+ * long platform pause held back unsent is not a failure of the label: it is not told (the value's
+ * write meets the same pause and the sync is put back), and it is asked again later.
  */
 import { describe, expect, it } from "vitest";
 import { PlatformError } from "../../../src/platform/platform-error.js";
@@ -68,5 +70,30 @@ describe("attribute definitions: relabelling", () => {
     const defs = new AttributeDefinitions(p.platform);
     for (let i = 0; i < 3; i++) await expect(defs.ensure("dept", "string", " Department ")).resolves.toBe(1);
     expect(p.puts()).toBe(1);
+  });
+
+  it("a PUT held back unsent by a long platform pause is not told as the label's failure, and is asked again", async () => {
+    let held = true;
+    const p = platformWith({ id: 1, name: "dept", type: "string", displayName: "Dept" }, (displayName) => {
+      if (held) {
+        throw new PlatformError("held back: the platform asked for a pause of 120 s", {
+          operation: "updateUserAttribute",
+          failure: "rate_limited",
+          transient: true,
+          retryAfterMs: 120_000,
+          heldBack: true,
+        });
+      }
+      return { id: 1, name: "dept", type: "string", displayName };
+    });
+    const told: string[] = [];
+    const defs = new AttributeDefinitions(p.platform, (name) => told.push(name));
+    await expect(defs.ensure("dept", "string", "Department")).resolves.toBe(1);
+    expect(told).toEqual([]);
+    held = false;
+    await expect(defs.ensure("dept", "string", "Department")).resolves.toBe(1);
+    await expect(defs.ensure("dept", "string", "Department")).resolves.toBe(1);
+    expect(p.puts()).toBe(2);
+    expect(told).toEqual([]);
   });
 });
