@@ -12,6 +12,9 @@ import { SyncError, classifyFailure, isPlatformFailure } from "./sync-error.js";
  * that differs from the definition's is written to it (PUT) the next time a value of it is
  * written: a label changed in the configuration reaches the platform.
  */
+/** How long a label whose PUT was asked to pause is not asked again (its values are written meanwhile). */
+export const RELABEL_REST_MS = 10 * 60_000;
+
 export class AttributeDefinitions {
   private readonly byName = new Map<string, UserAttribute>();
   /** By case-folded name: the platform's own uniqueness. */
@@ -21,6 +24,8 @@ export class AttributeDefinitions {
   private readonly relabelling = new Map<number, Promise<void>>();
   /** The label last asked of each definition: asked once a process, whatever the platform made of it. */
   private readonly asked = new Map<number, string>();
+  /** Definitions whose label PUT was asked to pause: not asked again before this time (epoch ms). */
+  private readonly restingUntil = new Map<number, number>();
 
   /**
    * `onRelabelFailed`: told when a label could not be written (the value is written all the same:
@@ -29,6 +34,7 @@ export class AttributeDefinitions {
   constructor(
     private readonly platform: PlatformClient,
     private readonly onRelabelFailed: (name: string, err: unknown) => void = () => {},
+    private readonly now: () => number = Date.now,
   ) {}
 
   async ensure(name: string, type: UserAttributeType, displayName?: string): Promise<number> {
@@ -73,7 +79,8 @@ export class AttributeDefinitions {
     if (
       displayName !== undefined &&
       def.displayName !== displayName &&
-      this.asked.get(def.id) !== displayName
+      this.asked.get(def.id) !== displayName &&
+      !((this.restingUntil.get(def.id) ?? 0) > this.now())
     ) {
       await this.relabel(def, displayName);
     }
@@ -103,8 +110,14 @@ export class AttributeDefinitions {
           // held it back unsent (the value's write meets the same pause and the job is put back):
           // neither is the label's failure, and a later value asks again.
           if (err instanceof WritesStopped || (err instanceof PlatformError && err.heldBack)) return;
-          // Refused for good: not asked again in this process. A transient failure: at a later value.
+          // Refused for good: not asked again in this process. A transient failure: at a later value;
+          // after a pause asked of it (its own 429, or 503 with Retry-After, paused every call), not for
+          // RELABEL_REST_MS: asked again at the pause's end, a label that keeps meeting a 429 (a
+          // quota on definition changes) would put the user's value, the sync's next call, back
+          // each time until the entity is dead-lettered rate limited.
           if (classifyFailure(err).permanent) this.asked.set(def.id, displayName);
+          else if (err instanceof PlatformError && err.retryAfterMs !== undefined)
+            this.restingUntil.set(def.id, this.now() + RELABEL_REST_MS);
           this.onRelabelFailed(def.name, err);
         } finally {
           this.relabelling.delete(def.id);

@@ -20,8 +20,10 @@ import {
 } from "./retry-policy.js";
 import {
   beforeWrite,
+  inOwnPause,
   markWrite,
   mayLandLate,
+  noteOwnPause,
   noteUnansweredWrite,
   putsBackOnLongPause,
 } from "./unanswered-writes.js";
@@ -172,6 +174,7 @@ export class PlatformRequester {
       }
       if (response?.status === 429) o.metrics.rateLimited.inc({ operation: call.operation });
       if (response && isSharedPause(response.status, retryAfterMs) && retryAfterMs !== undefined) {
+        noteOwnPause(o.now() + retryAfterMs);
         await o.budget.pauseUntil(o.now() + retryAfterMs);
       }
       const decision = decideRetry({
@@ -271,7 +274,13 @@ export class PlatformRequester {
       throw this.#fail(
         operation,
         `${operation}: not sent, the platform asked every call to pause (Retry-After); ${Math.ceil(err.waitMs / 1000)} s left`,
-        { failure: "rate_limited", transient: true, retryAfterMs: err.waitMs, heldBack: true },
+        // Held back by another call's pause, unless the platform asked this job's own calls for it.
+        {
+          failure: "rate_limited",
+          transient: true,
+          retryAfterMs: err.waitMs,
+          heldBack: !inOwnPause(o.now()),
+        },
       );
     }
   }

@@ -28,6 +28,13 @@ export interface WriteWatch {
    * with the pause left as its Retry-After, instead of holding the job active until it ends.
    */
   putBackOnLongPause?: boolean;
+  /**
+   * Epoch ms until which the platform asked the watched calls themselves to pause: one of them was
+   * answered 429 (or 503) with a Retry-After that paused every call. A later call of the watch that
+   * finds that pause is not held back by another's (PlatformError.heldBack stays false), so the job
+   * processor counts the put-back against the entity even when the job swallowed the first answer.
+   */
+  pausedOwnUntil?: number;
 }
 
 /** Settles the mark of one write: answered (or failed for good), or still able to land late. */
@@ -64,6 +71,18 @@ export async function markWrite(): Promise<SettleWrite | undefined> {
 /** Whether the calls in flight are a queue job's that is put back on a long pause (WriteWatch). */
 export function putsBackOnLongPause(): boolean {
   return watches.getStore()?.putBackOnLongPause === true;
+}
+
+/** Notes on the current watch, if any, that one of its calls was asked to pause until `until`. */
+export function noteOwnPause(until: number): void {
+  const watch = watches.getStore();
+  if (watch) watch.pausedOwnUntil = Math.max(watch.pausedOwnUntil ?? 0, until);
+}
+
+/** Whether the current watch's own calls were asked for a pause that still holds at `now`. */
+export function inOwnPause(now: number): boolean {
+  const until = watches.getStore()?.pausedOwnUntil;
+  return until !== undefined && now < until;
 }
 
 /** Notes an unanswered write sent at `sentAt` on the current watch, if any. */

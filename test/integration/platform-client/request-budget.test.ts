@@ -161,6 +161,31 @@ describe("RedisRequestBudget", () => {
     await expect(waiting).resolves.toMatchObject({ id: "u1" });
   });
 
+  it("a pause one of the job's own calls was answered with is not another's: the job's next call is not heldBack", async () => {
+    let calls = 0;
+    platform = await startFakePlatform((_req, res) => {
+      calls += 1;
+      res.setHeader("retry-after", "90");
+      sendJson(res, 429, { detail: "slow down" });
+    });
+    const client = clientWith(redisA, platform.url);
+    const own = await watchWrites({ putBackOnLongPause: true }, async () => {
+      // A best-effort call of the job meets the platform's 429 (a pause of 90 s, over the client's
+      // 60 s) and the job swallows it; its next call finds the pause that answer set.
+      const first = await client.getUser("u1").catch((e) => e);
+      expect(first).toMatchObject({ failure: "rate_limited", heldBack: false });
+      return client.getUser("u2").catch((e) => e);
+    });
+    expect(calls).toBe(1);
+    expect(own).toBeInstanceOf(PlatformError);
+    expect(own).toMatchObject({ failure: "rate_limited", operation: "getUser", heldBack: false });
+    expect(own.retryAfterMs).toBeGreaterThan(85_000);
+    // Another job's call, which met no 429 itself, is held back by that pause.
+    const other = await watchWrites({ putBackOnLongPause: true }, () => client.getUser("u3")).catch((e) => e);
+    expect(other).toMatchObject({ failure: "rate_limited", heldBack: true });
+    expect(calls).toBe(1);
+  });
+
   it("waits out its turn of the rate, however slow the rate, where a long pause would put a job back", async () => {
     // 0.5 requests a second: the second request's turn is 2 s away, longer than the 0.5 s the
     // caller sits out of a pause. A turn of the rate is no pause the platform asked for: waited.

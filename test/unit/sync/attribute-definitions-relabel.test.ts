@@ -3,12 +3,14 @@
  * the value (the user's data) that met it; a label refused for good, or stored otherwise than asked
  * (trimmed), is not asked again at every value; a transient failure is asked again later. A PUT a
  * long platform pause held back unsent is not a failure of the label: it is not told (the value's
- * write meets the same pause and the sync is put back), and it is asked again later.
+ * write meets the same pause and the sync is put back), and it is asked again later. A PUT the
+ * platform itself asked to pause (429, or 503 with Retry-After) is told and rests RELABEL_REST_MS:
+ * asked again at the pause's end, it would meet the same 429 and put the user's value back again.
  */
 import { describe, expect, it } from "vitest";
 import { PlatformError } from "../../../src/platform/platform-error.js";
 import type { PlatformClient, UserAttribute } from "../../../src/platform/platform-types.js";
-import { AttributeDefinitions } from "../../../src/sync/attribute-definitions.js";
+import { AttributeDefinitions, RELABEL_REST_MS } from "../../../src/sync/attribute-definitions.js";
 
 function platformWith(def: UserAttribute, put: (displayName: string) => UserAttribute) {
   let puts = 0;
@@ -95,5 +97,42 @@ describe("attribute definitions: relabelling", () => {
     await expect(defs.ensure("dept", "string", "Department")).resolves.toBe(1);
     expect(p.puts()).toBe(2);
     expect(told).toEqual([]);
+  });
+
+  it("a PUT the platform answered with a pause rests RELABEL_REST_MS before it is asked again", async () => {
+    let limited = true;
+    let clock = 1_000_000;
+    const p = platformWith({ id: 1, name: "dept", type: "string", displayName: "Dept" }, (displayName) => {
+      if (limited) {
+        throw new PlatformError("PUT /api/v1/user-attributes/1 answered 429", {
+          operation: "updateUserAttribute",
+          failure: "rate_limited",
+          transient: true,
+          httpStatus: 429,
+          retryAfterMs: 120_000,
+        });
+      }
+      return { id: 1, name: "dept", type: "string", displayName };
+    });
+    const told: string[] = [];
+    const defs = new AttributeDefinitions(
+      p.platform,
+      (name) => told.push(name),
+      () => clock,
+    );
+    await expect(defs.ensure("dept", "string", "Department")).resolves.toBe(1);
+    expect(told).toEqual(["dept"]);
+    // The pause is over, the quota is not: the values are written without asking the label again.
+    clock += 120_000;
+    await expect(defs.ensure("dept", "string", "Department")).resolves.toBe(1);
+    clock += RELABEL_REST_MS - 120_000 - 1;
+    await expect(defs.ensure("dept", "string", "Department")).resolves.toBe(1);
+    expect(p.puts()).toBe(1);
+    limited = false;
+    clock += 1;
+    await expect(defs.ensure("dept", "string", "Department")).resolves.toBe(1);
+    await expect(defs.ensure("dept", "string", "Department")).resolves.toBe(1);
+    expect(p.puts()).toBe(2);
+    expect(told).toEqual(["dept"]);
   });
 });
