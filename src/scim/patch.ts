@@ -374,9 +374,8 @@ function applyFilteredList(
       // Add and replace alike: the element is a complex value, whose sub-attributes the value does
       // not name are left as they are (RFC 7644 §3.5.2.3; a work email replaced by `{value}` keeps
       // its `type`, so the filter still finds it, and its `primary`). A sub-attribute named with
-      // null is cleared.
-      const merged = { ...(out[i] as JsonObject), ...value };
-      out[i] = canonicalValue(elementDef, merged, label) ?? {};
+      // null is cleared. Names match in any case (RFC 7643 §2.1): `{"Primary": null}` clears `primary`.
+      out[i] = mergeComplex(elementDef, out[i] as JsonObject, value, label) ?? {};
     }
     out = singlePrimary(out, i);
   }
