@@ -26,14 +26,15 @@ export interface PagesOptions {
 
 /**
  * A list whose pages cannot be walked as the contract says: a break of the contract like an
- * answer of the wrong shape (permanent; the same pages would come back), named by its call.
+ * answer of the wrong shape (permanent; the same pages would come back), named by its call. A list
+ * that changed under its walk so that a page came twice is `transient`: read again later.
  */
-function brokenList(options: PagesOptions, what: string): PlatformError {
+function brokenList(options: PagesOptions, what: string, transient = false): PlatformError {
   const op = options.operation ?? "list";
   const err = new PlatformError(`${op}: ${what}`, {
     operation: op,
     failure: "invalid_response",
-    transient: false,
+    transient,
   });
   options.onBroken?.(err);
   return err;
@@ -67,8 +68,8 @@ export async function* scimPages<T>(
 ): AsyncGenerator<T> {
   let count = clampPageSize(pageSize);
   let startIndex = 1;
-  /** The first resource of each page so far (pageKey), by page number. */
-  const firsts = new Map<string, number>();
+  /** The first resource of each page so far (pageKey): its page number and the totalResults then. */
+  const firsts = new Map<string, { page: number; total: number | undefined }>();
   for (;;) {
     let page: ScimPage<T>;
     try {
@@ -84,17 +85,28 @@ export async function* scimPages<T>(
     const resources = page.Resources ?? [];
     // A page that starts as one before it did: the platform ignores startIndex (a cycle of any
     // length), and without a totalResults the walk would never end; with one, the pages after the
-    // first would be taken for the rest of the list. Fail it visibly instead.
+    // first would be taken for the rest of the list. Fail it visibly instead. Unless the list's
+    // totalResults changed since that page: then the list moved under the walk (a list newest
+    // first, a page's worth of creates between two pages), which is no break of the contract; the
+    // walk fails as transient, to be read again, rather than yield a page twice.
     if (resources.length > 0) {
       const key = pageKey(resources[0]);
       const before = firsts.get(key);
       if (before !== undefined) {
-        throw brokenList(
-          options,
-          `the platform answered startIndex=${startIndex} with a page it answered before (page ${before}): it ignores startIndex`,
-        );
+        const moved =
+          before.total !== undefined && page.totalResults !== undefined && before.total !== page.totalResults;
+        throw moved
+          ? brokenList(
+              options,
+              `the list changed while it was read (totalResults ${before.total} at page ${before.page}, ${page.totalResults} now): startIndex=${startIndex} started where page ${before.page} did`,
+              true,
+            )
+          : brokenList(
+              options,
+              `the platform answered startIndex=${startIndex} with a page it answered before (page ${before.page}): it ignores startIndex`,
+            );
       }
-      firsts.set(key, firsts.size + 1);
+      firsts.set(key, { page: firsts.size + 1, total: page.totalResults });
     }
     yield* resources;
     startIndex += resources.length;
