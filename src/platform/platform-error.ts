@@ -17,6 +17,11 @@ export class PlatformError extends AppError {
    * job's call that does not sit out a long pause). Not the platform's answer to this call.
    */
   readonly heldBack: boolean;
+  /**
+   * The call was never sent: a shared pause held it back (heldBack, or a pause one of the same
+   * job's own calls was answered with). The platform answered nothing to this call.
+   */
+  readonly unsent: boolean;
 
   constructor(
     message: string,
@@ -27,6 +32,7 @@ export class PlatformError extends AppError {
       httpStatus?: number;
       retryAfterMs?: number;
       heldBack?: boolean;
+      unsent?: boolean;
       cause?: unknown;
     },
   ) {
@@ -37,6 +43,7 @@ export class PlatformError extends AppError {
     this.httpStatus = options.httpStatus;
     this.retryAfterMs = options.retryAfterMs;
     this.heldBack = options.heldBack ?? false;
+    this.unsent = options.unsent ?? this.heldBack;
   }
 }
 

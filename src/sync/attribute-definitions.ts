@@ -109,7 +109,7 @@ export class AttributeDefinitions {
           // The sync that sent it may write no more (its job taken over), or a long platform pause
           // held it back unsent (the value's write meets the same pause and the job is put back):
           // neither is the label's failure, and a later value asks again.
-          if (err instanceof WritesStopped || (err instanceof PlatformError && err.heldBack)) return;
+          if (err instanceof WritesStopped || (err instanceof PlatformError && err.unsent)) return;
           // Refused for good: not asked again in this process. A transient failure: at a later value;
           // after a pause asked of it (its own 429, or 503 with Retry-After, paused every call), not for
           // RELABEL_REST_MS: asked again at the pause's end, a label that keeps meeting a 429 (a

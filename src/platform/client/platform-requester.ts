@@ -280,6 +280,7 @@ export class PlatformRequester {
           transient: true,
           retryAfterMs: err.waitMs,
           heldBack: !inOwnPause(o.now()),
+          unsent: true,
         },
       );
     }

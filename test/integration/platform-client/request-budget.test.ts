@@ -173,16 +173,21 @@ describe("RedisRequestBudget", () => {
       // A best-effort call of the job meets the platform's 429 (a pause of 90 s, over the client's
       // 60 s) and the job swallows it; its next call finds the pause that answer set.
       const first = await client.getUser("u1").catch((e) => e);
-      expect(first).toMatchObject({ failure: "rate_limited", heldBack: false });
+      expect(first).toMatchObject({ failure: "rate_limited", heldBack: false, unsent: false });
       return client.getUser("u2").catch((e) => e);
     });
     expect(calls).toBe(1);
     expect(own).toBeInstanceOf(PlatformError);
-    expect(own).toMatchObject({ failure: "rate_limited", operation: "getUser", heldBack: false });
+    expect(own).toMatchObject({
+      failure: "rate_limited",
+      operation: "getUser",
+      heldBack: false,
+      unsent: true,
+    });
     expect(own.retryAfterMs).toBeGreaterThan(85_000);
     // Another job's call, which met no 429 itself, is held back by that pause.
     const other = await watchWrites({ putBackOnLongPause: true }, () => client.getUser("u3")).catch((e) => e);
-    expect(other).toMatchObject({ failure: "rate_limited", heldBack: true });
+    expect(other).toMatchObject({ failure: "rate_limited", heldBack: true, unsent: true });
     expect(calls).toBe(1);
   });
 
