@@ -68,8 +68,8 @@ export async function* scimPages<T>(
 ): AsyncGenerator<T> {
   let count = clampPageSize(pageSize);
   let startIndex = 1;
-  /** The first resource of each page so far (pageKey): its page number and the totalResults then. */
-  const firsts = new Map<string, { page: number; total: number | undefined }>();
+  /** The first resource of each page so far (pageKey): its page, its startIndex, the totalResults then. */
+  const firsts = new Map<string, { page: number; startIndex: number; total: number | undefined }>();
   for (;;) {
     let page: ScimPage<T>;
     try {
@@ -85,16 +85,20 @@ export async function* scimPages<T>(
     const resources = page.Resources ?? [];
     // A page that starts as one before it did: the platform ignores startIndex (a cycle of any
     // length), and without a totalResults the walk would never end; with one, the pages after the
-    // first would be taken for the rest of the list. Fail it visibly instead. Unless the list's
-    // totalResults changed since that page: then the list moved under the walk (a list newest
-    // first, a page's worth of creates between two pages), which is no break of the contract; the
-    // walk fails as transient, to be read again, rather than yield a page twice.
+    // first would be taken for the rest of the list. Fail it visibly instead. Unless the list moved
+    // under the walk (a list newest first, a page's worth of creates between two pages), which is
+    // no break of the contract: its totalResults changed, and the earlier page's startIndex, asked
+    // again, no longer starts with that resource. The walk then fails as transient, to be read
+    // again, rather than yield a page twice.
     if (resources.length > 0) {
       const key = pageKey(resources[0]);
       const before = firsts.get(key);
       if (before !== undefined) {
         const moved =
-          before.total !== undefined && page.totalResults !== undefined && before.total !== page.totalResults;
+          before.total !== undefined &&
+          page.totalResults !== undefined &&
+          before.total !== page.totalResults &&
+          pageKey((await fetchPage(before.startIndex, count)).Resources?.[0]) !== key;
         throw moved
           ? brokenList(
               options,
@@ -106,7 +110,7 @@ export async function* scimPages<T>(
               `the platform answered startIndex=${startIndex} with a page it answered before (page ${before.page}): it ignores startIndex`,
             );
       }
-      firsts.set(key, { page: firsts.size + 1, total: page.totalResults });
+      firsts.set(key, { page: firsts.size + 1, startIndex, total: page.totalResults });
     }
     yield* resources;
     startIndex += resources.length;
