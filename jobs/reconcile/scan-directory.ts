@@ -68,7 +68,10 @@ export async function scanDirectory(ctx: RunContext, kind: EntityKind): Promise<
           )
             return;
           const result = classifyUnseen({ desired, platformId });
-          if (kind === "user" && !platformId && desired.state === "present") {
+          // Inactive at the source and not on the platform, never synced or gone behind the
+          // bridge's back: the repair's create may adopt an active platform user of that userName
+          // and deactivate it.
+          if (kind === "user" && desired.state === "present") {
             const user = desired.resource as { active?: unknown; userName?: unknown };
             if (user.active === false && typeof user.userName === "string")
               inactiveUnknown.push(user.userName);
@@ -166,8 +169,9 @@ async function classifyLanded(ctx: RunContext, ref: EntityRef, platformId: strin
 }
 
 /**
- * Users inactive at the source that have no platform id (never synced, or the sync state was lost):
- * their sync creates them, meets a 409 from an unowned active platform user of that userName,
+ * Users inactive at the source that are not on the platform (no platform id: never synced, or the
+ * sync state was lost; or their platform user gone behind the bridge's back, and maybe created
+ * again there): their sync creates them, meets a 409 from an unowned active platform user of that userName,
  * adopts it and deactivates it (sync-user.ts). Each is a planned deprovisioning (invariant 8),
  * unless orphans are deactivated anyway (then the orphan count has it already).
  */

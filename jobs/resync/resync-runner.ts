@@ -115,7 +115,9 @@ async function deprovisionCandidates(
       if (!pid) return adoptedAndDeactivated(deps, sourceId, desired?.resource);
       if (dirty[index] && (await syncDeprovisionsUser(deps, sourceId, id, pid, desired))) return false;
       const user = await deps.platform.getUser(pid);
-      if (!user) return false;
+      // Gone behind the bridge's back: the sync creates it again, and a 409 from an active
+      // platform user of that userName (recreated there, say) is adopted and deactivated.
+      if (!user) return adoptedAndDeactivated(deps, sourceId, desired?.resource);
       const tombstone = desired === null;
       return user.active !== false || (tombstone && source.onDelete === "delete");
     }),
