@@ -5,7 +5,7 @@ import { type EntityRef, parseRefKey } from "../../src/scim/scim-types.js";
 import type { ReconcileSyncState, ResyncRequester } from "./reconcile-ports.js";
 
 /** Reads a Redis set in chunks (SSCAN), never all at once. */
-async function* scanSet(redis: Redis, key: string, count: number): AsyncIterable<string[]> {
+export async function* scanSet(redis: Redis, key: string, count: number): AsyncIterable<string[]> {
   let cursor = "0";
   do {
     const [next, members] = await redis.sscan(key, cursor, "COUNT", count);

@@ -5,9 +5,10 @@ import { evaluateGuard } from "../../src/reconcile/deprovision-guard.js";
 import type { ReconcileRun } from "../../src/reconcile/reconcile-run.js";
 import { DRIFT_CLASSES } from "../../src/reconcile/reconcile-types.js";
 import { type RepairOutcome, type TrackedRun, startedOutcome } from "../../src/admin/repair-outcome.js";
-import { type EntityRef, refKey } from "../../src/scim/scim-types.js";
+import { type EntityRef, parseRefKey, refKey } from "../../src/scim/scim-types.js";
 import { resyncTransientDeadLetters } from "../../src/sync/dead-letter-retry.js";
-import { type AdoptionCheck, applyRepairs } from "./apply-repairs.js";
+import { type AdoptionCheck, applyRepairs, scanSet } from "./apply-repairs.js";
+import { deprovisionCandidates } from "../resync/resync-runner.js";
 import { isJobHandedOn, recordFailure } from "../job-lease.js";
 import { failureLogFields } from "./failure-log-fields.js";
 import type { ReconcileDeps } from "./reconcile-ports.js";
@@ -412,7 +413,34 @@ async function supersedeHeldScheduledRuns(
   }
 }
 
-/** Applies the held repairs of a run an admin confirmed (queued again, with settledBy). */
+/**
+ * What applying a held run's repairs would deactivate or delete now: the users of its repair set a
+ * resync would deprovision (read on the platform, as a resync's guard reads them) and its orphans.
+ */
+async function deprovisionsNow(deps: ReconcileDeps, ctx: RunContext, source: string): Promise<number> {
+  let count = await deps.redis.scard(ctx.keys.orphans);
+  for await (const keys of scanSet(deps.redis, ctx.keys.repairs, 500)) {
+    const ids = keys.flatMap((key) => {
+      try {
+        const ref = parseRefKey(key);
+        return ref.kind === "user" && ref.source === source ? [ref.id] : [];
+      } catch {
+        return [];
+      }
+    });
+    for (let start = 0; start < ids.length; start += 100) {
+      count += (await deprovisionCandidates(deps, source, ids.slice(start, start + 100))).length;
+    }
+  }
+  return count;
+}
+
+/**
+ * Applies the held repairs of a run an admin confirmed (queued again, with settledBy). A
+ * confirmation never deprovisions more than the guard showed (invariant 8): when the platform
+ * changed while the run waited so that its repairs would now deactivate or delete more users than
+ * that, nothing is applied and the run fails, naming both counts; a new run shows the new count.
+ */
 export async function applyConfirmedRun(deps: ReconcileDeps, runId: string): Promise<TrackedRun | null> {
   const queued = await deps.runs.get(runId);
   if ((queued?.state !== "queued" && queued?.state !== "running") || !queued.settledBy) return queued;
@@ -427,6 +455,15 @@ export async function applyConfirmedRun(deps: ReconcileDeps, runId: string): Pro
   let tellFailure: (() => void) | undefined;
   try {
     const ctx = new RunContext(deps, run);
+    const shown = run.guard?.plannedDeprovisions;
+    if (shown !== undefined) {
+      const now = await deprovisionsNow(deps, ctx, run.source);
+      if (now > shown) {
+        throw new Error(
+          `the platform changed while the run waited for confirmation: its repairs would now deactivate or delete ${now} users, the confirmation was for ${shown}; nothing was applied (start a new reconciliation)`,
+        );
+      }
+    }
     const applied = await applyAndCount(deps, ctx, run, log);
     run = await afterApply(deps, ctx, run, applied);
     await ctx.stillHeld();

@@ -86,13 +86,19 @@ async function exists(deps: ResyncDeps, source: string, kind: EntityKind, id: st
   return snapshot !== null;
 }
 
+/** What deprovisionCandidates reads (a resync's deps, or a reconciliation's). */
+type CandidateDeps = Pick<ResyncDeps, "config" | "directory" | "platform" | "dirty"> & {
+  state: Pick<ReconcileSyncState, "getUserPlatformIds"> &
+    Partial<Pick<ReconcileSyncState, "getApplied" | "ownersOf" | "queuedLifecycle" | "changedSinceSync">>;
+};
+
 /**
  * The users of a chunk a resync would deactivate or delete: users inactive or deleted at the
  * source whose platform user is still there and active (or, with onDelete delete, there at all).
  * Only those are read on the platform. Embed-tenant sources own no platform users.
  */
-async function deprovisionCandidates(
-  deps: ResyncDeps,
+export async function deprovisionCandidates(
+  deps: CandidateDeps,
   sourceId: string,
   ids: readonly string[],
 ): Promise<string[]> {
@@ -127,7 +133,7 @@ async function deprovisionCandidates(
 
 /** Whether a dirty user's pending sync deprovisions it by itself (deprovision-under-way.ts). */
 async function syncDeprovisionsUser(
-  deps: ResyncDeps,
+  deps: Pick<CandidateDeps, "config" | "state">,
   source: string,
   id: string,
   platformId: string,
@@ -156,7 +162,7 @@ async function syncDeprovisionsUser(
  * are not counted (their sync finds nothing to adopt by id).
  */
 async function adoptedAndDeactivated(
-  deps: ResyncDeps,
+  deps: Pick<CandidateDeps, "platform" | "state">,
   source: string,
   user: { active?: unknown; userName?: unknown } | undefined,
 ): Promise<boolean> {
