@@ -68,13 +68,28 @@ export async function scanPlatformUsers(ctx: RunContext): Promise<void> {
     if (adoptable.length > 0 && ctx.isWorkspace) {
       await ctx.addToSets([{ name: "adoptable", members: adoptable }]);
     }
-    if (mine.length > 0) {
-      ctx.ownedUsers += mine.length;
-      await ctx.addToSets([{ name: "seenUsers", members: mine.map((entry) => entry.ref.id) }]);
-      await classifyOwnedUsers(ctx, mine);
+    // A list that moves under the walk (newest first: each create shifts it on) answers a user
+    // again on a later page: counted twice, it would dilute the guard's share (invariant 8).
+    const fresh = await notSeenYet(ctx, mine);
+    if (fresh.length > 0) {
+      ctx.ownedUsers += fresh.length;
+      await ctx.addToSets([{ name: "seenUsers", members: fresh.map((entry) => entry.ref.id) }]);
+      await classifyOwnedUsers(ctx, fresh);
     }
     await ctx.flush();
   }
+}
+
+/** The owned users of a page not listed before in this run (the run's seen set), each once. */
+async function notSeenYet<T extends { ref: EntityRef }>(ctx: RunContext, mine: T[]): Promise<T[]> {
+  if (mine.length === 0) return mine;
+  const seen = await ctx.deps.redis.smismember(ctx.keys.seenUsers, ...mine.map((entry) => entry.ref.id));
+  const ids = new Set<string>();
+  return mine.filter((entry, index) => {
+    if (seen[index] === 1 || ids.has(entry.ref.id)) return false;
+    ids.add(entry.ref.id);
+    return true;
+  });
 }
 
 /**
