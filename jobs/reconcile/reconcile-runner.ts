@@ -9,6 +9,7 @@ import { type EntityRef, parseRefKey, refKey } from "../../src/scim/scim-types.j
 import { resyncTransientDeadLetters } from "../../src/sync/dead-letter-retry.js";
 import { type AdoptionCheck, applyRepairs, scanSet } from "./apply-repairs.js";
 import { deprovisionCandidates } from "../resync/resync-runner.js";
+import { redisDirtyReader } from "./deprovision-under-way.js";
 import { isJobHandedOn, recordFailure } from "../job-lease.js";
 import { failureLogFields } from "./failure-log-fields.js";
 import type { ReconcileDeps } from "./reconcile-ports.js";
@@ -418,6 +419,8 @@ async function supersedeHeldScheduledRuns(
  * resync would deprovision (read on the platform, as a resync's guard reads them) and its orphans.
  */
 async function deprovisionsNow(deps: ReconcileDeps, ctx: RunContext, source: string): Promise<number> {
+  // As the run's scan did: a user the identity provider's own pending sync deprovisions is not the run's.
+  const reader = { ...deps, dirty: redisDirtyReader(deps.redis, deps.config.redis.prefix) };
   let count = await deps.redis.scard(ctx.keys.orphans);
   for await (const keys of scanSet(deps.redis, ctx.keys.repairs, 500)) {
     const ids = keys.flatMap((key) => {
@@ -429,7 +432,7 @@ async function deprovisionsNow(deps: ReconcileDeps, ctx: RunContext, source: str
       }
     });
     for (let start = 0; start < ids.length; start += 100) {
-      count += (await deprovisionCandidates(deps, source, ids.slice(start, start + 100))).length;
+      count += (await deprovisionCandidates(reader, source, ids.slice(start, start + 100))).length;
     }
   }
   return count;
