@@ -3,6 +3,9 @@ import { PlatformError } from "../platform/platform-error.js";
 import type { PlatformClient, UserAttribute, UserAttributeType } from "../platform/platform-types.js";
 import { SyncError, classifyFailure, isPlatformFailure } from "./sync-error.js";
 
+/** How long a label whose PUT was asked to pause is not asked again (its values are written meanwhile). */
+export const RELABEL_REST_MS = 10 * 60_000;
+
 /**
  * The platform's user attribute definitions, cached per process. A missing definition is
  * created (a lost create answer is found again by name); a definition of another type is a
@@ -12,9 +15,6 @@ import { SyncError, classifyFailure, isPlatformFailure } from "./sync-error.js";
  * that differs from the definition's is written to it (PUT) the next time a value of it is
  * written: a label changed in the configuration reaches the platform.
  */
-/** How long a label whose PUT was asked to pause is not asked again (its values are written meanwhile). */
-export const RELABEL_REST_MS = 10 * 60_000;
-
 export class AttributeDefinitions {
   private readonly byName = new Map<string, UserAttribute>();
   /** By case-folded name: the platform's own uniqueness. */

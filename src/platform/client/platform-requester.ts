@@ -174,8 +174,9 @@ export class PlatformRequester {
       }
       if (response?.status === 429) o.metrics.rateLimited.inc({ operation: call.operation });
       if (response && isSharedPause(response.status, retryAfterMs) && retryAfterMs !== undefined) {
-        noteOwnPause(o.now() + retryAfterMs);
-        await o.budget.pauseUntil(o.now() + retryAfterMs);
+        const until = o.now() + retryAfterMs;
+        noteOwnPause(until);
+        await o.budget.pauseUntil(until);
       }
       const decision = decideRetry({
         failure,
