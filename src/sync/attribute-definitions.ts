@@ -114,9 +114,14 @@ export class AttributeDefinitions {
           // after a pause asked of it (its own 429, or 503 with Retry-After, paused every call), not for
           // RELABEL_REST_MS: asked again at the pause's end, a label that keeps meeting a 429 (a
           // quota on definition changes) would put the user's value, the sync's next call, back
-          // each time until the entity is dead-lettered rate limited.
+          // each time until the entity is dead-lettered rate limited. A 429 without Retry-After
+          // (the client's retries spent on it) rests as long: asked at every value, each would
+          // spend those retries on the same quota.
           if (classifyFailure(err).permanent) this.asked.set(def.id, displayName);
-          else if (err instanceof PlatformError && err.retryAfterMs !== undefined)
+          else if (
+            err instanceof PlatformError &&
+            (err.retryAfterMs !== undefined || err.failure === "rate_limited")
+          )
             this.restingUntil.set(def.id, this.now() + RELABEL_REST_MS);
           this.onRelabelFailed(def.name, err);
         } finally {

@@ -135,4 +135,36 @@ describe("attribute definitions: relabelling", () => {
     expect(p.puts()).toBe(2);
     expect(told).toEqual(["dept"]);
   });
+
+  it("a PUT answered 429 without Retry-After (the client's retries spent) rests RELABEL_REST_MS too", async () => {
+    let limited = true;
+    let clock = 1_000_000;
+    const p = platformWith({ id: 1, name: "dept", type: "string", displayName: "Dept" }, (displayName) => {
+      if (limited) {
+        throw new PlatformError("PUT /api/v1/user-attributes/1 answered 429", {
+          operation: "updateUserAttribute",
+          failure: "rate_limited",
+          transient: true,
+          httpStatus: 429,
+        });
+      }
+      return { id: 1, name: "dept", type: "string", displayName };
+    });
+    const told: string[] = [];
+    const defs = new AttributeDefinitions(
+      p.platform,
+      (name) => told.push(name),
+      () => clock,
+    );
+    // Each value asked again would spend the client's retries on the same quota at every value.
+    for (let i = 0; i < 3; i++) await expect(defs.ensure("dept", "string", "Department")).resolves.toBe(1);
+    clock += RELABEL_REST_MS - 1;
+    await expect(defs.ensure("dept", "string", "Department")).resolves.toBe(1);
+    expect(p.puts()).toBe(1);
+    limited = false;
+    clock += 1;
+    await expect(defs.ensure("dept", "string", "Department")).resolves.toBe(1);
+    expect(p.puts()).toBe(2);
+    expect(told).toEqual(["dept"]);
+  });
 });
