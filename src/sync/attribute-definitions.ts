@@ -151,7 +151,7 @@ export class AttributeDefinitions {
   }
 
   private async reload(force = false): Promise<void> {
-    if (this.loading && !force) return this.loading;
+    if (this.loading && !force) return joined(this.loading);
     const loading = (async () => {
       const all = await this.platform.listUserAttributes();
       // What the platform lists now replaces the cache: a definition deleted there is gone here too.
@@ -167,5 +167,31 @@ export class AttributeDefinitions {
     } finally {
       if (this.loading === loading) this.loading = undefined;
     }
+  }
+}
+
+/**
+ * A sync that joined another's listing of the definitions sent no call of its own: a pause the
+ * platform answered that listing with holds it back (PlatformError.heldBack), as a pause another
+ * call met does, so that its put-back does not count towards the entity's rate-limit loops (only
+ * the sync whose call the platform answered counts it). Other failures are the joiner's as well.
+ */
+async function joined(loading: Promise<void>): Promise<void> {
+  try {
+    await loading;
+  } catch (err) {
+    const pause =
+      err instanceof PlatformError &&
+      (err.failure === "rate_limited" || (err.httpStatus === 503 && err.retryAfterMs !== undefined));
+    if (!pause || err.heldBack) throw err;
+    throw new PlatformError(err.message, {
+      operation: err.operation,
+      failure: err.failure,
+      transient: err.transient,
+      httpStatus: err.httpStatus,
+      retryAfterMs: err.retryAfterMs,
+      heldBack: true,
+      cause: err,
+    });
   }
 }
