@@ -5,6 +5,12 @@ import type { RequestHandler } from "express";
 // that shape without pino-http's per-request cost).
 import type { ReqId } from "pino-http";
 import type { Logger } from "../../src/observability/logger.js";
+import {
+  ANY_CORE_ATTRS,
+  ENTERPRISE_ATTRS,
+  knownExtensionUrn,
+  parseAttrPath,
+} from "../../src/scim/attribute-schema.js";
 
 /** Paths whose requests are never logged (probes and scrapes would drown everything else). */
 export const UNLOGGED_PATHS: readonly string[] = ["/healthz", "/readyz", "/metrics"];
@@ -32,22 +38,36 @@ const ENTITY_COLLECTION = /^(users|groups|user|group)$/i;
 /** The bridge's ids (UUIDs): the only entity segments logged as they are. */
 const BRIDGE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** Route words that follow an entity id (`/dead-letters/<source>/user/<id>/retry`). */
+const AFTER_ID_WORDS = new Set(["retry"]);
+
 /**
  * The path of a line: route words, source ids, the bridge's ids (UUIDs) and schema URNs as they
  * are; any other segment as `…`. A client that puts a userName, an email or a name in the path
  * (`GET /Users/ada%40example.com`, `GET /Users/jsmith`: 404s) must not write it to the log: where an
  * entity id goes (after `Users`, `Groups`, `user`, `group`) only a bridge id or `.search` is kept,
- * and elsewhere `@`, `+`, spaces and anything percent-encoded (non-ASCII letters too) hide the
- * segment.
+ * after it only a route word (AFTER_ID_WORDS), and elsewhere `@`, `+`, spaces and anything
+ * percent-encoded (non-ASCII letters too) hide the segment. Runs of slashes are read as the router
+ * reads them, as one (`/Users//jsmith` is `/Users/jsmith`).
  */
 export function loggedPath(path: string): string {
-  const segments = path.split("/");
-  return segments
-    .map((segment, i) => {
-      const afterCollection = i > 0 && ENTITY_COLLECTION.test(segments[i - 1] ?? "");
-      if (afterCollection && segment !== "" && segment !== ".search")
-        return BRIDGE_ID.test(segment) ? segment : "…";
-      return LOGGED_SEGMENT.test(segment) ? segment : "…";
+  let previous = "";
+  let afterId = false;
+  return path
+    .split("/")
+    .map((segment) => {
+      if (segment === "") return segment;
+      let shown: string;
+      if (afterId) {
+        shown = AFTER_ID_WORDS.has(segment) ? segment : "…";
+      } else if (ENTITY_COLLECTION.test(previous) && segment !== ".search") {
+        shown = BRIDGE_ID.test(segment) ? segment : "…";
+        afterId = true;
+      } else {
+        shown = LOGGED_SEGMENT.test(segment) ? segment : "…";
+      }
+      previous = segment;
+      return shown;
     })
     .join("/");
 }
@@ -111,17 +131,36 @@ function installLazyRequestLog(): void {
 
 const COMPARISON_OPERATORS = new Set(["eq", "ne", "co", "sw", "ew", "gt", "lt", "ge", "le"]);
 const KEPT_WORDS = new Set(["pr", "and", "or", "not", "true", "false", "null"]);
-/** An attribute path: a name, a sub-attribute (`.value` after a value filter), a schema URN before it. */
-const ATTRIBUTE_PATH = /^\.?[A-Za-z][A-Za-z0-9_$:.-]*$/;
 const DELIMITERS = "()[]";
+/** Sub-attribute names of the schemas, for `.value` after a value filter (`emails[...].value`). */
+const SUB_ATTRIBUTE_NAMES: ReadonlySet<string> = new Set(
+  [...ANY_CORE_ATTRS.values(), ...ENTERPRISE_ATTRS.values()].flatMap((def) => [...(def.sub?.keys() ?? [])]),
+);
+
+/**
+ * Whether a word names an attribute of the User, Group or EnterpriseUser schema (any case, with or
+ * without its schema URN), a known extension schema, or a sub-attribute (in a value filter, or
+ * `.value` after one). Only such words are logged where a SCIM parameter names attributes: a word merely
+ * shaped like one may be a login (`jane.doe`).
+ */
+function isSchemaAttribute(word: string): boolean {
+  if (word.startsWith(".")) return SUB_ATTRIBUTE_NAMES.has(word.slice(1).toLowerCase());
+  // Inside a value filter (`emails[type eq "work"]`) the names are the sub-attributes'.
+  if (SUB_ATTRIBUTE_NAMES.has(word.toLowerCase())) return true;
+  const path = parseAttrPath(word);
+  if (!path) return false;
+  if (path.attr === "") return path.urn !== undefined && knownExtensionUrn(path.urn) !== undefined;
+  return path.def !== undefined && (path.sub === undefined || path.subDef !== undefined);
+}
 
 /**
  * A filter with its values hidden (`userName eq "ada@x.com"` -> `userName eq "…"`): the values
  * are userNames and emails, the shape is what a debugging operator needs. Every value after a
  * comparison operator is hidden, however it is quoted: `"…"`, `'…'`, or `…` for an unquoted one
  * (up to the next `and`, `or`, `not`, bracket or parenthesis). An unterminated literal is hidden
- * to the end. Outside values, only operators, keywords, brackets and words shaped like attribute
- * paths are kept: anything else (a bare email where no operator came before it) is hidden too.
+ * to the end. Outside values, only operators, keywords, brackets and the schemas' attribute names
+ * are kept: anything else (a bare login or email, a word after an operator the filter grammar does
+ * not have, `userName == jane.doe`) is hidden too.
  */
 export function maskFilterLiterals(filter: string): string {
   let out = "";
@@ -152,7 +191,7 @@ export function maskFilterLiterals(filter: string): string {
       } else if (!inValue && COMPARISON_OPERATORS.has(lower)) {
         out += word;
         inValue = true;
-      } else if (!inValue && (KEPT_WORDS.has(lower) || ATTRIBUTE_PATH.test(word))) {
+      } else if (!inValue && (KEPT_WORDS.has(lower) || isSchemaAttribute(word))) {
         out += word;
       } else if (inValue && (lower === "true" || lower === "false" || lower === "null")) {
         out += word;
@@ -166,18 +205,24 @@ export function maskFilterLiterals(filter: string): string {
 }
 
 /**
- * Query parameters a debug line may carry as they are (SCIM list parameters, RFC 7644 §3.4.2):
- * none of them holds personal data. `filter` is logged masked (maskFilterLiterals); any other
- * parameter (`?userName=ada@example.com`) by its name only, its value hidden.
+ * How a debug line shows the SCIM list parameters (RFC 7644 §3.4.2) it may carry: `startIndex`
+ * and `count` when a number, `sortOrder` when `ascending` or `descending`, the attribute lists
+ * (`attributes`, `excludedAttributes`, `sortBy`) when every name in them is one of the schemas'
+ * (isSchemaAttribute); otherwise `…`, as any other parameter's value (`?userName=ada@example.com`).
+ * `filter` is logged masked (maskFilterLiterals).
  */
-export const LOGGED_QUERY_PARAMETERS: readonly string[] = [
-  "startindex",
-  "count",
-  "attributes",
-  "excludedattributes",
-  "sortby",
-  "sortorder",
-];
+const LOGGED_QUERY_PARAMETERS: ReadonlyMap<string, (value: string) => boolean> = new Map([
+  ["startindex", (v: string) => /^\d{1,10}$/.test(v)],
+  ["count", (v: string) => /^\d{1,10}$/.test(v)],
+  ["sortorder", (v: string) => /^(ascending|descending)$/i.test(v)],
+  ["attributes", attributeList],
+  ["excludedattributes", attributeList],
+  ["sortby", attributeList],
+]);
+
+function attributeList(value: string): boolean {
+  return value.split(",").every((name) => isSchemaAttribute(name.trim()));
+}
 
 /** The query of a debug line: names kept, values only of known list parameters (any case). */
 function loggedQuery(query: unknown): unknown {
@@ -185,13 +230,16 @@ function loggedQuery(query: unknown): unknown {
   const out: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(query)) {
     const lower = name.toLowerCase();
+    const shown = LOGGED_QUERY_PARAMETERS.get(lower);
     if (lower === "filter") {
       if (typeof value === "string") out[name] = maskFilterLiterals(value);
       else if (Array.isArray(value))
         out[name] = value.map((v) => (typeof v === "string" ? maskFilterLiterals(v) : "…"));
       else out[name] = "…";
-    } else if (LOGGED_QUERY_PARAMETERS.includes(lower) && isPlain(value)) {
-      out[name] = value;
+    } else if (shown && typeof value === "string") {
+      out[name] = shown(value) ? value : "…";
+    } else if (shown && isPlain(value)) {
+      out[name] = (value as string[]).map((v) => (shown(v) ? v : "…"));
     } else {
       out[name] = "…";
     }

@@ -97,7 +97,7 @@ describe("request logger", () => {
         Filter: 'userName eq "…" and (emails co "…" or externalId eq "…")',
         count: "5",
       });
-      expect(second).toEqual({ filter: ['displayName sw "…', "x"] });
+      expect(second).toEqual({ filter: ['displayName sw "…', "…"] });
     },
   );
 
@@ -128,6 +128,48 @@ describe("request logger", () => {
       "userName Eq '…' or displayName sw … …",
       'emails[type eq "…" and value co …].value pr',
       "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:employeeNumber eq …",
+    ]);
+  });
+
+  it("hides a login where no comparison operator puts it (bare, after an unknown operator, after pr)", async () => {
+    const { app, lines } = buildApp("debug");
+    const filters = ["jane.doe", "userName == jane.doe", "userName = jane.doe", "userName pr jane.doe"];
+    for (const filter of filters) await request(app).get("/scim/v2/okta/Users").query({ filter });
+    expect(lines.join("")).not.toContain("jane");
+    expect(lines.map((l) => JSON.parse(l).req.query.filter)).toEqual([
+      "…",
+      "userName … …",
+      "userName … …",
+      "userName pr …",
+    ]);
+  });
+
+  it("writes a list parameter's value only when it holds what its name says", async () => {
+    const { app, lines } = buildApp("debug");
+    await request(app)
+      .get("/scim/v2/okta/Users")
+      .query({
+        startIndex: "jane.doe",
+        count: "1e3",
+        attributes: `userName,${USERNAME}`,
+        excludedAttributes: "jane.doe",
+        sortBy: "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:manager.value",
+        sortOrder: "jane",
+      });
+    await request(app)
+      .get("/scim/v2/okta/Users")
+      .query({ attributes: ["emails.value", "jane.doe"] });
+    expect(lines.join("")).not.toContain("jane");
+    expect(lines.map((l) => JSON.parse(l).req.query)).toEqual([
+      {
+        startIndex: "…",
+        count: "…",
+        attributes: "…",
+        excludedAttributes: "…",
+        sortBy: "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:manager.value",
+        sortOrder: "…",
+      },
+      { attributes: ["emails.value", "…"] },
     ]);
   });
 
@@ -176,6 +218,9 @@ describe("request logger", () => {
       "/scim/v2/okta/Groups/Ada_Lovelace",
       "/admin/v1/sources/okta/users/E12345",
       "/admin/v1/dead-letters/okta/user/ada.lovelace/retry",
+      // The router reads runs of slashes as one: a login after `Users//` is where an id goes.
+      "/scim/v2/okta/Users//jsmith",
+      `/scim/v2/okta/Users/${id}/jsmith`,
     ])
       await request(app).get(path);
     // Every field but the random and clock ones (a request id or a time may hold "555" by chance).
@@ -188,7 +233,7 @@ describe("request logger", () => {
     expect(lines.map((l) => JSON.parse(l).req.url)).toEqual([
       "/scim/v2/okta/Users/…",
       "/scim/v2/okta/Users/…",
-      "/scim/v2/okta/Users/…/x",
+      "/scim/v2/okta/Users/…/…",
       "/scim/v2/okta/Users/…",
       "/scim/v2/okta/Users/…",
       `/scim/v2/okta/Users/${id}`,
@@ -198,6 +243,8 @@ describe("request logger", () => {
       "/scim/v2/okta/Groups/…",
       "/admin/v1/sources/okta/users/…",
       "/admin/v1/dead-letters/okta/user/…/retry",
+      "/scim/v2/okta/Users//…",
+      `/scim/v2/okta/Users/${id}/…`,
     ]);
   });
 
