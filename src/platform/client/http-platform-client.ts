@@ -30,6 +30,8 @@ import * as s from "./platform-schemas.js";
 import { checkedBaseUrl, type HttpPlatformClientOptions } from "./http-platform-client-options.js";
 
 const PATCH_OP_SCHEMA = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
+/** Page size of a lookup by displayName: the filtered list holds the name and its case variants. */
+const FIND_PAGE_SIZE = 10;
 
 export type { HttpPlatformClientOptions };
 
@@ -154,15 +156,30 @@ export class HttpPlatformClient implements PlatformClient {
     ) as AsyncIterable<PlatformScimGroup>;
   }
 
+  /**
+   * The group of exactly this displayName, else one whose name differs only in case (`eq` compares
+   * without case: RFC 7643 Group.displayName is not caseExact), else null. The filtered list is
+   * walked until the exact name: a platform may keep "Eng" and "eng" apart and answer fewer
+   * resources a page than asked (RFC 7644 §3.4.2.4), so the first page need not hold it.
+   */
   async findGroupByDisplayName(displayName: string): Promise<PlatformScimGroup | null> {
-    const page = await this.#get("findGroupByDisplayName", paths.groups(), s.scimGroupListSchema, {
-      filter: scimEqFilter("displayName", displayName),
-      excludedAttributes: "members",
-      startIndex: 1,
-      count: 2,
-    });
-    const found = page.Resources ?? [];
-    return (found.find((g) => g.displayName === displayName) ?? found[0] ?? null) as PlatformScimGroup | null;
+    const matches = scimPages(
+      (startIndex, count) =>
+        this.#get("findGroupByDisplayName", paths.groups(), s.scimGroupListSchema, {
+          filter: scimEqFilter("displayName", displayName),
+          excludedAttributes: "members",
+          startIndex,
+          count,
+        }),
+      FIND_PAGE_SIZE,
+      { smallerPageOn: isAnswerTooLarge, ...this.#walk("findGroupByDisplayName") },
+    ) as AsyncIterable<PlatformScimGroup>;
+    let variant: PlatformScimGroup | null = null;
+    for await (const group of matches) {
+      if (group.displayName === displayName) return group;
+      variant ??= group;
+    }
+    return variant;
   }
 
   async getGroup(id: string): Promise<PlatformScimGroup | null> {
