@@ -87,22 +87,23 @@ export async function* scimPages<T>(
     // length), and without a totalResults the walk would never end; with one, the pages after the
     // first would be taken for the rest of the list. Fail it visibly instead. Unless the list moved
     // under the walk (a list newest first, a page's worth of creates between two pages), which is
-    // no break of the contract: its totalResults changed, and the earlier page's startIndex, asked
-    // again, no longer starts with that resource. The walk then fails as transient, to be read
-    // again, rather than yield a page twice.
+    // no break of the contract: the earlier page's startIndex, asked again, no longer starts with
+    // that resource (whether or not the pages carry a totalResults, which the contract makes
+    // optional, and whether or not it changed: creates and deletes may balance). The walk then
+    // fails as transient, to be read again, rather than yield a page twice.
     if (resources.length > 0) {
       const key = pageKey(resources[0]);
       const before = firsts.get(key);
       if (before !== undefined) {
-        const moved =
-          before.total !== undefined &&
-          page.totalResults !== undefined &&
-          before.total !== page.totalResults &&
-          pageKey((await fetchPage(before.startIndex, count)).Resources?.[0]) !== key;
+        const moved = pageKey((await fetchPage(before.startIndex, count)).Resources?.[0]) !== key;
+        const totals =
+          before.total !== undefined && page.totalResults !== undefined
+            ? ` (totalResults ${before.total} at page ${before.page}, ${page.totalResults} now)`
+            : "";
         throw moved
           ? brokenList(
               options,
-              `the list changed while it was read (totalResults ${before.total} at page ${before.page}, ${page.totalResults} now): startIndex=${startIndex} started where page ${before.page} did`,
+              `the list changed while it was read${totals}: startIndex=${startIndex} started where page ${before.page} did`,
               true,
             )
           : brokenList(
