@@ -18,15 +18,26 @@ export async function readRawBody(req: IncomingMessage): Promise<string> {
 
 /**
  * Parses a JSON body; an empty body is `undefined`. The contract's content type is required:
- * `application/json` under /api/v1; under /api/scim/v2 `application/scim+json`, or
- * `application/json`, which RFC 7644 asks a service provider to accept too. Any other is a
+ * `application/json` under /api/v1, `application/scim+json` under /api/scim/v2 (the only media
+ * type platform-api.yaml declares for SCIM bodies: a server that holds to it may refuse
+ * `application/json` there, though RFC 7644 asks a service provider to accept it). Any other is a
  * violation. `scim` undefined (the inspection routes) accepts either.
  */
 export function parseJsonBody(raw: string, contentType: string | undefined, scim?: boolean): unknown {
   if (raw.trim() === "") return undefined;
-  const allowed = scim === false ? /^application\/json\s*(;|$)/i : /^application\/(scim\+)?json\s*(;|$)/i;
+  const allowed =
+    scim === false
+      ? /^application\/json\s*(;|$)/i
+      : scim === true
+        ? /^application\/scim\+json\s*(;|$)/i
+        : /^application\/(scim\+)?json\s*(;|$)/i;
   if (!contentType || !allowed.test(contentType)) {
-    const wanted = scim === false ? "application/json" : "application/json or application/scim+json";
+    const wanted =
+      scim === false
+        ? "application/json"
+        : scim === true
+          ? "application/scim+json"
+          : "application/json or application/scim+json";
     throw violation(`Content-Type must be ${wanted}, got ${contentType ?? "none"}`);
   }
   try {
