@@ -226,8 +226,13 @@ export class RedisSyncStateStore implements SyncStateReader {
     await RELEASE.run(this.redis, [syncKeys.owner(this.prefix, scope)], [platformKey, refKey(ref)]);
   }
 
-  /** Drops every record of a deprovisioned entity (invariant 6: keys of deleted entities go). */
+  /**
+   * Drops every record of a deprovisioned entity (invariant 6: keys of deleted entities go). The
+   * claim on its platform object goes first: a re-run after a crash knows that object only from the
+   * applied record, which the MULTI drops, so a claim left behind it would stay for ever.
+   */
   async forget(ref: EntityRef, owned?: { scope: OwnerScope; platformKey: string }): Promise<void> {
+    if (owned) await this.releaseOwner(owned.scope, owned.platformKey, ref);
     const key = refKey(ref);
     const multi = this.redis
       .multi()
@@ -245,7 +250,6 @@ export class RedisSyncStateStore implements SyncStateReader {
     }
     await multi.exec();
     if (ref.kind === "user") await this.forgetManagerLinks(ref.source, ref.id);
-    if (owned) await this.releaseOwner(owned.scope, owned.platformKey, ref);
   }
 
   // --- users synced without their manager (its own sync a dead letter) ---
