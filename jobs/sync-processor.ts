@@ -145,6 +145,19 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
     return LOCK_LOST;
   };
   /**
+   * Takes the entity's resync request for this run. It rides in the job's data before it leaves the
+   * set: a process killed after the take (SIGKILL, OOM) puts back neither (putBack, the caller's
+   * carry), and the stalled job's re-run, which has the job's data, still reads the platform
+   * instead of trusting the applied record (and marking clean an entity whose drift the request was
+   * for). A request found carried already is only taken from the set.
+   */
+  const takeResync = async (job: Job<SyncJobData>, ref: EntityRef): Promise<boolean> => {
+    if (!(await ctx.state.isResyncRequested(ref))) return false;
+    if (!resyncCarried(job)) await (job as Job).updateData({ ...job.data, [RESYNC_CARRIED]: true });
+    await ctx.state.takeResync(ref);
+    return true;
+  };
+  /**
    * One run of the sync. `waiting`: a Redis failure makes the job wait (the caller's waitForRedis)
    * instead of spending an attempt. `flag` follows the resync request this run takes: once put
    * back (`returned`), it is no longer this run's to keep; and whether the run wrote its dead
@@ -159,7 +172,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
   ): Promise<string> => {
     // When this run's lock was taken (the job moved to active), or at the latest now.
     const startedAt = Math.min(Date.now(), job.processedOn ?? Number.POSITIVE_INFINITY);
-    const [paused, taken] = await Promise.allSettled([deps.budget.pausedUntil(), ctx.state.takeResync(ref)]);
+    const [paused, taken] = await Promise.allSettled([deps.budget.pausedUntil(), takeResync(job, ref)]);
     if (taken.status === "rejected") throw taken.reason;
     // A request an earlier run of this job took and could not put back rides in the job's data.
     const resync = taken.value || resyncCarried(job);

@@ -176,10 +176,14 @@ export async function startJobsHarness(name: string, options: JobsHarnessOptions
       };
     },
     /**
-     * The real sync processor over `ctx`, run by hand (no workers): a job's first of eight attempts.
-     * Its metrics go to `metricsRegistry` (default: one of its own).
+     * The real sync processor over `ctx`, run by hand (no workers): a job's first of eight attempts
+     * (a job of its own for each run, or `job`: handJob's, whose data its runs keep, as a stalled
+     * job's re-run has them). Its metrics go to `metricsRegistry` (default: one of its own).
      */
-    syncProcessor(ctx: SyncContext, metricsRegistry?: Registry): (ref: EntityRef) => Promise<string> {
+    syncProcessor(
+      ctx: SyncContext,
+      metricsRegistry?: Registry,
+    ): (ref: EntityRef, job?: Job<SyncJobData>) => Promise<string> {
       const process = createSyncProcessor({
         ctx,
         queue: syncQueue.queue,
@@ -190,8 +194,7 @@ export async function startJobsHarness(name: string, options: JobsHarnessOptions
         ),
         logger: ctx.logger,
       });
-      return (ref) =>
-        process({ data: { ...ref }, attemptsMade: 0, opts: { attempts: 8 } } as unknown as Job<SyncJobData>);
+      return (ref, job = handJob(ref)) => process(job);
     },
     /** Whether the entity has a dirty marker (however recent). */
     async isDirty(ref: EntityRef): Promise<boolean> {
@@ -228,6 +231,19 @@ export async function startJobsHarness(name: string, options: JobsHarnessOptions
 }
 
 export type JobsHarness = Awaited<ReturnType<typeof startJobsHarness>>;
+
+/** A sync job of `ref` as a worker hands it to the processor: a first attempt of eight, its data kept. */
+export function handJob(ref: EntityRef): Job<SyncJobData> {
+  const job = {
+    data: { ...ref } as Record<string, unknown>,
+    attemptsMade: 0,
+    opts: { attempts: 8 },
+    async updateData(data: Record<string, unknown>) {
+      job.data = data;
+    },
+  };
+  return job as unknown as Job<SyncJobData>;
+}
 
 /**
  * Flushes the whole lifecycle batch now (no batching window), with `ctx`; a change that fails for

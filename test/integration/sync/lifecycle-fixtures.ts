@@ -1,8 +1,6 @@
 /** Shared setup of the lifecycle (bulk) path's integration tests. */
-import type { Job } from "bullmq";
 import { expect } from "vitest";
 import { syncMetrics } from "../../../jobs/sync-metrics.js";
-import type { SyncJobData } from "../../../jobs/sync-job.js";
 import { createSyncProcessor } from "../../../jobs/sync-processor.js";
 import { createLogger } from "../../../src/observability/logger.js";
 import { createMetricsRegistry } from "../../../src/observability/metrics.js";
@@ -11,7 +9,7 @@ import type { PlatformClient } from "../../../src/platform/platform-types.js";
 import type { EntityRef } from "../../../src/scim/scim-types.js";
 import { AttributeDefinitions } from "../../../src/sync/attribute-definitions.js";
 import type { SyncContext } from "../../../src/sync/sync-context.js";
-import type { JobsHarness } from "../jobs/jobs-harness.js";
+import { handJob, type JobsHarness } from "../jobs/jobs-harness.js";
 
 /** The platform client with some methods replaced. */
 export function patched(platform: PlatformClient, overrides: Partial<PlatformClient>): PlatformClient {
@@ -43,8 +41,7 @@ export async function queuedDeactivation(harness: JobsHarness, userName: string)
     metrics: syncMetrics(createMetricsRegistry({ defaultMetrics: false }), async () => ({})),
     logger,
   });
-  const run = (ref: EntityRef) =>
-    process({ data: { ...ref }, attemptsMade: 0, opts: { attempts: 8 } } as unknown as Job<SyncJobData>);
+  const run = (ref: EntityRef) => process(handJob(ref));
   const u = await harness.directory.createUser("okta", harness.user(userName));
   const ref: EntityRef = { source: "okta", kind: "user", id: u.resource.id };
   expect(await run(ref)).toBe("clean");

@@ -70,6 +70,9 @@ describe("a run that lost its job's lock", () => {
       opts: { attempts: 8 },
       processedOn: Date.now() - 60_000,
       extendLock: async () => 0,
+      async updateData(data: SyncJobData) {
+        staleJob.data = data;
+      },
     } as unknown as Job<SyncJobData>;
     expect(await processA(staleJob, "token-a")).toBe("lock_lost");
     expect(frozen).toBe(true);
