@@ -22,10 +22,12 @@ export async function forgetAbsent(ctx: Pick<SyncContext, "state">, ref: EntityR
   }
   const scope: OwnerScope = ref.kind === "user" ? "user" : applied.tenant !== undefined ? "embed" : "group";
   const key = (id: string) => (scope === "embed" ? `${applied.tenant}/${id}` : id);
+  // The create's hold goes before the applied record, the only record of its name: a process killed
+  // in between leaves the record, and the re-run releases the hold (a no-op) and drops it.
+  const pending = applied.pendingUserName ?? applied.pendingDisplayName ?? applied.pendingName;
+  if (pending !== undefined) await settleCreate(ctx, scope, key(pending), ref);
   await ctx.state.forget(
     ref,
     applied.platformId ? { scope, platformKey: key(applied.platformId) } : undefined,
   );
-  const pending = applied.pendingUserName ?? applied.pendingDisplayName ?? applied.pendingName;
-  if (pending !== undefined) await settleCreate(ctx, scope, key(pending), ref);
 }
