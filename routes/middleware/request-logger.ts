@@ -42,32 +42,43 @@ const BRIDGE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
 const AFTER_ID_WORDS = new Set(["retry"]);
 
 /**
+ * Where the source id stands in a path's segments (empty ones left out), by its first words:
+ * `/scim/v2/<source>`, `/admin/v1/sources/<source>`, `/admin/v1/dead-letters/<source>`,
+ * `/hooks/<source>`; -1 elsewhere. A source may be named `users` or `group`: there it is the
+ * source, not a collection an entity id follows.
+ */
+function sourceIndex(words: readonly string[]): number {
+  if (words[0] === "scim" && words[1] === "v2") return 2;
+  if (words[0] === "admin" && words[1] === "v1" && (words[2] === "sources" || words[2] === "dead-letters"))
+    return 3;
+  if (words[0] === "hooks") return 1;
+  return -1;
+}
+
+/**
  * The path of a line: route words, source ids, the bridge's ids (UUIDs) and schema URNs as they
  * are; any other segment as `…`. A client that puts a userName, an email or a name in the path
  * (`GET /Users/ada%40example.com`, `GET /Users/jsmith`: 404s) must not write it to the log: where an
- * entity id goes (after `Users`, `Groups`, `user`, `group`) only a bridge id or `.search` is kept,
- * after it only a route word (AFTER_ID_WORDS), and elsewhere `@`, `+`, spaces and anything
- * percent-encoded (non-ASCII letters too) hide the segment. Runs of slashes are read as the router
- * reads them, as one (`/Users//jsmith` is `/Users/jsmith`).
+ * entity id goes (after `Users`, `Groups`, `user`, `group`, but not after the source id, whatever
+ * its name) only a bridge id or `.search` is kept, after it only a route word (AFTER_ID_WORDS), and
+ * elsewhere `@`, `+`, spaces and anything percent-encoded (non-ASCII letters too) hide the segment.
+ * Runs of slashes are read as the router reads them, as one (`/Users//jsmith` is `/Users/jsmith`).
  */
 export function loggedPath(path: string): string {
-  let previous = "";
+  const segments = path.split("/");
+  const words = segments.filter((segment) => segment !== "");
+  const source = sourceIndex(words);
+  let k = -1;
   let afterId = false;
-  return path
-    .split("/")
+  return segments
     .map((segment) => {
       if (segment === "") return segment;
-      let shown: string;
-      if (afterId) {
-        shown = AFTER_ID_WORDS.has(segment) ? segment : "…";
-      } else if (ENTITY_COLLECTION.test(previous) && segment !== ".search") {
-        shown = BRIDGE_ID.test(segment) ? segment : "…";
-        afterId = true;
-      } else {
-        shown = LOGGED_SEGMENT.test(segment) ? segment : "…";
-      }
-      previous = segment;
-      return shown;
+      k += 1;
+      const previous = k > 0 && k - 1 !== source ? (words[k - 1] ?? "") : "";
+      if (afterId) return AFTER_ID_WORDS.has(segment) ? segment : "…";
+      if (!ENTITY_COLLECTION.test(previous)) return LOGGED_SEGMENT.test(segment) ? segment : "…";
+      afterId = true;
+      return BRIDGE_ID.test(segment) || segment.toLowerCase() === ".search" ? segment : "…";
     })
     .join("/");
 }
@@ -224,14 +235,21 @@ function attributeList(value: string): boolean {
   return value.split(",").every((name) => isSchemaAttribute(name.trim()));
 }
 
-/** The query of a debug line: names kept, values only of known list parameters (any case). */
+/**
+ * The query of a debug line: the names of `filter`, the list parameters and the schemas' attributes
+ * (`?userName=…`), with values only of the list parameters (any case); any other parameter, whose
+ * very name may be a login (`?jane.doe@example.com`), is only counted (`"…": 2`).
+ */
 function loggedQuery(query: unknown): unknown {
   if (typeof query !== "object" || query === null) return query;
   const out: Record<string, unknown> = {};
+  let others = 0;
   for (const [name, value] of Object.entries(query)) {
     const lower = name.toLowerCase();
     const shown = LOGGED_QUERY_PARAMETERS.get(lower);
-    if (lower === "filter") {
+    if (lower !== "filter" && !shown && !isSchemaAttribute(name)) {
+      others += 1;
+    } else if (lower === "filter") {
       if (typeof value === "string") out[name] = maskFilterLiterals(value);
       else if (Array.isArray(value))
         out[name] = value.map((v) => (typeof v === "string" ? maskFilterLiterals(v) : "…"));
@@ -244,6 +262,7 @@ function loggedQuery(query: unknown): unknown {
       out[name] = "…";
     }
   }
+  if (others > 0) out["…"] = others;
   return out;
 }
 
