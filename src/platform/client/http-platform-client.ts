@@ -32,6 +32,8 @@ import { checkedBaseUrl, type HttpPlatformClientOptions } from "./http-platform-
 const PATCH_OP_SCHEMA = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
 /** Page size of a lookup by displayName: the filtered list holds the name and its case variants. */
 const FIND_PAGE_SIZE = 10;
+/** The most resources such a lookup reads before it stops (a platform that ignored the filter). */
+const FIND_SCAN_LIMIT = 100;
 
 export type { HttpPlatformClientOptions };
 
@@ -174,10 +176,17 @@ export class HttpPlatformClient implements PlatformClient {
       FIND_PAGE_SIZE,
       { smallerPageOn: isAnswerTooLarge, ...this.#walk("findGroupByDisplayName") },
     ) as AsyncIterable<PlatformScimGroup>;
+    const folded = displayName.toLowerCase();
     let variant: PlatformScimGroup | null = null;
+    let seen = 0;
     for await (const group of matches) {
       if (group.displayName === displayName) return group;
-      variant ??= group;
+      // Another name altogether (a platform or proxy that ignored the filter) is never the group.
+      if (typeof group.displayName === "string" && group.displayName.toLowerCase() === folded)
+        variant ??= group;
+      // The filtered list holds the name's case variants only: past that, the filter was ignored.
+      seen += 1;
+      if (seen >= FIND_SCAN_LIMIT) break;
     }
     return variant;
   }

@@ -95,7 +95,7 @@ export async function* scimPages<T>(
       const key = pageKey(resources[0]);
       const before = firsts.get(key);
       if (before !== undefined) {
-        const moved = pageKey((await fetchPage(before.startIndex, count)).Resources?.[0]) !== key;
+        const moved = await startsElsewhere(fetchPage, before.startIndex, key);
         const totals =
           before.total !== undefined && page.totalResults !== undefined
             ? ` (totalResults ${before.total} at page ${before.page}, ${page.totalResults} now)`
@@ -117,6 +117,24 @@ export async function* scimPages<T>(
     startIndex += resources.length;
     if (resources.length === 0) return;
     if (page.totalResults !== undefined && startIndex > page.totalResults) return;
+  }
+}
+
+/**
+ * Whether the page at `startIndex`, asked again (one resource), no longer starts with the resource
+ * known by `key`: the list moved under the walk. A re-read that fails (the resource now there too
+ * large to read, a dropped connection) tells nothing either way, and is taken as a move: the walk
+ * fails as transient, to be read again, rather than for good as a broken contract.
+ */
+async function startsElsewhere<T>(
+  fetchPage: (startIndex: number, count: number) => Promise<ScimPage<T>>,
+  startIndex: number,
+  key: string,
+): Promise<boolean> {
+  try {
+    return pageKey((await fetchPage(startIndex, 1)).Resources?.[0]) !== key;
+  } catch {
+    return true;
   }
 }
 

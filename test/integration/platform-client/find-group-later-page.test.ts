@@ -5,7 +5,9 @@
  * found by `displayName eq` (RFC 7643 Group.displayName is caseExact false). **Was a bug** (found in
  * review round r): one page of 2 was asked, and with no exact match on it, its first resource was
  * taken: "Eng" answered for "eng", and the sync adopted (claimed, renamed, re-membered) another
- * group.
+ * group. And a resource of another name altogether (a platform or proxy that ignored the filter) is
+ * never the group: only a case variant is taken when no name is exact, and the walk stops after 100
+ * resources.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { HttpPlatformClient } from "../../../src/platform/client/http-platform-client.js";
@@ -71,5 +73,39 @@ describe("findGroupByDisplayName against a server page limit and case variants",
     // The platform said totalResults 2: the exact "eng" is there, on startIndex 2.
     expect(found?.id).toBe("g2");
     expect(found?.displayName).toBe("eng");
+  });
+});
+
+// Found in review round s (was a bug: the walk's first resource was the fallback, whatever its name).
+describe("findGroupByDisplayName when the answer holds other names", () => {
+  it("does not return a group whose name is not the one asked, even without case", async () => {
+    const groups = Array.from({ length: 35 }, (_, i) => ({
+      schemas: [GROUP],
+      id: `g${i}`,
+      displayName: `Team ${i}`,
+    }));
+    // The filter is ignored (a contract break, or a proxy that dropped the query's filter).
+    platform = await startFakePlatform((req, res) => {
+      const url = new URL(req.url, "http://x");
+      const startIndex = Number(url.searchParams.get("startIndex") ?? 1);
+      const count = Number(url.searchParams.get("count") ?? 100);
+      const page = groups.slice(startIndex - 1, startIndex - 1 + count);
+      sendJson(
+        res,
+        200,
+        {
+          schemas: [LIST],
+          totalResults: groups.length,
+          startIndex,
+          itemsPerPage: page.length,
+          Resources: page,
+        },
+        { "content-type": "application/scim+json" },
+      );
+    });
+    const client = clientFor(platform.url);
+    const found = await client.findGroupByDisplayName("eng");
+    // "Team 0" is no case variant of "eng": adopting it claims another group.
+    expect(found).toBeNull();
   });
 });
