@@ -97,7 +97,12 @@ export function createReconcileQueue(options: {
   };
 }
 
-/** A scheduled tick: creates a run for the source and enqueues it (skipped while one is in progress). */
+/**
+ * A scheduled tick: creates a run for the source and enqueues it (skipped while one is in progress).
+ * A run still `queued` is enqueued again (one job per run and phase: a no-op while its job exists),
+ * so that a run whose record was written by a process killed before its enqueue (here, or an
+ * admin's trigger) is taken at the next tick instead of holding every tick back as "in progress".
+ */
 export async function processScheduledTick(
   deps: ReconcileDeps,
   source: string,
@@ -112,7 +117,10 @@ export async function processScheduledTick(
         (run.state === "running" || run.state === "queued") &&
         Date.now() - Date.parse(run.createdAt) < STUCK_AFTER_MS,
     );
-    if (busy) return "skipped: a run is in progress";
+    if (busy) {
+      if (busy.state === "queued") await enqueue(busy.runId, busy.settledBy ? "apply" : "run");
+      return "skipped: a run is in progress";
+    }
   }
   const run = await deps.runs.createRun({ source, dryRun: false, trigger: "schedule" });
   await enqueue(run.runId, "run");
