@@ -8,7 +8,7 @@ import { type RepairOutcome, type TrackedRun, startedOutcome } from "../../src/a
 import { type EntityRef, parseRefKey, refKey } from "../../src/scim/scim-types.js";
 import { resyncTransientDeadLetters } from "../../src/sync/dead-letter-retry.js";
 import { type AdoptionCheck, applyRepairs, scanSet } from "./apply-repairs.js";
-import { deprovisionCandidates } from "../resync/resync-runner.js";
+import { deprovisionCandidates, embedGroupChange } from "../resync/resync-runner.js";
 import { redisDirtyReader } from "./deprovision-under-way.js";
 import { isJobHandedOn, recordFailure } from "../job-lease.js";
 import { failureLogFields } from "./failure-log-fields.js";
@@ -47,7 +47,7 @@ async function dropWorkingSets(ctx: RunContext, keep: "held" | "tracking" | "non
     "embedRemoved",
     "adoptable",
   ];
-  if (keep !== "held") names.push("orphans");
+  if (keep !== "held") names.push("orphans", "embedShown");
   if (keep === "none") names.push("repairs", "repairClasses");
   await ctx.dropSets(names);
 }
@@ -279,6 +279,7 @@ export async function runReconcile(deps: ReconcileDeps, runId: string): Promise<
       "embedMembers",
       "embedKept",
       "embedRemoved",
+      "embedShown",
       "adoptable",
     ]);
     const phaseMs: Record<string, number> = {};
@@ -439,6 +440,34 @@ async function deprovisionsNow(deps: ReconcileDeps, ctx: RunContext, source: str
 }
 
 /**
+ * For an embed-tenant source: how many embed users the held run's group repairs would take out of
+ * a group now that the run did not show (its `embedShown` set: every removal its scan found). The
+ * repairs are resyncs that do what the state says when they run, so members put back on the
+ * platform while the run waited would be taken out too. (An embed user taken out of one group and
+ * left in another was shown all the same: the set holds removals, not deprovisionings.)
+ */
+async function embedRemovalsNotShown(deps: ReconcileDeps, ctx: RunContext, source: string): Promise<number> {
+  if (ctx.isWorkspace) return 0;
+  let unshown = 0;
+  for await (const keys of scanSet(deps.redis, ctx.keys.repairs, 100)) {
+    for (const key of keys) {
+      let ref: EntityRef;
+      try {
+        ref = parseRefKey(key);
+      } catch {
+        continue;
+      }
+      if (ref.kind !== "group" || ref.source !== source) continue;
+      const removed = (await embedGroupChange(deps, source, ref.id))?.removed ?? [];
+      if (removed.length === 0) continue;
+      const shown = await deps.redis.smismember(ctx.keys.embedShown, ...removed);
+      unshown += shown.filter((flag) => flag === 0).length;
+    }
+  }
+  return unshown;
+}
+
+/**
  * Applies the held repairs of a run an admin confirmed (queued again, with settledBy). A
  * confirmation never deprovisions more than the guard showed (invariant 8): when the platform
  * changed while the run waited so that its repairs would now deactivate or delete more users than
@@ -466,11 +495,17 @@ export async function applyConfirmedRun(deps: ReconcileDeps, runId: string): Pro
           `the platform changed while the run waited for confirmation: its repairs would now deactivate or delete ${now} users, the confirmation was for ${shown}; nothing was applied (start a new reconciliation)`,
         );
       }
+      const unshown = await embedRemovalsNotShown(deps, ctx, run.source);
+      if (unshown > 0) {
+        throw new Error(
+          `the platform changed while the run waited for confirmation: its repairs would now take ${unshown} embed users out of groups that the confirmation did not show; nothing was applied (start a new reconciliation)`,
+        );
+      }
     }
     const applied = await applyAndCount(deps, ctx, run, log);
     run = await afterApply(deps, ctx, run, applied);
     await ctx.stillHeld();
-    if (isSettling(run)) await ctx.dropSets(["orphans", "seenUsers", "seenGroups"]);
+    if (isSettling(run)) await ctx.dropSets(["orphans", "seenUsers", "seenGroups", "embedShown"]);
     else await deps.runs.dropOwnedKeys(runId, deps.lease?.holder);
     log.info({ repairs: run.repairs }, "reconcile: confirmed run applied");
   } catch (err) {

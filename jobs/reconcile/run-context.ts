@@ -46,6 +46,7 @@ export class RunContext {
       embedMembers: deps.runs.key(run.runId, RUN_KEYS.embedMembers),
       embedKept: deps.runs.key(run.runId, RUN_KEYS.embedKept),
       embedRemoved: deps.runs.key(run.runId, RUN_KEYS.embedRemoved),
+      embedShown: deps.runs.key(run.runId, RUN_KEYS.embedShown),
       adoptable: deps.runs.key(run.runId, RUN_KEYS.adoptable),
     };
   }

@@ -242,6 +242,8 @@ async function recordEmbedMembership(
     { name: "embedMembers", members: actual.map((id) => embedUserKey(tenant, id)) },
     { name: "embedKept", members: kept },
     { name: "embedRemoved", members: removed },
+    // Kept while the run is held: a confirmation takes out of a group no embed user but these.
+    { name: "embedShown", members: removed },
   ]);
 }
 

@@ -236,8 +236,13 @@ async function embedUsersLeaving(deps: ResyncDeps, op: ResyncOperation): Promise
 }
 
 /** The embed externalIds of a group's members that are active at the source (as syncEmbedUser maps them). */
+/** What reading an embed group's change needs (a reconciliation's confirmation reads it too). */
+type EmbedChangeDeps = Pick<ResyncDeps, "config" | "platform" | "directory"> & {
+  state: Partial<Pick<ReconcileSyncState, "getApplied" | "getEmbedMembers">>;
+};
+
 async function activeEmbedMembers(
-  deps: ResyncDeps,
+  deps: EmbedChangeDeps,
   source: string,
   ids: readonly string[],
 ): Promise<string[]> {
@@ -271,8 +276,8 @@ function heldEmbedKey(key: string): string {
  * leaves in (or puts in) it, those it takes out. null: not a group of the directory, or not an
  * embed-tenant source.
  */
-async function embedGroupChange(
-  deps: ResyncDeps,
+export async function embedGroupChange(
+  deps: EmbedChangeDeps,
   source: string,
   id: string,
 ): Promise<EmbedGroupChange | null> {

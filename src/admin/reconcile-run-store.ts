@@ -29,6 +29,8 @@ export const RUN_KEYS = {
   embedMembers: "embed:members",
   embedKept: "embed:kept",
   embedRemoved: "embed:removed",
+  /** The embed users the run's repairs take out of a group, kept while the run is held (shown to the admin). */
+  embedShown: "embed:shown",
   adoptable: "adoptable",
 } as const;
 
