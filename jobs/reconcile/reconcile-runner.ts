@@ -8,7 +8,7 @@ import { type RepairOutcome, type TrackedRun, startedOutcome } from "../../src/a
 import { type EntityRef, parseRefKey, refKey } from "../../src/scim/scim-types.js";
 import { resyncTransientDeadLetters } from "../../src/sync/dead-letter-retry.js";
 import { type AdoptionCheck, applyRepairs, scanSet } from "./apply-repairs.js";
-import { deprovisionCandidates, embedGroupChange } from "../resync/resync-runner.js";
+import { deprovisionCandidates } from "../resync/resync-runner.js";
 import { redisDirtyReader } from "./deprovision-under-way.js";
 import { isJobHandedOn, recordFailure } from "../job-lease.js";
 import { failureLogFields } from "./failure-log-fields.js";
@@ -22,7 +22,12 @@ import {
 } from "./repair-settlement.js";
 import { RunContext } from "./run-context.js";
 import { scanDirectory } from "./scan-directory.js";
-import { countEmbedDeprovisions, scanEmbedGroups, scanWorkspaceGroups } from "./scan-platform-groups.js";
+import {
+  countEmbedDeprovisions,
+  embedRemovalsNow,
+  scanEmbedGroups,
+  scanWorkspaceGroups,
+} from "./scan-platform-groups.js";
 import { scanPlatformUsers } from "./scan-platform-users.js";
 
 /** Counts a run that reached an outcome (reconcile_runs_total), once its store transition wrote it. */
@@ -441,10 +446,11 @@ async function deprovisionsNow(deps: ReconcileDeps, ctx: RunContext, source: str
 
 /**
  * For an embed-tenant source: how many embed users the held run's group repairs would take out of
- * a group now that the run did not show (its `embedShown` set: every removal its scan found). The
- * repairs are resyncs that do what the state says when they run, so members put back on the
- * platform while the run waited would be taken out too. (An embed user taken out of one group and
- * left in another was shown all the same: the set holds removals, not deprovisionings.)
+ * a group now that the run did not show (its `embedShown` set: every removal its scan found), read
+ * as the scan read them (embedRemovalsNow: a group's own pending sync's removals are not the
+ * run's). The repairs are resyncs that do what the state says when they run, so members put back
+ * on the platform while the run waited would be taken out too. (An embed user taken out of one
+ * group and left in another was shown all the same: the set holds removals, not deprovisionings.)
  */
 async function embedRemovalsNotShown(deps: ReconcileDeps, ctx: RunContext, source: string): Promise<number> {
   if (ctx.isWorkspace) return 0;
@@ -458,7 +464,7 @@ async function embedRemovalsNotShown(deps: ReconcileDeps, ctx: RunContext, sourc
         continue;
       }
       if (ref.kind !== "group" || ref.source !== source) continue;
-      const removed = (await embedGroupChange(deps, source, ref.id))?.removed ?? [];
+      const removed = await embedRemovalsNow(ctx, ref);
       if (removed.length === 0) continue;
       const shown = await deps.redis.smismember(ctx.keys.embedShown, ...removed);
       unshown += shown.filter((flag) => flag === 0).length;

@@ -145,23 +145,11 @@ export async function classifyOwnedEmbedGroup(
   group: EmbedGroup,
   ref: EntityRef,
 ): Promise<void> {
-  const target = ctx.source.target;
-  if (target === "workspace") return;
-  const snapshot = await ctx.deps.directory.snapshotGroup(ctx.run.source, ref.id);
+  if (ctx.source.target === "workspace") return;
+  const { read, snapshot } = await readOwnedEmbedGroup(ctx, tenant, group.id, ref);
+  const { actual, expected, wantTenant } = read;
   const record = snapshot?.desired ?? null;
-  const wantTenant = record ? resolveEmbedTenant(target, record.resource.displayName) : null;
-  const actual: string[] = [];
-  for await (const member of unlessGone(ctx.deps.platform.listEmbedGroupMembers(tenant, group.id)))
-    actual.push(member.externalId);
-  const expected = record ? await expectedEmbedMembers(ctx, record) : undefined;
-  await recordEmbedMembership(ctx, {
-    tenant,
-    actual,
-    desired: desiredOf(snapshot).state,
-    wantTenant,
-    expected,
-    underWay: await removalsUnderWay(ctx, ref, tenant),
-  });
+  await recordEmbedMembership(ctx, read);
   const result = classifyPlatformGroup({
     owner: "this",
     desired: desiredOf(snapshot),
@@ -201,25 +189,24 @@ function embedUserKey(tenant: string, externalId: string): string {
   return `${tenant}/${externalId}`;
 }
 
+/** One owned embed group as the guard reads it: its members now, and what its desired state wants. */
+interface EmbedGroupRead {
+  tenant: string;
+  actual: string[];
+  desired: "present" | "tombstone" | "unknown";
+  wantTenant: string | null;
+  expected: string[] | undefined;
+  /** Members the group's own pending sync takes out anyway (removalsUnderWay): not the run's. */
+  underWay?: ReadonlySet<string>;
+}
+
 /**
- * Records, for the deprovisioning guard, what the repairs of one owned embed group do to its
- * members: the embed users in it now (`embedMembers`), those the repair leaves in it or puts in it
- * (`embedKept`), and those it takes out (`embedRemoved`: members not expected, and every member of
- * a group deleted at the source or moved to another tenant). A group unknown to the directory is
- * not repaired: its members stay.
+ * What the repair of one owned embed group does to its members: those it leaves in it or puts in
+ * it (`kept`), and those it takes out (`removed`: members not expected, and every member of a group
+ * deleted at the source or moved to another tenant, but not those its own pending sync takes out).
+ * A group unknown to the directory is not repaired: its members stay. Pure.
  */
-async function recordEmbedMembership(
-  ctx: RunContext,
-  group: {
-    tenant: string;
-    actual: string[];
-    desired: "present" | "tombstone" | "unknown";
-    wantTenant: string | null;
-    expected: string[] | undefined;
-    /** Members the group's own pending sync takes out anyway (removalsUnderWay): not the run's. */
-    underWay?: ReadonlySet<string>;
-  },
-): Promise<void> {
+function embedRepairSets(group: EmbedGroupRead): { kept: string[]; removed: string[] } {
   const { tenant, actual } = group;
   const kept: string[] = [];
   const removed: string[] = [];
@@ -238,11 +225,68 @@ async function recordEmbedMembership(
       if (wantTenant !== tenant || !expected.has(id)) remove(id);
     }
   }
+  return { kept, removed };
+}
+
+/**
+ * Reads one owned embed group (`group`: its platform id in `tenant`) as the guard counts it: its
+ * members on the platform now, its desired state, the members its sync records as active, and the
+ * removals its own pending sync makes.
+ */
+async function readOwnedEmbedGroup(
+  ctx: RunContext,
+  tenant: string,
+  groupId: string,
+  ref: EntityRef,
+): Promise<{
+  read: EmbedGroupRead;
+  snapshot: Awaited<ReturnType<RunContext["deps"]["directory"]["snapshotGroup"]>>;
+}> {
+  const target = ctx.source.target;
+  const snapshot = await ctx.deps.directory.snapshotGroup(ctx.run.source, ref.id);
+  const record = snapshot?.desired ?? null;
+  const wantTenant =
+    record && target !== "workspace" ? resolveEmbedTenant(target, record.resource.displayName) : null;
+  const actual: string[] = [];
+  for await (const member of unlessGone(ctx.deps.platform.listEmbedGroupMembers(tenant, groupId)))
+    actual.push(member.externalId);
+  const expected = record ? await expectedEmbedMembers(ctx, record) : undefined;
+  const read: EmbedGroupRead = {
+    tenant,
+    actual,
+    desired: desiredOf(snapshot).state,
+    wantTenant,
+    expected,
+    underWay: await removalsUnderWay(ctx, ref, tenant),
+  };
+  return { read, snapshot };
+}
+
+/**
+ * The embed users the repair of one owned embed group would take out of it now, read as the scan
+ * reads it (a confirmation checks them against those the held run showed: reconcile-runner.ts).
+ * None for a group with no platform group recorded.
+ */
+export async function embedRemovalsNow(ctx: RunContext, ref: EntityRef): Promise<string[]> {
+  if (ctx.source.target === "workspace") return [];
+  const applied = await ctx.deps.state.getApplied<AppliedEmbedGroup>(ref);
+  if (!applied?.tenant || !applied.platformId) return [];
+  const { read } = await readOwnedEmbedGroup(ctx, applied.tenant, applied.platformId, ref);
+  return embedRepairSets(read).removed;
+}
+
+/**
+ * Records, for the deprovisioning guard, what the repairs of one owned embed group do to its
+ * members (embedRepairSets): the embed users in it now (`embedMembers`), those the repair leaves in
+ * it or puts in it (`embedKept`), and those it takes out (`embedRemoved`, and `embedShown`, kept
+ * while the run is held: a confirmation takes out of a group no embed user but these).
+ */
+async function recordEmbedMembership(ctx: RunContext, group: EmbedGroupRead): Promise<void> {
+  const { kept, removed } = embedRepairSets(group);
   await ctx.addToSets([
-    { name: "embedMembers", members: actual.map((id) => embedUserKey(tenant, id)) },
+    { name: "embedMembers", members: group.actual.map((id) => embedUserKey(group.tenant, id)) },
     { name: "embedKept", members: kept },
     { name: "embedRemoved", members: removed },
-    // Kept while the run is held: a confirmation takes out of a group no embed user but these.
     { name: "embedShown", members: removed },
   ]);
 }

@@ -236,13 +236,8 @@ async function embedUsersLeaving(deps: ResyncDeps, op: ResyncOperation): Promise
 }
 
 /** The embed externalIds of a group's members that are active at the source (as syncEmbedUser maps them). */
-/** What reading an embed group's change needs (a reconciliation's confirmation reads it too). */
-type EmbedChangeDeps = Pick<ResyncDeps, "config" | "platform" | "directory"> & {
-  state: Partial<Pick<ReconcileSyncState, "getApplied" | "getEmbedMembers">>;
-};
-
 async function activeEmbedMembers(
-  deps: EmbedChangeDeps,
+  deps: ResyncDeps,
   source: string,
   ids: readonly string[],
 ): Promise<string[]> {
@@ -276,8 +271,8 @@ function heldEmbedKey(key: string): string {
  * leaves in (or puts in) it, those it takes out. null: not a group of the directory, or not an
  * embed-tenant source.
  */
-export async function embedGroupChange(
-  deps: EmbedChangeDeps,
+async function embedGroupChange(
+  deps: ResyncDeps,
   source: string,
   id: string,
 ): Promise<EmbedGroupChange | null> {
