@@ -1,7 +1,7 @@
 import { WritesStopped } from "../platform/client/unanswered-writes.js";
 import { PlatformError } from "../platform/platform-error.js";
 import type { PlatformClient, UserAttribute, UserAttributeType } from "../platform/platform-types.js";
-import { SyncError, classifyFailure, isPlatformFailure } from "./sync-error.js";
+import { SyncError, askedForPause, classifyFailure, isPlatformFailure } from "./sync-error.js";
 
 /** How long a label whose PUT was asked to pause is not asked again (its values are written meanwhile). */
 export const RELABEL_REST_MS = 10 * 60_000;
@@ -180,10 +180,7 @@ async function joined(loading: Promise<void>): Promise<void> {
   try {
     await loading;
   } catch (err) {
-    const pause =
-      err instanceof PlatformError &&
-      (err.failure === "rate_limited" || (err.httpStatus === 503 && err.retryAfterMs !== undefined));
-    if (!pause || err.heldBack) throw err;
+    if (!(err instanceof PlatformError) || askedForPause(err) === undefined || err.heldBack) throw err;
     throw new PlatformError(err.message, {
       operation: err.operation,
       failure: err.failure,

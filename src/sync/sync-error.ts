@@ -142,7 +142,7 @@ export function isTransientFailureCode(code: string): boolean {
  * a 503 with a Retry-After (the platform says when it serves again: maintenance). The queue waits
  * it out without spending an attempt (docs/operations.md, "Platform rate limits").
  */
-function askedForPause(err: PlatformError): number | undefined {
+export function askedForPause(err: PlatformError): number | undefined {
   if (err.failure === "rate_limited") return err.retryAfterMs ?? 1_000;
   if (err.httpStatus === 503 && err.retryAfterMs !== undefined) return err.retryAfterMs;
   return undefined;
