@@ -15,6 +15,29 @@ export async function* scanSet(redis: Redis, key: string, count: number): AsyncI
 }
 
 /**
+ * The entity refs of a run's set of refKeys (its repairs), in chunks (scanSet); a malformed key is
+ * skipped, and told to `onMalformed` when given.
+ */
+export async function* scanRefs(
+  redis: Redis,
+  key: string,
+  count: number,
+  onMalformed?: (key: string) => void,
+): AsyncIterable<EntityRef[]> {
+  for await (const keys of scanSet(redis, key, count)) {
+    const refs: EntityRef[] = [];
+    for (const refKey of keys) {
+      try {
+        refs.push(parseRefKey(refKey));
+      } catch {
+        onMalformed?.(refKey);
+      }
+    }
+    yield refs;
+  }
+}
+
+/**
  * Whether a workspace source's directory holds a user of this userName: its first sync adopts the
  * platform user of that name (ARCHITECTURE.md, "Mapping onto the platform"), so an unowned one is
  * on its way to being owned, not an orphan.
@@ -89,16 +112,10 @@ export async function applyRepairs(input: {
   beforeChunk?: () => Promise<void>;
 }): Promise<{ entities: number; orphanDeactivations: number }> {
   let entities = 0;
-  for await (const keys of scanSet(input.redis, input.repairsKey, input.chunk)) {
+  const malformed = (key: string) =>
+    input.logger.warn({ key }, "reconcile: skipping a malformed repair reference");
+  for await (const refs of scanRefs(input.redis, input.repairsKey, input.chunk, malformed)) {
     await input.beforeChunk?.();
-    const refs: EntityRef[] = [];
-    for (const key of keys) {
-      try {
-        refs.push(parseRefKey(key));
-      } catch {
-        input.logger.warn({ key }, "reconcile: skipping a malformed repair reference");
-      }
-    }
     await input.requestResync(refs);
     entities += refs.length;
   }

@@ -5,9 +5,9 @@ import { evaluateGuard } from "../../src/reconcile/deprovision-guard.js";
 import type { ReconcileRun } from "../../src/reconcile/reconcile-run.js";
 import { DRIFT_CLASSES } from "../../src/reconcile/reconcile-types.js";
 import { type RepairOutcome, type TrackedRun, startedOutcome } from "../../src/admin/repair-outcome.js";
-import { type EntityRef, parseRefKey, refKey } from "../../src/scim/scim-types.js";
+import { type EntityRef, refKey } from "../../src/scim/scim-types.js";
 import { resyncTransientDeadLetters } from "../../src/sync/dead-letter-retry.js";
-import { type AdoptionCheck, applyRepairs, scanSet } from "./apply-repairs.js";
+import { type AdoptionCheck, applyRepairs, scanRefs } from "./apply-repairs.js";
 import { deprovisionCandidates } from "../resync/resync-runner.js";
 import { redisDirtyReader } from "./deprovision-under-way.js";
 import { isJobHandedOn, recordFailure } from "../job-lease.js";
@@ -428,15 +428,8 @@ async function deprovisionsNow(deps: ReconcileDeps, ctx: RunContext, source: str
   // As the run's scan did: a user the identity provider's own pending sync deprovisions is not the run's.
   const reader = { ...deps, dirty: redisDirtyReader(deps.redis, deps.config.redis.prefix) };
   let count = await deps.redis.scard(ctx.keys.orphans);
-  for await (const keys of scanSet(deps.redis, ctx.keys.repairs, 500)) {
-    const ids = keys.flatMap((key) => {
-      try {
-        const ref = parseRefKey(key);
-        return ref.kind === "user" && ref.source === source ? [ref.id] : [];
-      } catch {
-        return [];
-      }
-    });
+  for await (const refs of scanRefs(deps.redis, ctx.keys.repairs, 500)) {
+    const ids = refs.filter((ref) => ref.kind === "user" && ref.source === source).map((ref) => ref.id);
     for (let start = 0; start < ids.length; start += 100) {
       count += (await deprovisionCandidates(reader, source, ids.slice(start, start + 100))).length;
     }
@@ -455,14 +448,8 @@ async function deprovisionsNow(deps: ReconcileDeps, ctx: RunContext, source: str
 async function embedRemovalsNotShown(deps: ReconcileDeps, ctx: RunContext, source: string): Promise<number> {
   if (ctx.isWorkspace) return 0;
   let unshown = 0;
-  for await (const keys of scanSet(deps.redis, ctx.keys.repairs, 100)) {
-    for (const key of keys) {
-      let ref: EntityRef;
-      try {
-        ref = parseRefKey(key);
-      } catch {
-        continue;
-      }
+  for await (const refs of scanRefs(deps.redis, ctx.keys.repairs, 100)) {
+    for (const ref of refs) {
       if (ref.kind !== "group" || ref.source !== source) continue;
       const removed = await embedRemovalsNow(ctx, ref);
       if (removed.length === 0) continue;
