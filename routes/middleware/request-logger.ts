@@ -247,9 +247,7 @@ function loggedQuery(query: unknown): unknown {
   for (const [name, value] of Object.entries(query)) {
     const lower = name.toLowerCase();
     const shown = LOGGED_QUERY_PARAMETERS.get(lower);
-    if (lower !== "filter" && !shown && !isSchemaAttribute(name)) {
-      others += 1;
-    } else if (lower === "filter") {
+    if (lower === "filter") {
       if (typeof value === "string") out[name] = maskFilterLiterals(value);
       else if (Array.isArray(value))
         out[name] = value.map((v) => (typeof v === "string" ? maskFilterLiterals(v) : "…"));
@@ -258,8 +256,10 @@ function loggedQuery(query: unknown): unknown {
       out[name] = shown(value) ? value : "…";
     } else if (shown && isPlain(value)) {
       out[name] = (value as string[]).map((v) => (shown(v) ? v : "…"));
-    } else {
+    } else if (shown || isSchemaAttribute(name)) {
       out[name] = "…";
+    } else {
+      others += 1;
     }
   }
   if (others > 0) out["…"] = others;

@@ -16,6 +16,13 @@ export async function readRawBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
+const JSON_TYPE = { pattern: /^application\/json\s*(;|$)/i, name: "application/json" };
+const SCIM_TYPE = { pattern: /^application\/scim\+json\s*(;|$)/i, name: "application/scim+json" };
+const EITHER_TYPE = {
+  pattern: /^application\/(scim\+)?json\s*(;|$)/i,
+  name: "application/json or application/scim+json",
+};
+
 /**
  * Parses a JSON body; an empty body is `undefined`. The contract's content type is required:
  * `application/json` under /api/v1, `application/scim+json` under /api/scim/v2 (the only media
@@ -25,20 +32,9 @@ export async function readRawBody(req: IncomingMessage): Promise<string> {
  */
 export function parseJsonBody(raw: string, contentType: string | undefined, scim?: boolean): unknown {
   if (raw.trim() === "") return undefined;
-  const allowed =
-    scim === false
-      ? /^application\/json\s*(;|$)/i
-      : scim === true
-        ? /^application\/scim\+json\s*(;|$)/i
-        : /^application\/(scim\+)?json\s*(;|$)/i;
-  if (!contentType || !allowed.test(contentType)) {
-    const wanted =
-      scim === false
-        ? "application/json"
-        : scim === true
-          ? "application/scim+json"
-          : "application/json or application/scim+json";
-    throw violation(`Content-Type must be ${wanted}, got ${contentType ?? "none"}`);
+  const accepted = scim === undefined ? EITHER_TYPE : scim ? SCIM_TYPE : JSON_TYPE;
+  if (!contentType || !accepted.pattern.test(contentType)) {
+    throw violation(`Content-Type must be ${accepted.name}, got ${contentType ?? "none"}`);
   }
   try {
     return JSON.parse(raw) as unknown;
