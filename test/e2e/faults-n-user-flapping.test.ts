@@ -226,7 +226,10 @@ describe("faults-n: a 429 with Retry-After on a bulk call while two chunks wait 
       await setActive("okta", ids[0] as string, false);
       await waitFor(() => !holding, { what: "the first DEACTIVATE on the wire" });
       for (let i = 1; i < USERS; i++) await setActive("okta", ids[i] as string, false);
-      await waitFor(async () => (await state.countLifecycle()) === USERS, { what: "every change queued" });
+      await waitFor(async () => (await state.countLifecycle()) === USERS, {
+        what: "every change queued",
+        timeoutMs: 45_000,
+      });
       const since = h.emulator.requests().at(-1)?.seq ?? 0;
       h.emulator.addFault({
         type: "error",
