@@ -16,7 +16,7 @@ import type { RedisSyncStateStore } from "../../src/sync/redis-sync-state-store.
 import { HeldJobs, closeWithin, gatePlatform } from "../job-hand-back.js";
 import { QUEUE_NAMES } from "../queue-names.js";
 import type { QueueStatus } from "../queue-status.js";
-import { createResyncQueue, startResyncWorker } from "../resync/resync-queue.js";
+import { createResyncQueue, requeueQueuedResyncs, startResyncWorker } from "../resync/resync-queue.js";
 import { redisDirtyReader } from "./deprovision-under-way.js";
 import { createReconcileQueue, startReconcileWorker } from "./reconcile-queue.js";
 import { type SettleOptions, redisRepairStatus } from "./repair-settlement.js";
@@ -123,6 +123,7 @@ export async function startAdminJobs(options: AdminJobsOptions): Promise<AdminJo
         queue: reconcileQueue,
         deps: { config, redis, platform, directory, state, requestResync, runs, logger, registry, settle },
         held,
+        requeueResyncs: (source) => requeueQueuedResyncs(resyncs, source, resyncQueue.enqueue),
       }),
       startResyncWorker({
         connection,

@@ -102,13 +102,16 @@ export function createReconcileQueue(options: {
  * A run still `queued` is enqueued again (one job per run and phase: a no-op while its job exists),
  * so that a run whose record was written by a process killed before its enqueue (here, or an
  * admin's trigger) is taken at the next tick instead of holding every tick back as "in progress".
+ * `requeueResyncs` does the same for the source's resyncs (jobs/resync/resync-queue.ts).
  */
 export async function processScheduledTick(
   deps: ReconcileDeps,
   source: string,
   enqueue: ReconcileQueue["enqueue"],
+  requeueResyncs?: (source: string) => Promise<unknown>,
 ): Promise<string> {
   if (!Object.hasOwn(deps.config.sources, source)) return "unknown source";
+  await requeueResyncs?.(source);
   // Any run of the source in progress, not only the newest: a dry run an operator started while a
   // run waits for its repairs to settle is newer, and done.
   for await (const page of deps.runs.pages({ source })) {
@@ -207,6 +210,8 @@ export function startReconcileWorker(options: {
   held?: HeldJobs;
   /** The run worker's BullMQ lockDuration (its runs' leases extend their locks by it). Default BullMQ's, 30 s. */
   lockDurationMs?: number;
+  /** At each scheduled tick, enqueues the source's resyncs still `queued` again (requeueQueuedResyncs). */
+  requeueResyncs?: (source: string) => Promise<unknown>;
 }): Worker[] {
   const log = options.deps.logger.child({ module: "reconcile-worker" });
   const errorLog = new RateLimitedLog(log, { intervalMs: options.errorLogIntervalMs });
@@ -227,7 +232,7 @@ export function startReconcileWorker(options: {
     options.queue.scheduleQueue.name,
     async (job: Job<ReconcileJobData>) =>
       "scheduled" in job.data
-        ? processScheduledTick(options.deps, job.data.source, options.queue.enqueue)
+        ? processScheduledTick(options.deps, job.data.source, options.queue.enqueue, options.requeueResyncs)
         : "ignored",
     { connection: options.connection, prefix: options.prefix, concurrency: 1 },
   );

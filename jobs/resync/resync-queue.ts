@@ -9,6 +9,7 @@ import { countJobOutcomes } from "../job-metrics.js";
 import { failureLogFields } from "../reconcile/failure-log-fields.js";
 import { QUEUE_NAMES } from "../queue-names.js";
 import { sleep } from "../reconcile/repair-settlement.js";
+import type { ResyncStore } from "../../src/admin/resync-store.js";
 import { type ResyncDeps, isResyncSettling, runResync, settleResync } from "./resync-runner.js";
 
 export interface ResyncJobData {
@@ -62,6 +63,29 @@ export function createResyncQueue(options: {
       return closing;
     },
   };
+}
+
+/**
+ * Enqueues again every resync of `source` still `queued`: one whose record an admin's trigger or
+ * confirmation wrote in a process killed before its enqueue (AdminService.triggerResync and
+ * settleResync write the record, then enqueue) would otherwise wait for ever. One job per
+ * operation and phase, so a no-op while its job exists. Run at each scheduled reconciliation tick
+ * of the source. Returns how many were queued.
+ */
+export async function requeueQueuedResyncs(
+  resyncs: Pick<ResyncStore, "pages">,
+  source: string,
+  enqueue: ResyncQueue["enqueue"],
+): Promise<number> {
+  let queued = 0;
+  for await (const page of resyncs.pages({ source })) {
+    for (const op of page) {
+      if (op.state !== "queued") continue;
+      await enqueue(op.id, op.settledBy ? "apply" : "run");
+      queued++;
+    }
+  }
+  return queued;
 }
 
 /**
