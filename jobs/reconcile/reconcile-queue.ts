@@ -102,7 +102,7 @@ export function createReconcileQueue(options: {
  * A run still `queued` is enqueued again (one job per run and phase: a no-op while its job exists),
  * so that a run whose record was written by a process killed before its enqueue (here, or an
  * admin's trigger) is taken at the next tick instead of holding every tick back as "in progress".
- * `requeueResyncs` does the same for the source's resyncs (jobs/resync/resync-queue.ts).
+ * `requeueResyncs` does the same for the source's resyncs (jobs/resync/resync-queue.ts), best effort.
  */
 export async function processScheduledTick(
   deps: ReconcileDeps,
@@ -111,7 +111,13 @@ export async function processScheduledTick(
   requeueResyncs?: (source: string) => Promise<unknown>,
 ): Promise<string> {
   if (!Object.hasOwn(deps.config.sources, source)) return "unknown source";
-  await requeueResyncs?.(source);
+  // Best effort: a failure here (logged) must not keep the source's reconciliation from its tick.
+  await requeueResyncs?.(source).catch((err: unknown) =>
+    deps.logger.warn(
+      { source, ...failureLogFields(err) },
+      "reconcile tick: the source's queued resyncs could not be enqueued again (the next tick tries again)",
+    ),
+  );
   // Any run of the source in progress, not only the newest: a dry run an operator started while a
   // run waits for its repairs to settle is newer, and done.
   for await (const page of deps.runs.pages({ source })) {

@@ -86,6 +86,24 @@ describe("a resync whose record was written by a process killed before its enque
     expect(enqueued.join()).not.toContain(stillHeld.id);
   });
 
+  it("a failure to enqueue them again is logged and does not keep the tick from its run", async () => {
+    const runs = new ReconcileRunStore(redis, `${prefix}:failing`, 50);
+    const warned: unknown[] = [];
+    const logger = { warn: (fields: unknown) => void warned.push(fields) };
+    const deps = { config: { sources: { okta: {} } }, runs, logger } as unknown as ReconcileDeps;
+    const enqueued: string[] = [];
+    const outcome = await processScheduledTick(
+      deps,
+      "okta",
+      async (runId) => void enqueued.push(runId),
+      async () => {
+        throw new Error("Redis is loading the dataset in memory");
+      },
+    );
+    expect(enqueued).toEqual([outcome]);
+    expect(warned).toEqual([{ source: "okta", err: "Redis is loading the dataset in memory" }]);
+  });
+
   it("enqueueing again is a no-op while the operation's job exists", async () => {
     const resyncs = new ResyncStore(redis, `${prefix}:noop`);
     const queue = createResyncQueue({ connection: queueRedis, prefix, logger: createLogger("silent") });
