@@ -34,7 +34,10 @@ beforeAll(async () => {
         token: PLATFORM_TOKEN,
         allowInsecureHttp: true,
         requestsPerSecond: 2000,
-        timeoutMs: 4_000,
+        // Long enough that a call the proxy holds stays on the wire while a test queues what it
+        // queues behind it (129 deactivations took more than 4 s on a loaded machine: the held
+        // call timed out, was sent again and settled, and the batch never held all 130).
+        timeoutMs: 30_000,
         maxRetries: 4,
       },
     },
@@ -129,7 +132,7 @@ describe("faults-n: one user's lifecycle flapping under slow and failing bulk ca
     await h.waitForIdle();
     const pid = named(userName)[0]?.id as string;
     let first = true;
-    // The first bulk call is applied at once and its answer takes 1.5 s (the client waits 4 s).
+    // The first bulk call is applied at once and its answer takes 1.5 s (the client waits 30 s).
     proxy.rule = (c) => {
       if (!isBulk(c) || !first) return undefined;
       first = false;
