@@ -1,5 +1,6 @@
 import { DelayedError, type Job, Queue, Worker } from "bullmq";
 import type { Redis } from "ioredis";
+import { queuedPhase } from "../../src/admin/operation-store.js";
 import type { Config } from "../../src/config/config-schema.js";
 import { recordReconcileRun } from "../../src/observability/bridge-metrics.js";
 import type { Logger } from "../../src/observability/logger.js";
@@ -127,7 +128,7 @@ export async function processScheduledTick(
         Date.now() - Date.parse(run.createdAt) < STUCK_AFTER_MS,
     );
     if (busy) {
-      if (busy.state === "queued") await enqueue(busy.runId, busy.settledBy ? "apply" : "run");
+      if (busy.state === "queued") await enqueue(busy.runId, queuedPhase(busy));
       return "skipped: a run is in progress";
     }
   }

@@ -9,6 +9,7 @@ import { countJobOutcomes } from "../job-metrics.js";
 import { failureLogFields } from "../reconcile/failure-log-fields.js";
 import { QUEUE_NAMES } from "../queue-names.js";
 import { sleep } from "../reconcile/repair-settlement.js";
+import { queuedPhase } from "../../src/admin/operation-store.js";
 import type { ResyncStore } from "../../src/admin/resync-store.js";
 import { type ResyncDeps, isResyncSettling, runResync, settleResync } from "./resync-runner.js";
 
@@ -81,7 +82,7 @@ export async function requeueQueuedResyncs(
   for await (const page of resyncs.pages({ source })) {
     for (const op of page) {
       if (op.state !== "queued") continue;
-      await enqueue(op.id, op.settledBy ? "apply" : "run");
+      await enqueue(op.id, queuedPhase(op));
       queued++;
     }
   }

@@ -11,6 +11,14 @@ export interface StoredOperation<S extends string> {
 }
 
 /**
+ * The phase of the job that runs an operation still `queued`: `apply` once an admin confirmed it
+ * (a held run or resync: `settledBy`), else `run`. What re-enqueueing one must ask for.
+ */
+export function queuedPhase(op: { settledBy?: string }): "run" | "apply" {
+  return op.settledBy ? "apply" : "run";
+}
+
+/**
  * The job an operation's writer runs it under: the BullMQ lock key of the job
  * (`<prefix>:<queue>:<jobId>:lock`, which holds the lock token of the job's holder while it is
  * active) and the writer's token. Its prefix is the stores' prefix, whose hash tag puts both keys
