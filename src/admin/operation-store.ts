@@ -49,8 +49,8 @@ end
 `;
 
 /**
- * Sets the document only when the stored state is one of the allowed ones (or when creating):
- * KEYS[1] = operation hash; ARGV[1] = allowed states joined by "|" ("" = must not exist),
+ * Sets the document only when the stored state is one of the allowed ones:
+ * KEYS[1] = operation hash; ARGV[1] = allowed states joined by "|",
  * ARGV[2] = new state, ARGV[3] = new document. With KEYS[2] (a job's lock key) and ARGV[4] (a
  * lock token), only while that key holds that token. Returns 1 when written, 0 when the state is
  * not an allowed one, -1 when the lock is not the writer's.
@@ -60,12 +60,26 @@ const SET_IF_STATE = luaScript<number>(
   `${OPERATION_GUARD_LUA}
 if not heldBy(KEYS[2], ARGV[4]) then return -1 end
 local current = redis.call('HGET', KEYS[1], 'state')
-if ARGV[1] == '' then
-  if current then return 0 end
-elseif not stateIn(current, ARGV[1]) then
-  return 0
-end
+if not stateIn(current, ARGV[1]) then return 0 end
 redis.call('HSET', KEYS[1], 'state', ARGV[2], 'doc', ARGV[3])
+return 1
+`,
+);
+
+/**
+ * Creates an operation: KEYS[1] = operation hash, KEYS[2] = the sequence, KEYS[3] = the index of
+ * all, KEYS[4] = the source's index; ARGV[1] = id, ARGV[2] = state, ARGV[3] = document. Scored by
+ * the sequence, not the clock: operations created in the same millisecond keep their order.
+ * Returns 1 when created, 0 (and nothing written) when the operation exists.
+ */
+const CREATE_OPERATION = luaScript<number>(
+  "scimOperationCreate",
+  `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'state', ARGV[2], 'doc', ARGV[3])
+local score = redis.call('INCR', KEYS[2])
+redis.call('ZADD', KEYS[3], score, ARGV[1])
+redis.call('ZADD', KEYS[4], score, ARGV[1])
 return 1
 `,
 );
@@ -157,16 +171,17 @@ export class OperationStore<S extends string, T extends StoredOperation<S>> {
     return source ? `${this.base}:index:${source}` : `${this.base}:index`;
   }
 
+  /**
+   * Stores a new operation and lists it, in one script: a process killed part way never leaves a
+   * record that no list shows (nor that a tick's re-enqueue of queued operations can find).
+   */
   async create(op: T): Promise<void> {
-    const written = await SET_IF_STATE.run(this.redis, [this.key(op.id)], ["", op.state, JSON.stringify(op)]);
+    const written = await CREATE_OPERATION.run(
+      this.redis,
+      [this.key(op.id), `${this.base}:seq`, this.indexKey(), this.indexKey(op.source)],
+      [op.id, op.state, JSON.stringify(op)],
+    );
     if (written !== 1) throw new Error(`operation ${op.id} exists`);
-    // A sequence, not the clock: operations created in the same millisecond keep their order.
-    const score = await this.redis.incr(`${this.base}:seq`);
-    await this.redis
-      .multi()
-      .zadd(this.indexKey(), score, op.id)
-      .zadd(this.indexKey(op.source), score, op.id)
-      .exec();
     await this.trim(op.source);
   }
 

@@ -147,7 +147,8 @@ const cases: StoreCase[] = [
   },
   {
     store: "OperationStore",
-    scripts: 1,
+    // create, and set-if-state (transition)
+    scripts: 2,
     async exercise(redis, base, round) {
       type State = "queued" | "running" | "done";
       const operations = new OperationStore<State, StoredOperation<State>>(redis, base, "ops", 10);
