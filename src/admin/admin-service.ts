@@ -403,14 +403,21 @@ export class AdminService {
    * status says the letter is gone: a retry of it would find none; a resync of the entity syncs it
    * again. A deleted entity (a tombstone) whose deprovisioning failed for good is given up instead:
    * releaseTombstone (`released`: its platform object is no source's any more).
+   *
+   * The letter goes last, and only as it was read (a sync that failed again meanwhile wrote one of
+   * its own, which stays): a discard that fails or is killed part way leaves the letter, so the
+   * same discard can be run again and finishes the release.
    */
   async discardDeadLetter(ref: EntityRef, actor: AdminPrincipal): Promise<{ released: boolean }> {
     const { syncState } = this.deps;
-    const removed = await syncState.removeDeadLetter(ref);
-    if (!removed) throw new NotFoundError(`No dead letter for ${refLabel(ref)}`);
+    const letter = await syncState.getDeadLetter(ref);
+    if (!letter) throw new NotFoundError(`No dead letter for ${refLabel(ref)}`);
     const status = await syncState.getStatus(ref);
     const released = status?.state === "dead" && (await this.releaseTombstone(ref));
-    if (!released && status?.state === "dead" && status.lastError) {
+    const removed = await syncState.removeDeadLetterIfUnchanged(letter);
+    // Not when another discard took the letter first (it may have forgotten the status since), nor
+    // when a sync failed again meanwhile (its status and letter are the news).
+    if (!released && removed && status?.state === "dead" && status.lastError) {
       const discarded = { discardedBy: actor.name, discardedAt: new Date().toISOString() };
       await syncState.setStatus({ ...status, lastError: { ...status.lastError, ...discarded } });
     }
@@ -440,15 +447,19 @@ export class AdminService {
   private async releaseTombstone(ref: EntityRef): Promise<boolean> {
     const { directory, jobs } = this.deps;
     const snapshot = await snapshotEntity(directory, ref);
-    if (snapshot === null || snapshot.desired !== null) return false;
     // A source taken out of the configuration runs no sync (one of its entities is dead-lettered
-    // `unknown_source`, the letter just discarded back again): what is recorded of it goes here.
-    // (Its status, record and claim stay if the process dies between the two; nothing else is left.)
+    // `unknown_source`, the letter being discarded back again): what is recorded of it goes here.
+    // An entity already gone from the directory is one a discard purged before it was killed: its
+    // letter is still there, and this discard forgets the rest (its status, record and claim).
     if (!this.deps.config.sources[ref.source]) {
-      if (!(await directory.purgeTombstone(ref, snapshot.generation))) return false;
+      if (snapshot !== null) {
+        if (snapshot.desired !== null) return false;
+        if (!(await directory.purgeTombstone(ref, snapshot.generation))) return false;
+      }
       await jobs.forgetAbsent(ref);
       return true;
     }
+    if (snapshot === null || snapshot.desired !== null) return false;
     // Purged before its sync is requested: a sync of the tombstone would deprovision it again. The
     // purge leaves it dirty in the same script, so a request that fails (or a crash) after it still
     // brings that sync (the sweeper); without it, its status, record and claim would stay for ever.
