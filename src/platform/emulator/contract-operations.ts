@@ -211,8 +211,12 @@ function formatErrors(validate: ValidateFunction): string {
 
 function coerce(spec: ParameterSpec, raw: string): string | number | boolean {
   if (spec.type === "integer" || spec.type === "number") {
-    if (!/^-?\d+(\.\d+)?$/.test(raw))
-      throw violation(`${spec.in} parameter ${spec.name} must be a ${spec.type}`);
+    // An integer is digits only: "100.0" is a number, not an integer (a strict platform refuses it).
+    const form = spec.type === "integer" ? /^-?\d+$/ : /^-?\d+(\.\d+)?$/;
+    if (!form.test(raw))
+      throw violation(
+        `${spec.in} parameter ${spec.name} must be ${spec.type === "integer" ? "an" : "a"} ${spec.type}`,
+      );
     return Number(raw);
   }
   if (spec.type === "boolean") {
@@ -249,7 +253,12 @@ export function parseParameters(
 
 /** Validates a parsed JSON body against the operation's request schema. */
 export function validateBody(operation: ContractOperation, body: unknown): void {
-  if (!operation.validateBody) return;
+  if (!operation.validateBody) {
+    // The contract gives this operation no request body (a GET, most DELETEs): sending one is a
+    // client bug a strict platform (or a proxy in front of it) may refuse.
+    if (body !== undefined) throw violation(`${operation.name} takes no request body`);
+    return;
+  }
   if (body === undefined) {
     if (operation.bodyRequired) throw violation(`${operation.name} needs a request body`);
     return;

@@ -72,6 +72,19 @@ describe("emulator: strict contract checks", () => {
     expect(h.emulator.violations()).toHaveLength(3);
   });
 
+  it("refuses an integer query parameter written as a decimal, and a body the operation takes none of", async () => {
+    expect((await h.call("GET", "/api/scim/v2/Users?count=100.0")).status).toBe(400);
+    expect((await h.call("GET", "/api/scim/v2/Users?startIndex=1.5")).status).toBe(400);
+    expect((await h.call("GET", "/api/scim/v2/Users?count=100")).status).toBe(200);
+    const id = await createUser(h, "body@example.com");
+    expect((await h.call("DELETE", `/api/scim/v2/Users/${id}`, { schemas: [] })).status).toBe(400);
+    const reasons = h.emulator.violations().map((v) => v.reason);
+    expect(reasons[0]).toContain("must be an integer");
+    expect(reasons[2]).toContain("deleteUser takes no request body");
+    expect(reasons).toHaveLength(3);
+    expect(h.emulator.state().users).toHaveLength(1);
+  });
+
   it("refuses a non-integer attribute id in the path", async () => {
     expect((await h.call("PUT", "/api/v1/user-attributes/abc", { displayName: "x" })).status).toBe(400);
     expect(h.emulator.violations()[0]?.operation).toBe("updateUserAttribute");
