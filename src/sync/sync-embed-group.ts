@@ -97,6 +97,9 @@ export async function syncEmbedGroup(
     desired = { tenant: applied.tenant, name: applied.name };
   }
 
+  // A rename refused while its name's holder was moving away, and free by the time it was looked
+  // up: planned and sent again once (a second refusal of a name nobody holds stands).
+  let resentFreedName = false;
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const plan = planEmbedGroup({ desired, desiredMembers, applied });
     const first = plan.steps[0];
@@ -205,6 +208,13 @@ export async function syncEmbedGroup(
         // that holds the name is moving away from it (renamed or deleted, not applied yet); a
         // true swap, or a holder of another source or of none, stays the visible conflict.
         const holder = await findByName(ctx, tenant, desired.name);
+        if (!holder && !resentFreedName) {
+          // Its holder moved away (renamed, deleted) between the refusal and this look-up.
+          resentFreedName = true;
+          applied = answered(current);
+          await ctx.state.putApplied(ref, applied);
+          continue;
+        }
         if (holder && holder.id !== platformId) {
           await waitForNameHolder(
             ctx,

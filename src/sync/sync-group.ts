@@ -106,6 +106,9 @@ async function syncWorkspaceGroup(
     if (inDoubt && applied) await ctx.state.putApplied(ref, applied);
   }
   let reread = false;
+  // A rename refused while its name's holder was moving away, and free by the time it was looked
+  // up: planned and sent again once (a second refusal of a name nobody holds stands).
+  let resentFreedName = false;
   for (let round = 0; round < MAX_ROUNDS + narrowed; round++) {
     // A member whose add was refused, found in the group since (an adopted group an admin made by
     // hand, say): the refusal is moot, and the directory says they belong, so they are wanted
@@ -282,6 +285,13 @@ async function syncWorkspaceGroup(
           if (isPlatformFailure(failure, "conflict") && desiredName !== null) {
             // 409 on a rename: wait if the name is being freed inside this source.
             const holder = await ctx.platform.findGroupByDisplayName(desiredName);
+            if (!holder && !resentFreedName) {
+              // Its holder moved away (renamed, deleted) between the refusal and this look-up.
+              resentFreedName = true;
+              applied = answered(applied);
+              await ctx.state.putApplied(ref, applied);
+              continue;
+            }
             if (holder && holder.id !== platformId)
               await waitForNameHolder(
                 ctx,

@@ -197,6 +197,9 @@ async function syncWorkspaceUser(
     let refused: unknown;
     // A write that failed otherwise (transient, or waiting for a name): raised after the lifecycle.
     let failed: unknown;
+    // A rename refused while its name's holder was moving away, and free by the time it was looked
+    // up: sent again once in this sync (a second refusal of a name nobody holds stands).
+    let resentFreedName = false;
     for (let i = 0; i < steps.length; i++) {
       const step = steps[i] as UserStep;
       try {
@@ -225,11 +228,17 @@ async function syncWorkspaceUser(
           break;
         }
         if (isPlatformFailure(err, "conflict") && desired) {
+          let freed: boolean;
           try {
-            await waitIfRenameFrees(ctx, ref, desired, applied);
+            freed = (await waitIfRenameFrees(ctx, ref, desired, applied)) === "freed";
           } catch (blocked) {
             failed = blocked;
             break;
+          }
+          if (freed && !resentFreedName) {
+            resentFreedName = true;
+            i--;
+            continue;
           }
         }
         refused ??= err;
@@ -402,17 +411,20 @@ function waitingForManager(managerId: string | undefined): SyncError {
 
 /**
  * RFC 7644 §3.12: 409 uniqueness on a rename. When the name is being freed inside this source (its
- * holder is renamed or deleted, not yet applied), the sync waits (a blocked SyncError); otherwise
- * this returns and the conflict stands.
+ * holder is renamed or deleted, not yet applied), the sync waits (a blocked SyncError). `freed`
+ * when no platform user holds the name any more: its holder moved away (renamed, or deleted with
+ * `onDelete: delete`) between the refusal and this look-up, so the rename may be sent again.
+ * Otherwise (`stands`) the conflict stands.
  */
 async function waitIfRenameFrees(
   ctx: SyncContext,
   ref: EntityRef,
   desired: JsonObject,
   applied: AppliedUser,
-): Promise<void> {
+): Promise<"freed" | "stands"> {
   const holder = await ctx.platform.findUserByUserName(String(desired["userName"]));
-  if (!holder || holder.id === applied.platformId) return;
+  if (!holder) return "freed";
+  if (holder.id === applied.platformId) return "stands";
   const current = caseFold(String(applied.profile?.userName ?? ""));
   await waitForNameHolder(
     ctx,
@@ -422,6 +434,7 @@ async function waitIfRenameFrees(
     "patchUser",
     (other) => caseFold(String(other["userName"])) === current,
   );
+  return "stands";
 }
 
 /**

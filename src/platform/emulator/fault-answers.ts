@@ -24,6 +24,7 @@ const FAULT_CODES: Record<FaultStatus, string> = {
   400: "BAD_REQUEST",
   401: "UNAUTHORIZED",
   403: "FORBIDDEN",
+  409: "CONFLICT",
   429: "RATE_LIMITED",
   500: "INTERNAL",
   502: "BAD_GATEWAY",
@@ -51,6 +52,7 @@ export function faultError(kind: FaultKind, nowMs = Date.now()): EmulatorError {
   const retry = kind.retryAfterSeconds ?? (kind.status === 429 ? 1 : undefined);
   const code = FAULT_CODES[kind.status];
   return new EmulatorError(kind.status, code, `injected ${kind.status}`, {
+    ...(kind.status === 409 ? { scimType: "uniqueness" as const } : {}),
     headers: retry !== undefined ? { "Retry-After": retryAfterValue(retry, kind.retryAfterDate, nowMs) } : {},
   });
 }

@@ -8,8 +8,10 @@ import type { SeededRandom } from "./seeded-random.js";
 /**
  * Statuses an error fault may answer (429 always carries Retry-After). 400: a refusal for good of
  * a request the emulator would take (a group's member limit, say), to see a dead letter of it.
+ * 409: a uniqueness refusal (scimType `uniqueness` on the SCIM routes) of a name no object the
+ * emulator holds has, as a platform with names reserved out of sight would answer.
  */
-export const FAULT_STATUSES = [400, 401, 403, 429, 500, 502, 503, 504] as const;
+export const FAULT_STATUSES = [400, 401, 403, 409, 429, 500, 502, 503, 504] as const;
 export type FaultStatus = (typeof FAULT_STATUSES)[number];
 
 export type FaultKind =
