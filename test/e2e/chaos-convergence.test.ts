@@ -87,7 +87,7 @@ interface Scenario {
   killChild: boolean;
   /** Stop and restart the in-process worker bridge gracefully. */
   restartInProcess: boolean;
-  /** Chance that a rename of a user goes to the userName of a user deleted earlier. */
+  /** Chance that a rename of a user goes to the userName of a user deleted earlier (onDelete: delete). */
   renameToOldName: number;
 }
 
@@ -286,8 +286,11 @@ async function runScenario(sc: Scenario): Promise<void> {
         case "renameUser": {
           const u = users.length ? r.pick(users) : undefined;
           if (!u) return undefined;
-          const userName =
-            deletedNames.length && r.chance(sc.renameToOldName) ? r.pick(deletedNames) : freshName();
+          // Onto a deleted user's name only where deleting frees it (onDelete: delete). Deactivated,
+          // the deleted user's platform user keeps the name: the rename is a visible conflict (a
+          // dead letter) by design, which this probe's end state does not model.
+          const toOld = deletedNames.length > 0 && r.chance(sc.renameToOldName);
+          const userName = toOld && sc.onDelete === "delete" ? r.pick(deletedNames) : freshName();
           return async () =>
             `rename ${u.userName}(${u.id.slice(0, 8)}) -> ${userName}: ${res(
               await scim("patch", `/Users/${u.id}`, {
