@@ -74,6 +74,27 @@ export function jobLease(job: Job, token: string, lockDurationMs = DEFAULT_LOCK_
   };
 }
 
+/**
+ * Whether a queue job's run may have lost its job: its process frozen past the lock duration (a
+ * long GC pause, a stopped VM or container) while BullMQ's stalled check gave the job to another
+ * run. Checked by extending the lock, as the worker's renewal would, once the run is old enough for
+ * its lock to have run out (`startedAt`: when the job moved to active; before half the lock
+ * duration it cannot have). A Redis failure here is no answer (false): the work goes on and meets it.
+ */
+export async function lockLost(
+  job: Job,
+  token: string | undefined,
+  startedAt: number,
+  lockDurationMs: number,
+): Promise<boolean> {
+  if (token === undefined || Date.now() - startedAt < lockDurationMs / 2) return false;
+  try {
+    return (await job.extendLock(token, lockDurationMs)) !== 1;
+  } catch {
+    return false;
+  }
+}
+
 /** A job as its worker took it: the job, its lock token, and the worker's lock duration (if known). */
 export interface TakenJob {
   job: Job;

@@ -3,11 +3,19 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "../src/observability/logger.js";
 import type { RequestBudget } from "../src/platform/client/request-budget.js";
 import { BULK_OPERATION } from "../src/sync/lifecycle-entry.js";
+import { WritesStopped } from "../src/platform/client/unanswered-writes.js";
 import { flushLifecycle } from "../src/sync/lifecycle-flusher.js";
 import type { SyncContext } from "../src/sync/sync-context.js";
 import { REDIS_UNAVAILABLE, classifyFailure } from "../src/sync/sync-error.js";
+import { lockLost } from "./job-lease.js";
 import type { SyncMetrics } from "./sync-metrics.js";
-import { rateLimited, recordDeadLetter, redisWaitOver, waitForRedisOrGoOn } from "./sync-processor.js";
+import {
+  LOCK_LOST,
+  rateLimited,
+  recordDeadLetter,
+  redisWaitOver,
+  waitForRedisOrGoOn,
+} from "./sync-processor.js";
 
 export interface LifecycleProcessorDeps {
   ctx: SyncContext;
@@ -18,6 +26,8 @@ export interface LifecycleProcessorDeps {
   windowMs: number;
   maxAttempts: number;
   stopping(): boolean;
+  /** The worker's lock duration (default 30 s): a run past it may have lost its job (lockLost). */
+  lockDurationMs?: number;
 }
 
 /** The lifecycle flush job: drains the batch into bulk calls (src/sync/lifecycle-flusher.ts). */
@@ -48,11 +58,19 @@ export function createLifecycleProcessor(deps: LifecycleProcessorDeps) {
       throw err;
     }
     if (pausedUntil > Date.now()) return rateLimited(deps, pausedUntil - Date.now());
+    const startedAt = Math.min(Date.now(), job?.processedOn ?? Number.POSITIVE_INFINITY);
     try {
       return await flushLifecycle(ctx, {
         windowMs: deps.windowMs,
         maxAttempts: deps.maxAttempts,
         stopping: deps.stopping,
+        // A run frozen past its job's lock sends nothing more: the job's next run flushes the batch
+        // as it is now (what this run peeked before the freeze may have been replaced since).
+        beforeWrite: async () => {
+          if (job && (await lockLost(job, token, startedAt, deps.lockDurationMs ?? 30_000))) {
+            throw new WritesStopped("the lifecycle flush's job lock ran out: another run flushes the batch");
+          }
+        },
         sleep: (ms) => sleep(ms),
         // Heals by itself (warn): the users are tried again until the platform answers.
         callFailed: ({ action, users, code, retryAt }) => {
@@ -80,6 +98,14 @@ export function createLifecycleProcessor(deps: LifecycleProcessorDeps) {
         },
       });
     } catch (err) {
+      if (err instanceof WritesStopped) {
+        metrics.jobs.inc({ kind: "lifecycle", outcome: LOCK_LOST });
+        logger.warn(
+          { operation: BULK_OPERATION },
+          "lifecycle flush ran on after its job's lock ran out: it stopped before its next bulk call; another run flushes the batch",
+        );
+        return 0;
+      }
       const fate = classifyFailure(err);
       if (fate.rateLimitedForMs !== undefined) {
         logger.warn(

@@ -159,6 +159,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
         windowMs: config.sync.lifecycleBatchWindowMs,
         maxAttempts: jobTuning.attempts ?? 8,
         stopping: () => stopping,
+        lockDurationMs: workerOptions.lockDuration,
       }),
     ),
     { ...workerOptions, concurrency: 1 },

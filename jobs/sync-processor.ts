@@ -16,6 +16,7 @@ import {
 } from "../src/sync/sync-error.js";
 import { syncGroup } from "../src/sync/sync-group.js";
 import { syncUser } from "../src/sync/sync-user.js";
+import { lockLost } from "./job-lease.js";
 import { type SyncJobData, isSyncJobData } from "./sync-job.js";
 import type { SyncMetrics } from "./sync-metrics.js";
 
@@ -121,19 +122,10 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
    * have given the job to another run, which synced the entity again meanwhile. This run's writes
    * may then have landed after that run's (an older displayName over a newer one): nothing it
    * read or planned can be trusted, and nothing it would record. The entity is handed on instead:
-   * its next sync reads the platform (a resync) and puts right whatever landed late. (Checked by
-   * extending the lock, as the worker would, once the run is old enough for its lock to have run
-   * out: taken when the job moved to active, for lockDurationMs; Redis failing here is no loss:
-   * the job goes on.)
+   * its next sync reads the platform (a resync) and puts right whatever landed late (lockLost).
    */
-  const lostJob = async (job: Job<SyncJobData>, token: string | undefined, startedAt: number) => {
-    if (token === undefined || Date.now() - startedAt < lockDurationMs / 2) return false;
-    try {
-      return (await job.extendLock(token, lockDurationMs)) !== 1;
-    } catch {
-      return false;
-    }
-  };
+  const lostJob = (job: Job<SyncJobData>, token: string | undefined, startedAt: number) =>
+    lockLost(job, token, startedAt, lockDurationMs);
   const handOn = async (ref: EntityRef, kind: "synced" | "failed"): Promise<string> => {
     metrics.jobs.inc({ kind: ref.kind, outcome: LOCK_LOST });
     logger.warn(

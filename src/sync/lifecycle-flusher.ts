@@ -1,6 +1,6 @@
 import type { AppliedUser, LifecycleState } from "../mapping/plan-types.js";
 import { CHUNK_SIZE, chunk } from "../mapping/plan-types.js";
-import { type WriteWatch, watchWrites } from "../platform/client/unanswered-writes.js";
+import { type WriteWatch, WritesStopped, watchWrites } from "../platform/client/unanswered-writes.js";
 import type { BulkUserAction, BulkUserResult } from "../platform/platform-types.js";
 import { checkLateWrites, lateWriteMayLand, writeMarker } from "./late-writes.js";
 import { forgetAbsent } from "./forget-absent.js";
@@ -37,6 +37,13 @@ export interface LifecycleFlushOptions {
    * this: they fail the flush job, and no user's attempt is spent.
    */
   callFailed?(failure: LifecycleCallFailure): void;
+  /**
+   * Called before each bulk call is sent (each attempt); what it throws (WritesStopped) stops the
+   * flush: the jobs layer stops a run whose job's lock ran out, so that a run frozen past it never
+   * sends the entries it peeked before (an ACTIVATE of a user deleted and deactivated since by the
+   * job's next run would leave that user active, owned by no source).
+   */
+  beforeWrite?(): Promise<void>;
   /** Stop waiting (shutdown). */
   stopping(): boolean;
   sleep(ms: number): Promise<void>;
@@ -193,6 +200,7 @@ async function sendChunk(
     ),
     // A long pause another call met puts the flush job back (no job active meanwhile).
     putBackOnLongPause: true,
+    ...(options.beforeWrite ? { beforeWrite: options.beforeWrite } : {}),
   };
   try {
     try {
@@ -212,6 +220,8 @@ async function sendChunk(
       );
     }
   } catch (err) {
+    // The flush's job is another run's now: nothing of this call was sent, and nothing is settled.
+    if (err instanceof WritesStopped) throw err;
     const fate = classifyFailure(err);
     if (fate.permanent) {
       for (const s of part) await giveUp(ctx, s, fate.code, fate.message, options);
