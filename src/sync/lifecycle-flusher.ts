@@ -220,7 +220,8 @@ async function sendChunk(
       );
     }
   } catch (err) {
-    // The flush's job is another run's now: nothing of this call was sent, and nothing is settled.
+    // The flush's job is another run's now: this attempt was not sent (an earlier attempt that
+    // timed out is checked for late writes above), and nothing is settled.
     if (err instanceof WritesStopped) throw err;
     const fate = classifyFailure(err);
     if (fate.permanent) {

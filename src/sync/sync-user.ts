@@ -122,6 +122,9 @@ async function syncWorkspaceUser(
     lookUpManager(ctx, ref.source, user, async () => applied?.managerTranslation);
   let manager = desired ? await lookUpDesiredManager(desired) : undefined;
   const warnings: SyncOutcome["warnings"] = [];
+  // A rename refused while its name's holder was moving away, and free by the time it was looked
+  // up: sent again once in this sync (a second refusal of a name nobody holds stands).
+  let resentFreedName = false;
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const plan = planUser({ desired, applied, source, manager });
     warnings.splice(0, warnings.length, ...plan.problems);
@@ -197,9 +200,6 @@ async function syncWorkspaceUser(
     let refused: unknown;
     // A write that failed otherwise (transient, or waiting for a name): raised after the lifecycle.
     let failed: unknown;
-    // A rename refused while its name's holder was moving away, and free by the time it was looked
-    // up: sent again once in this sync (a second refusal of a name nobody holds stands).
-    let resentFreedName = false;
     for (let i = 0; i < steps.length; i++) {
       const step = steps[i] as UserStep;
       try {
