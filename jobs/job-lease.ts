@@ -75,10 +75,18 @@ export function jobLease(job: Job, token: string, lockDurationMs = DEFAULT_LOCK_
 }
 
 /**
+ * When a job's run started, for lockLost: when the job last moved to active (BullMQ's processedOn),
+ * or now when that is unknown or in the future (another host's clock).
+ */
+export function jobStartedAt(job: Job | undefined): number {
+  return Math.min(Date.now(), job?.processedOn ?? Number.POSITIVE_INFINITY);
+}
+
+/**
  * Whether a queue job's run may have lost its job: its process frozen past the lock duration (a
  * long GC pause, a stopped VM or container) while BullMQ's stalled check gave the job to another
  * run. Checked by extending the lock, as the worker's renewal would, once the run is old enough for
- * its lock to have run out (`startedAt`: when the job moved to active; before half the lock
+ * its lock to have run out (`startedAt`: jobStartedAt; before half the lock
  * duration it cannot have). A Redis failure here is no answer (false): the work goes on and meets it.
  */
 export async function lockLost(

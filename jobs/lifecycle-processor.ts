@@ -7,7 +7,7 @@ import { WritesStopped } from "../src/platform/client/unanswered-writes.js";
 import { flushLifecycle } from "../src/sync/lifecycle-flusher.js";
 import type { SyncContext } from "../src/sync/sync-context.js";
 import { REDIS_UNAVAILABLE, classifyFailure } from "../src/sync/sync-error.js";
-import { lockLost } from "./job-lease.js";
+import { DEFAULT_LOCK_DURATION_MS, jobStartedAt, lockLost } from "./job-lease.js";
 import type { SyncMetrics } from "./sync-metrics.js";
 import {
   LOCK_LOST,
@@ -58,7 +58,7 @@ export function createLifecycleProcessor(deps: LifecycleProcessorDeps) {
       throw err;
     }
     if (pausedUntil > Date.now()) return rateLimited(deps, pausedUntil - Date.now());
-    const startedAt = Math.min(Date.now(), job?.processedOn ?? Number.POSITIVE_INFINITY);
+    const startedAt = jobStartedAt(job);
     try {
       return await flushLifecycle(ctx, {
         windowMs: deps.windowMs,
@@ -67,7 +67,10 @@ export function createLifecycleProcessor(deps: LifecycleProcessorDeps) {
         // A run frozen past its job's lock sends nothing more: the job's next run flushes the batch
         // as it is now (what this run peeked before the freeze may have been replaced since).
         beforeWrite: async () => {
-          if (job && (await lockLost(job, token, startedAt, deps.lockDurationMs ?? 30_000))) {
+          if (
+            job &&
+            (await lockLost(job, token, startedAt, deps.lockDurationMs ?? DEFAULT_LOCK_DURATION_MS))
+          ) {
             throw new WritesStopped("the lifecycle flush's job lock ran out: another run flushes the batch");
           }
         },

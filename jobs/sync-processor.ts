@@ -16,7 +16,7 @@ import {
 } from "../src/sync/sync-error.js";
 import { syncGroup } from "../src/sync/sync-group.js";
 import { syncUser } from "../src/sync/sync-user.js";
-import { lockLost } from "./job-lease.js";
+import { DEFAULT_LOCK_DURATION_MS, jobStartedAt, lockLost } from "./job-lease.js";
 import { type SyncJobData, isSyncJobData } from "./sync-job.js";
 import type { SyncMetrics } from "./sync-metrics.js";
 
@@ -115,7 +115,7 @@ export async function rateLimited(deps: { queue: Queue }, ms: number): Promise<n
 export function createSyncProcessor(deps: SyncProcessorDeps) {
   const { ctx, metrics, logger } = deps;
   const maxLoops = deps.maxRateLimitLoops ?? 20;
-  const lockDurationMs = deps.lockDurationMs ?? 30_000;
+  const lockDurationMs = deps.lockDurationMs ?? DEFAULT_LOCK_DURATION_MS;
   /**
    * Once its platform part is over, whether this run lost its job: the lock ran out (the process
    * frozen past the lock duration: a long GC pause, a stopped VM) and BullMQ's stalled check may
@@ -163,7 +163,7 @@ export function createSyncProcessor(deps: SyncProcessorDeps) {
     token: string | undefined,
   ): Promise<string> => {
     // When this run's lock was taken (the job moved to active), or at the latest now.
-    const startedAt = Math.min(Date.now(), job.processedOn ?? Number.POSITIVE_INFINITY);
+    const startedAt = jobStartedAt(job);
     const [paused, taken] = await Promise.allSettled([deps.budget.pausedUntil(), takeResync(job, ref)]);
     if (taken.status === "rejected") throw taken.reason;
     // A request an earlier run of this job took and could not put back rides in the job's data.

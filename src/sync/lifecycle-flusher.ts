@@ -200,7 +200,7 @@ async function sendChunk(
     ),
     // A long pause another call met puts the flush job back (no job active meanwhile).
     putBackOnLongPause: true,
-    ...(options.beforeWrite ? { beforeWrite: options.beforeWrite } : {}),
+    beforeWrite: options.beforeWrite,
   };
   try {
     try {
