@@ -116,6 +116,37 @@ export async function waitForNameHolder(
   });
 }
 
+/** A rename's 409 as the sync settles it (settleRenameRefusal). */
+export interface RenameRefusal {
+  scope: OwnerScope;
+  /** The owner-map key of the platform object holding the new name now; undefined: nobody holds it. */
+  holderKey: string | undefined;
+  /** The owner-map key of this entity's own platform object. */
+  ownKey: string;
+  operation: string;
+  /** Whether the holder's desired resource wants the name this entity's platform object has. */
+  swapsWithUs: (holderResource: Record<string, unknown>) => boolean;
+}
+
+/**
+ * RFC 7644 §3.12: a platform 409 on a rename, once the sync has looked up who holds the new name.
+ * `freed` when nobody holds it any more: its holder moved away (renamed, or deleted) between the
+ * refusal and the look-up, so the caller may send the rename again (once per sync: a second refusal
+ * of a name nobody holds stands). Throws a blocked SyncError while the holder is an entity of this
+ * source moving away from the name (waitForNameHolder). Otherwise `stands`: the conflict is real
+ * (another source's object, a swap, a holder not moving, or this entity's own object).
+ */
+export async function settleRenameRefusal(
+  ctx: SyncContext,
+  ref: EntityRef,
+  refusal: RenameRefusal,
+): Promise<"freed" | "stands"> {
+  const { holderKey, ownKey, scope, operation, swapsWithUs } = refusal;
+  if (holderKey === undefined) return "freed";
+  if (holderKey !== ownKey) await waitForNameHolder(ctx, scope, holderKey, ref, operation, swapsWithUs);
+  return "stands";
+}
+
 /**
  * The owner-map field of a name whose create is under way. Platform keys are ids, so a field of
  * this form never meets one; an embed group's name is keyed with its tenant (`<tenant>/<name>`).

@@ -15,7 +15,7 @@ import {
   claimOwnership,
   isAnotherCreate,
   settleCreate,
-  waitForNameHolder,
+  settleRenameRefusal,
 } from "./ownership.js";
 import { waitForLateCreate } from "./late-writes.js";
 import type { SyncContext, SyncOutcome } from "./sync-context.js";
@@ -208,22 +208,19 @@ export async function syncEmbedGroup(
         // that holds the name is moving away from it (renamed or deleted, not applied yet); a
         // true swap, or a holder of another source or of none, stays the visible conflict.
         const holder = await findByName(ctx, tenant, desired.name);
-        if (!holder && !resentFreedName) {
-          // Its holder moved away (renamed, deleted) between the refusal and this look-up.
+        const currentName = `${tenant}/${current.name ?? ""}`;
+        const verdict = await settleRenameRefusal(ctx, ref, {
+          scope: "embed",
+          holderKey: holder ? embedKey(tenant, holder.id) : undefined,
+          ownKey: embedKey(tenant, platformId),
+          operation: "updateEmbedGroup",
+          swapsWithUs: (other) => embedNameOf(target, prefix, other) === currentName,
+        });
+        if (verdict === "freed" && !resentFreedName) {
           resentFreedName = true;
           applied = answered(current);
           await ctx.state.putApplied(ref, applied);
           continue;
-        }
-        if (holder && holder.id !== platformId) {
-          await waitForNameHolder(
-            ctx,
-            "embed",
-            embedKey(tenant, holder.id),
-            ref,
-            "updateEmbedGroup",
-            (other) => embedNameOf(target, prefix, other) === `${tenant}/${applied?.name ?? ""}`,
-          );
         }
       }
       // A failure for good says the refusals met before it too (withRefusals).

@@ -31,7 +31,7 @@ import {
   claimOwnership,
   isAnotherCreate,
   settleCreate,
-  waitForNameHolder,
+  settleRenameRefusal,
 } from "./ownership.js";
 import type { SyncContext, SyncOutcome, SyncProgress } from "./sync-context.js";
 import { SyncError, isPlatformFailure } from "./sync-error.js";
@@ -285,24 +285,21 @@ async function syncWorkspaceGroup(
           if (isPlatformFailure(failure, "conflict") && desiredName !== null) {
             // 409 on a rename: wait if the name is being freed inside this source.
             const holder = await ctx.platform.findGroupByDisplayName(desiredName);
-            if (!holder && !resentFreedName) {
-              // Its holder moved away (renamed, deleted) between the refusal and this look-up.
+            const current = caseFold(String(applied.displayName ?? ""));
+            const verdict = await settleRenameRefusal(ctx, ref, {
+              scope: "group",
+              holderKey: holder?.id,
+              ownKey: platformId,
+              operation: "patchGroup",
+              swapsWithUs: (other) =>
+                caseFold(platformGroupName(prefix, String(other["displayName"]))) === current,
+            });
+            if (verdict === "freed" && !resentFreedName) {
               resentFreedName = true;
               applied = answered(applied);
               await ctx.state.putApplied(ref, applied);
               continue;
             }
-            if (holder && holder.id !== platformId)
-              await waitForNameHolder(
-                ctx,
-                "group",
-                holder.id,
-                ref,
-                "patchGroup",
-                (other) =>
-                  caseFold(platformGroupName(prefix, String(other["displayName"]))) ===
-                  caseFold(String(applied?.displayName ?? "")),
-              );
           }
           if (!isPlatformFailure(failure, "not_found")) {
             throw await withRefusals(ctx, ref, failure, refused, names);

@@ -23,7 +23,7 @@ import {
   claimOwnership,
   isAnotherCreate,
   settleCreate,
-  waitForNameHolder,
+  settleRenameRefusal,
 } from "./ownership.js";
 import type { SyncContext, SyncOutcome, SyncProgress } from "./sync-context.js";
 import { SyncError, classifyFailure, isPlatformFailure } from "./sync-error.js";
@@ -230,7 +230,7 @@ async function syncWorkspaceUser(
         if (isPlatformFailure(err, "conflict") && desired) {
           let freed: boolean;
           try {
-            freed = (await waitIfRenameFrees(ctx, ref, desired, applied)) === "freed";
+            freed = (await settleUserRename(ctx, ref, desired, applied)) === "freed";
           } catch (blocked) {
             failed = blocked;
             break;
@@ -409,32 +409,22 @@ function waitingForManager(managerId: string | undefined): SyncError {
   });
 }
 
-/**
- * RFC 7644 §3.12: 409 uniqueness on a rename. When the name is being freed inside this source (its
- * holder is renamed or deleted, not yet applied), the sync waits (a blocked SyncError). `freed`
- * when no platform user holds the name any more: its holder moved away (renamed, or deleted with
- * `onDelete: delete`) between the refusal and this look-up, so the rename may be sent again.
- * Otherwise (`stands`) the conflict stands.
- */
-async function waitIfRenameFrees(
+/** A user's rename refused 409: who holds the userName now decides (settleRenameRefusal). */
+async function settleUserRename(
   ctx: SyncContext,
   ref: EntityRef,
   desired: JsonObject,
   applied: AppliedUser,
 ): Promise<"freed" | "stands"> {
   const holder = await ctx.platform.findUserByUserName(String(desired["userName"]));
-  if (!holder) return "freed";
-  if (holder.id === applied.platformId) return "stands";
   const current = caseFold(String(applied.profile?.userName ?? ""));
-  await waitForNameHolder(
-    ctx,
-    "user",
-    holder.id,
-    ref,
-    "patchUser",
-    (other) => caseFold(String(other["userName"])) === current,
-  );
-  return "stands";
+  return settleRenameRefusal(ctx, ref, {
+    scope: "user",
+    holderKey: holder?.id,
+    ownKey: applied.platformId ?? "",
+    operation: "patchUser",
+    swapsWithUs: (other) => caseFold(String(other["userName"])) === current,
+  });
 }
 
 /**
