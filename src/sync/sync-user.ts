@@ -105,7 +105,12 @@ async function syncWorkspaceUser(
       ? user
       : lifecycleUnknown(user);
   let applied = read.applied && unknownWhilePending(read.applied);
-  if (applied?.platformId && (resync || applied.inDoubt)) {
+  // A deleted user whose record says its platform user is already inactive (onDelete: deactivate)
+  // plans no write, and forgetting it ends the bridge's hold on that platform user: one turned on
+  // again behind the bridge's back would stay active, owned by no source, and reconciliation only
+  // reports it (an orphan). So the deletion looks at the platform first, as a resync does.
+  const lastLook = desired === null && source.onDelete === "deactivate" && applied?.lifecycle === "inactive";
+  if (applied?.platformId && (resync || applied.inDoubt || lastLook)) {
     // A resync, or writes whose answers never came: what the platform holds now decides.
     const { inDoubt, ...known } = applied;
     applied = unknownWhilePending(
