@@ -479,6 +479,21 @@ async function runScenario(sc: Scenario): Promise<void> {
       (emulator.state() as unknown as { embedTenants: Tenant[] }).embedTenants.find((t) => t.name === TENANT)
         ?.groups ?? [];
     const embedKey = (u: LiveUser) => u.externalId ?? u.userName;
+    /**
+     * The distinct users the platform deprovisioned in `made`: a workspace user deactivated or
+     * deleted, an embed user taken out of every embed group of the tenant (as the guard counts them:
+     * one taken out of one group while it stays in another is a membership repair, not a
+     * deprovision).
+     */
+    const deprovisioned = (made: readonly Dep[]): number => {
+      const inAGroup = new Set(tenantGroups().flatMap((g) => g.members));
+      const ids = made.flatMap((d) => {
+        if (d.kind !== "embedRemove") return [d.id];
+        const externalId = d.id.split(":")[1] ?? "";
+        return inAGroup.has(externalId) ? [] : [externalId];
+      });
+      return new Set(ids).size;
+    };
 
     // ---------------- guard record checks (invariant 8) ----------------
     const confirmedByMe = new Set<string>();
@@ -730,7 +745,7 @@ async function runScenario(sc: Scenario): Promise<void> {
       await waitIdle("the guard episode's run");
       checkGuardRecord(`episode ${episodes} ${kind}`, rec);
       const made = deps.slice(mark);
-      const count = new Set(made.map((d) => (d.kind === "embedRemove" ? d.id.split(":")[1] : d.id))).size;
+      const count = deprovisioned(made);
       const owned = rec.guard?.ownedUsers ?? Number.NaN;
       note(
         `episode ${episodes}: ${kind} ${src} ${rec.state}${rec.error ? ` (${rec.error})` : ""} guard=${JSON.stringify(rec.guard)} known=${known} platform deprovisions=${count} ${JSON.stringify(made.slice(0, 20))}`,
@@ -765,9 +780,7 @@ async function runScenario(sc: Scenario): Promise<void> {
           await sleep(200);
           await waitIdle("the confirmed run");
           const madeAfter = deps.slice(cmark);
-          const distinct = new Set(
-            madeAfter.map((x) => (x.kind === "embedRemove" ? x.id.split(":")[1] : x.id)),
-          ).size;
+          const distinct = deprovisioned(madeAfter);
           const shown = rec.guard?.plannedDeprovisions ?? 0;
           note(
             `episode ${episodes}: after confirm ${after?.state}: ${distinct} distinct platform deprovisions (shown ${shown})`,
