@@ -79,4 +79,18 @@ describe("a deleted user whose record says inactive (onDelete: deactivate)", () 
     expect(h.emulator.count("getUser") - reads).toBe(1);
     expect(await h.admin().get("/status")).toMatchObject({ body: { idle: true, deadLetters: 0 } });
   }, 60_000);
+
+  it("deleted on the platform behind the bridge's back: the deletion forgets it, no write, no letter", async () => {
+    const userName = "gone.behind.then.deleted@example.com";
+    const u = await inactiveUser(userName);
+    expect(h.emulator.data.deleteUser(u.platformId)).toBe(true);
+    const before = h.emulator.counters().writes;
+
+    expect((await h.scim("okta").deleteUser(u.id)).status).toBe(204);
+    await h.waitForIdle();
+    expect(named(userName)).toEqual([]);
+    expect(h.emulator.counters().writes - before).toBe(0);
+    expect(await h.admin().get("/status")).toMatchObject({ body: { idle: true, deadLetters: 0 } });
+    expect(h.emulator.violations()).toEqual([]);
+  }, 60_000);
 });
