@@ -597,6 +597,8 @@ async function runScenario(sc: Scenario): Promise<void> {
     // ---------------- drift behind the bridge's back ----------------
     let driftCounter = 0;
     const orphanIds = new Set<string>();
+    /** Platform users renamed behind the bridge's back -> the directory user they were synced from. */
+    const renamedBehind = new Map<string, string>();
     const makeDrift = () => {
       const kind = r.weighted({
         deactivate: 2,
@@ -622,12 +624,14 @@ async function runScenario(sc: Scenario): Promise<void> {
             break;
           case "rename": {
             const s = p ? (data.scim.users.get(p.id) as unknown as Obj | undefined) : undefined;
-            if (s)
+            if (s && u) {
               data.scim.putUser({
                 ...s,
                 userName: `drift-${driftCounter++}@x.test`,
                 version: Number(s.version) + 1,
               } as never);
+              renamedBehind.set(String(s.id), u.id);
+            }
             break;
           }
           case "removeMember": {
@@ -977,7 +981,14 @@ async function runScenario(sc: Scenario): Promise<void> {
           problems.push(`orphan ${p.userName} still active (orphans: deactivate)`);
         continue;
       }
-      if (p.userName.startsWith("drift-")) {
+      const renamedFrom = renamedBehind.get(p.id);
+      // Its user deleted at the source since (onDelete: deactivate): the deletion deprovisions the
+      // platform user and lets it go, name and all (it repairs no profile); inactive is all it owes.
+      const leaver =
+        renamedFrom !== undefined &&
+        sc.onDelete === "deactivate" &&
+        !dir.ws.users.some((u) => u.id === renamedFrom);
+      if (p.userName.startsWith("drift-") && !leaver) {
         problems.push(
           `platform user renamed behind the bridge's back stays: ${p.userName} active=${p.active}`,
         );
