@@ -7,15 +7,23 @@
  *
  * The deletion of a user recorded inactive now reads the platform user first (sync-user.ts,
  * `lastLook`). Where the platform agrees with the record, that read is all: no write call.
+ *
+ * Also here: a user renamed on the platform behind the bridge's back, then deleted at the source, is
+ * deactivated all the same (by its platform id).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MANUAL_RECONCILE, type TestBridge, startTestBridge } from "../helpers/bridge-harness.js";
+import {
+  MANUAL_RECONCILE,
+  PLATFORM_TOKEN,
+  type TestBridge,
+  startTestBridge,
+} from "../helpers/bridge-harness.js";
 import { waitFor } from "../helpers/redis-test-prefix.js";
 
 let h: TestBridge;
 
 beforeAll(async () => {
-  h = await startTestBridge("deleted-reactivated-behind", {
+  h = await startTestBridge("deleted-after-drift-behind", {
     sources: { okta: { tokens: ["okta-token"], onDelete: "deactivate" } },
     config: { reconcile: { ...MANUAL_RECONCILE } },
   });
@@ -39,6 +47,32 @@ async function inactiveUser(userName: string): Promise<{ id: string; platformId:
   expect(platform.map((p) => p.active)).toEqual([false]);
   return { id: u.id, platformId: platform[0]!.id };
 }
+
+describe("a user renamed on the platform behind the bridge's back, then deleted at the source", () => {
+  it("is deactivated by its platform id (the name given behind the bridge's back is not repaired)", async () => {
+    const userName = "renamed.behind.then.deleted@example.com";
+    const u = await h.scim("okta").createUser(userName);
+    await h.waitForIdle();
+    const [p] = named(userName);
+    expect(p?.active).toBe(true);
+    const renamed = await fetch(`${h.platformUrl}/api/scim/v2/Users/${p!.id}`, {
+      method: "PATCH",
+      headers: { Authorization: `Bearer ${PLATFORM_TOKEN}`, "Content-Type": "application/scim+json" },
+      body: JSON.stringify({
+        schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+        Operations: [{ op: "replace", path: "userName", value: "drift-0@x.test" }],
+      }),
+    });
+    expect(renamed.status).toBe(200);
+
+    expect((await h.scim("okta").deleteUser(u.id)).status).toBe(204);
+    await h.waitForIdle();
+    // A leaver's deletion deprovisions it and lets it go: it writes no profile.
+    expect(named("drift-0@x.test")).toMatchObject([{ id: p!.id, active: false }]);
+    expect(await h.admin().get("/status")).toMatchObject({ body: { idle: true, deadLetters: 0 } });
+    expect(h.emulator.violations()).toEqual([]);
+  }, 60_000);
+});
 
 describe("a deleted user whose record says inactive (onDelete: deactivate)", () => {
   it("turned on again on the platform behind the bridge's back: the deletion deactivates it", async () => {
