@@ -111,7 +111,7 @@ async function syncWorkspaceUser(
   // reports it (an orphan). So the deletion looks at the platform first, as a resync does.
   const lastLook = desired === null && source.onDelete === "deactivate" && applied?.lifecycle === "inactive";
   if (applied?.platformId && (resync || applied.inDoubt || lastLook)) {
-    // A resync, or writes whose answers never came: what the platform holds now decides.
+    // A resync, writes whose answers never came, or a deletion's last look: what the platform holds now decides.
     const { inDoubt, ...known } = applied;
     applied = unknownWhilePending(
       await readPlatformUser(ctx, applied.platformId, known, Object.keys(source.attributes)),
